@@ -1,0 +1,55 @@
+//===- TQ.h - tile-quant dialect --------------------------------*- C++ -*-===//
+#ifndef TQ_DIALECT_TQ_IR_TQ_H
+#define TQ_DIALECT_TQ_IR_TQ_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tq/Runtime/Quant.h"
+
+#include "tq/Dialect/TQ/IR/TQEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tq/Dialect/TQ/IR/TQAttrs.h.inc"
+
+#include "tq/Dialect/TQ/IR/TQOpsDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tq/Dialect/TQ/IR/TQOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "tq/Dialect/TQ/IR/TQOps.h.inc"
+
+
+namespace mlir::tq {
+
+/// The reference-numerics description of a tiled type's layout and form.
+::tq::ref::TileLayout getRefLayout(TiledType type);
+::tq::ref::QuantForm getRefForm(TiledType type);
+::tq::ref::Rounding getRefRounding(RoundingMode mode);
+
+/// Runs `op` on the constant `input` with the reference numerics: the
+/// compile-time value of a quantize. Fails for non-static or dynamic-width
+/// types, given scales or bits, or more than `maxElements` elements.
+FailureOr<::tq::ref::TiledTensor>
+evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
+                 int64_t maxElements = int64_t(1) << 22);
+
+/// Joins sizes with `sep`, printing dynamic sizes as '?': "4x?x8".
+std::string formatDims(ArrayRef<int64_t> dims, StringRef sep);
+
+/// `inner` then `outer`: result dim i is input dim inner[outer[i]].
+DenseI64ArrayAttr composePermutations(Builder &b, DenseI64ArrayAttr inner,
+                                      DenseI64ArrayAttr outer);
+
+/// The type `tq.transpose` gives `type` under `perm`, or failure (with a
+/// message in `why`) when the permutation is not legal for its tiles.
+FailureOr<TiledType> getTransposedType(TiledType type, ArrayRef<int64_t> perm,
+                                       std::string &why);
+
+} // namespace mlir::tq
+
+#endif // TQ_DIALECT_TQ_IR_TQ_H

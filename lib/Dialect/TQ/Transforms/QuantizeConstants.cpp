@@ -1,0 +1,84 @@
+//===- QuantizeConstants.cpp - compile-time quantization of constants -----===//
+#include "tq/Dialect/TQ/Transforms/Passes.h"
+#include "tq/Dialect/TQ/Transforms/Transforms.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_TQQUANTIZECONSTANTS
+#include "tq/Dialect/TQ/Transforms/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+using namespace mlir::tq;
+
+namespace {
+
+/// tq.quantize(arith.constant) -> tq.constant, computed by the reference
+/// numerics.
+struct QuantizeConstant : OpRewritePattern<QuantizeOp> {
+  QuantizeConstant(MLIRContext *ctx, int64_t maxElements)
+      : OpRewritePattern(ctx), maxElements(maxElements) {}
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr input;
+    if (!matchPattern(op.getInput(), m_Constant(&input)))
+      return rewriter.notifyMatchFailure(op, "input is not a constant");
+    FailureOr<::tq::ref::TiledTensor> q =
+        evaluateQuantize(op, input, maxElements);
+    if (failed(q))
+      return rewriter.notifyMatchFailure(
+          op, "not evaluable at compile time (run-time scales or bits, "
+              "dynamic shape or width, or too large)");
+    TiledType type = op.getResult().getType();
+    auto gridType = [&](Type element) {
+      return RankedTensorType::get(type.getGridShape(), element);
+    };
+    SmallVector<APInt> values;
+    unsigned width = type.getStorageType().getWidth();
+    values.reserve(q->q.size());
+    for (int32_t v : q->q)
+      values.push_back(APInt(width, v, /*isSigned=*/true));
+    SmallVector<float> scales, offsets;
+    for (const ::tq::ref::TileParams &p : q->params) {
+      scales.push_back(p.step());
+      offsets.push_back(p.offset);
+    }
+    auto valuesAttr = DenseIntElementsAttr::get(
+        RankedTensorType::get(type.getShape(), type.getStorageType()), values);
+    auto scalesAttr =
+        DenseFPElementsAttr::get(gridType(rewriter.getF32Type()), scales);
+    DenseFPElementsAttr offsetsAttr;
+    if (type.getHasOffset())
+      offsetsAttr =
+          DenseFPElementsAttr::get(gridType(rewriter.getF32Type()), offsets);
+    rewriter.replaceOpWithNewOp<ConstantOp>(op, type, valuesAttr, scalesAttr,
+                                            offsetsAttr,
+                                            DenseIntElementsAttr());
+    return success();
+  }
+
+  int64_t maxElements;
+};
+
+struct TQQuantizeConstantsPass
+    : mlir::tq::impl::TQQuantizeConstantsBase<TQQuantizeConstantsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateQuantizeConstantsPatterns(patterns, maxElements);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation()->emitError("tq-quantize-constants did not converge");
+      signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+
+void mlir::tq::populateQuantizeConstantsPatterns(RewritePatternSet &patterns,
+                                                 int64_t maxElements) {
+  patterns.add<QuantizeConstant>(patterns.getContext(), maxElements);
+}

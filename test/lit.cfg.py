@@ -1,0 +1,25 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TILE_QUANT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tq_obj_root, "test")
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+
+# Debian's numpy/onnx import only under /usr/bin/python3.
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%tq_src", config.tq_src_root))
+config.environment["PYTHONPATH"] = os.path.join(config.tq_src_root, "python")
+
+tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
+tools = ["tq-opt", "tq-ref"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

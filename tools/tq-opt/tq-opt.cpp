@@ -1,0 +1,22 @@
+//===- tq-opt.cpp - tile-quant optimizer driver ---------------------------===//
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
+#include "tq/Dialect/TQ/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::tq::registerTQPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::tq::TQDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+                  mlir::tensor::TensorDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tile-quant optimizer driver\n", registry));
+}

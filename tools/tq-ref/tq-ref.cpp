@@ -1,0 +1,294 @@
+//===- tq-ref.cpp - command-line front end of the reference numerics ------===//
+//
+// Runs the golden model (tq/Runtime/Quant.h) on .npy files, so that scripts
+// and tests (e.g. the numpy cross-check) can call it:
+//
+//   tq-ref quantize x.npy --tile=32x32 --dims=0,1 --bits=8 --form=scaled -o p
+//       writes p.q.npy (i32), p.steps.npy, p.offsets.npy, p.bits.npy (grid),
+//       p.deq.npy (f32), and prints the tile count, error and range.
+//   tq-ref matmul a.npy b.npy [--transpose-a] [--transpose-b] -o c.npy
+//       quantizes a and b (same options as quantize; --bits-b for b) and
+//       writes the tiled product.
+//   tq-ref search x.npy --low=0.01 --high=0.05 [--per-tile]
+//       prints the A4 bit-width search result.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Runtime/Npy.h"
+#include "tq/Runtime/Quant.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace llvm;
+namespace ref = tq::ref;
+namespace npy = tq::npy;
+
+static cl::SubCommand quantizeCmd("quantize", "Quantize a tensor into tiles");
+static cl::SubCommand matmulCmd("matmul", "Tiled matmul of two tensors");
+static cl::SubCommand searchCmd("search", "A4 bit-width search");
+
+static cl::list<std::string> inputs(cl::Positional, cl::OneOrMore,
+                                    cl::desc("<input .npy files>"),
+                                    cl::sub(quantizeCmd), cl::sub(matmulCmd),
+                                    cl::sub(searchCmd));
+static cl::opt<std::string> output("o", cl::desc("output path or prefix"),
+                                   cl::sub(quantizeCmd), cl::sub(matmulCmd));
+static cl::opt<std::string> tileOpt("tile", cl::desc("tile shape RxC"),
+                                    cl::init("32x32"), cl::sub(quantizeCmd),
+                                    cl::sub(matmulCmd), cl::sub(searchCmd));
+static cl::opt<std::string> dimsOpt("dims",
+                                    cl::desc("split dims d0,d1 (default: the "
+                                             "two innermost)"),
+                                    cl::init(""), cl::sub(quantizeCmd),
+                                    cl::sub(searchCmd));
+static cl::opt<int> bitsOpt("bits", cl::desc("bit width N (2..16)"),
+                            cl::init(8), cl::sub(quantizeCmd),
+                            cl::sub(matmulCmd));
+static cl::opt<int> bitsBOpt("bits-b", cl::desc("bit width of b (matmul)"),
+                             cl::init(0), cl::sub(matmulCmd));
+static cl::opt<std::string>
+    formOpt("form",
+            cl::desc("pow2|pow2_scaled|scaled|offset|offset_pow2|"
+                     "offset_scaled|offset_pow2_scaled"),
+            cl::init("scaled"), cl::sub(quantizeCmd), cl::sub(matmulCmd),
+            cl::sub(searchCmd));
+static cl::opt<std::string>
+    roundingOpt("rounding",
+                cl::desc("nearest_even|up|down|toward_zero|stochastic"),
+                cl::init("nearest_even"), cl::sub(quantizeCmd));
+static cl::opt<uint64_t> seedOpt("seed", cl::desc("stochastic rounding seed"),
+                                 cl::init(0), cl::sub(quantizeCmd));
+static cl::opt<bool> transA("transpose-a", cl::sub(matmulCmd));
+static cl::opt<bool> transB("transpose-b", cl::sub(matmulCmd));
+static cl::opt<bool> bf16Product("bf16-scale-product", cl::sub(matmulCmd));
+static cl::opt<double> lowOpt("low", cl::init(0.01), cl::sub(searchCmd));
+static cl::opt<double> highOpt("high", cl::init(0.05), cl::sub(searchCmd));
+static cl::opt<int> initOpt("init", cl::init(8), cl::sub(searchCmd));
+static cl::opt<int> minOpt("min", cl::init(2), cl::sub(searchCmd));
+static cl::opt<int> maxOpt("max", cl::init(16), cl::sub(searchCmd));
+static cl::opt<bool> perTile("per-tile", cl::sub(searchCmd));
+
+static int fail(const Twine &msg) {
+  errs() << "tq-ref: error: " << msg << "\n";
+  return 1;
+}
+
+static std::optional<ref::QuantForm> parseForm(StringRef s) {
+  using F = ref::QuantForm;
+  return StringSwitch<std::optional<F>>(s)
+      .Case("pow2", F::Pow2)
+      .Case("pow2_scaled", F::Pow2Scaled)
+      .Case("scaled", F::Scaled)
+      .Case("offset", F::Offset)
+      .Case("offset_pow2", F::OffsetPow2)
+      .Case("offset_scaled", F::OffsetScaled)
+      .Case("offset_pow2_scaled", F::OffsetPow2Scaled)
+      .Default(std::nullopt);
+}
+
+static std::optional<ref::Rounding> parseRounding(StringRef s) {
+  using R = ref::Rounding;
+  return StringSwitch<std::optional<R>>(s)
+      .Case("nearest_even", R::NearestEven)
+      .Case("up", R::Up)
+      .Case("down", R::Down)
+      .Case("toward_zero", R::TowardZero)
+      .Case("stochastic", R::Stochastic)
+      .Default(std::nullopt);
+}
+
+/// Reads a float tensor of rank >= 2.
+static bool readTensor(StringRef path, ref::FloatTensor &t) {
+  npy::Array a;
+  std::string err;
+  if (!npy::read(path.str(), a, err)) {
+    fail(err);
+    return false;
+  }
+  if (a.shape.size() < 2) {
+    fail(path + ": expected a tensor of rank >= 2");
+    return false;
+  }
+  t.shape = a.shape;
+  t.data = a.toFloat();
+  return true;
+}
+
+/// Builds the layout from --tile and --dims for a tensor of `rank`.
+static bool getLayout(size_t rank, ref::TileLayout &l) {
+  SmallVector<StringRef> parts;
+  StringRef(tileOpt).split(parts, 'x');
+  if (parts.size() != 2 || parts[0].getAsInteger(10, l.tile[0]) ||
+      parts[1].getAsInteger(10, l.tile[1]) || l.tile[0] <= 0 ||
+      l.tile[1] <= 0) {
+    fail("--tile must be RxC with positive sizes, got '" + tileOpt + "'");
+    return false;
+  }
+  l.dims[0] = rank - 2;
+  l.dims[1] = rank - 1;
+  if (!dimsOpt.empty()) {
+    parts.clear();
+    StringRef(dimsOpt).split(parts, ',');
+    if (parts.size() != 2 || parts[0].getAsInteger(10, l.dims[0]) ||
+        parts[1].getAsInteger(10, l.dims[1]) || l.dims[0] < 0 ||
+        l.dims[0] >= l.dims[1] || l.dims[1] >= static_cast<int>(rank)) {
+      fail("--dims must be d0,d1 with 0 <= d0 < d1 < rank, got '" + dimsOpt +
+           "'");
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool checkBits(int bits) {
+  if (bits < 2 || bits > 16) {
+    fail("bit width must be in [2, 16], got " + Twine(bits));
+    return false;
+  }
+  return true;
+}
+
+static bool writeArray(const std::string &path, const npy::Array &a) {
+  std::string err;
+  if (!npy::write(path, a, err)) {
+    fail(err);
+    return false;
+  }
+  return true;
+}
+
+static int runQuantize() {
+  ref::FloatTensor x;
+  ref::TileLayout layout;
+  auto form = parseForm(formOpt);
+  auto rounding = parseRounding(roundingOpt);
+  if (!form)
+    return fail("unknown --form '" + formOpt + "'");
+  if (!rounding)
+    return fail("unknown --rounding '" + roundingOpt + "'");
+  if (!checkBits(bitsOpt) || !readTensor(inputs[0], x) ||
+      !getLayout(x.shape.size(), layout))
+    return 1;
+  ref::BitsSpec bits;
+  bits.uniform = bitsOpt;
+  ref::TiledTensor t =
+      ref::quantizeTiled(x, layout, bits, *form, *rounding, seedOpt);
+  ref::FloatTensor back = ref::dequantizeTiled(t);
+  ref::Shape grid = ref::gridShape(x.shape, layout);
+  std::vector<float> steps, offsets;
+  std::vector<int32_t> points;
+  for (const ref::TileParams &p : t.params) {
+    steps.push_back(p.step());
+    offsets.push_back(p.offset);
+    points.push_back(p.pointPos);
+  }
+  if (!output.empty()) {
+    if (!writeArray(output + ".q.npy",
+                    npy::Array::from(npy::DType::I32, x.shape, t.q)) ||
+        !writeArray(output + ".steps.npy",
+                    npy::Array::from(npy::DType::F32, grid, steps)) ||
+        !writeArray(output + ".offsets.npy",
+                    npy::Array::from(npy::DType::F32, grid, offsets)) ||
+        !writeArray(output + ".points.npy",
+                    npy::Array::from(npy::DType::I32, grid, points)) ||
+        !writeArray(output + ".deq.npy",
+                    npy::Array::from(npy::DType::F32, x.shape, back.data)))
+      return 1;
+  }
+  double err = ref::quantError(x.data.data(), back.data.data(), x.data.size());
+  int64_t zeroTiles = 0;
+  for (const ref::TileParams &p : t.params)
+    zeroTiles += p.step() == 0.0f;
+  outs() << "tiles: " << t.params.size() << " (" << zeroTiles
+         << " all-zero), elements: " << x.data.size()
+         << ", non-finite: " << t.nonFinite << "\n";
+  outs() << "error (A3 diff_bit): " << format("%.6g", err) << "\n";
+  return 0;
+}
+
+static int runMatmul() {
+  if (inputs.size() != 2)
+    return fail("matmul takes two inputs");
+  auto form = parseForm(formOpt);
+  if (!form)
+    return fail("unknown --form '" + formOpt + "'");
+  ref::FloatTensor a, b;
+  if (!readTensor(inputs[0], a) || !readTensor(inputs[1], b))
+    return 1;
+  ref::TileLayout la, lb;
+  if (!getLayout(a.shape.size(), la) || !getLayout(b.shape.size(), lb))
+    return 1;
+  int bitsB = bitsBOpt ? bitsBOpt : bitsOpt;
+  if (!checkBits(bitsOpt) || !checkBits(bitsB))
+    return 1;
+  ref::BitsSpec ba, bb;
+  ba.uniform = bitsOpt;
+  bb.uniform = bitsB;
+  ref::TiledTensor ta = ref::quantizeTiled(a, la, ba, *form);
+  ref::TiledTensor tb = ref::quantizeTiled(b, lb, bb, *form);
+  ref::MatmulOperand oa{&ta, nullptr, transA}, ob{&tb, nullptr, transB};
+  ref::FloatTensor c;
+  ref::Status st = ref::matmulTiled(oa, ob, bf16Product, c);
+  if (!st.ok)
+    return fail(st.message);
+  if (!output.empty() &&
+      !writeArray(output, npy::Array::from(npy::DType::F32, c.shape, c.data)))
+    return 1;
+  outs() << "matmul: " << ref::numElements(c.shape) << " outputs\n";
+  return 0;
+}
+
+static int runSearch() {
+  auto form = parseForm(formOpt);
+  if (!form)
+    return fail("unknown --form '" + formOpt + "'");
+  ref::FloatTensor x;
+  if (!readTensor(inputs[0], x))
+    return 1;
+  ref::BitSearchOptions o;
+  o.low = lowOpt;
+  o.high = highOpt;
+  o.init = initOpt;
+  o.min = minOpt;
+  o.max = maxOpt;
+  if (!(o.low >= 0 && o.low < o.high))
+    return fail("thresholds must satisfy 0 <= low < high");
+  if (!(2 <= o.min && o.min <= o.init && o.init <= o.max && o.max <= 16))
+    return fail("bit widths must satisfy 2 <= min <= init <= max <= 16");
+  if (perTile) {
+    ref::TileLayout layout;
+    if (!getLayout(x.shape.size(), layout))
+      return 1;
+    for (const ref::BitSearchResult &r :
+         ref::searchBitWidthPerTile(x, layout, *form, o))
+      outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
+             << "\n";
+    return 0;
+  }
+  ref::BitSearchResult r =
+      ref::searchBitWidth(x.data.data(), x.data.size(), *form, o);
+  outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
+         << " iterations " << r.iterations << "\n";
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "tile-quant reference numerics on .npy files\n");
+  if (quantizeCmd)
+    return runQuantize();
+  if (matmulCmd)
+    return runMatmul();
+  if (searchCmd)
+    return runSearch();
+  return fail("expected a command: quantize, matmul or search (see --help)");
+}
