@@ -231,16 +231,17 @@ LogicalResult ConstantOp::verify() {
   auto values = cast<ShapedType>(getValues().getType());
   if (values.getShape() != type.getShape() ||
       values.getElementType() != type.getStorageType())
-    return emitOpError("values must be a tensor<")
-           << shapeStr(type.getShape()) << "x" << type.getStorageType()
-           << ">, got " << values;
+    return emitOpError("values must be a ")
+           << RankedTensorType::get(type.getShape(), type.getStorageType())
+           << ", got " << values;
   SmallVector<int64_t> grid = type.getGridShape();
   auto checkGrid = [&](StringRef name, ShapedType t,
                        Type elementType) -> LogicalResult {
     if (t.getShape() != ArrayRef<int64_t>(grid) ||
         t.getElementType() != elementType)
-      return emitOpError() << name << " must be a tensor<" << shapeStr(grid)
-                           << "x" << elementType << ">, got " << t;
+      return emitOpError() << name << " must be a "
+                           << RankedTensorType::get(grid, elementType)
+                           << ", got " << t;
     return success();
   };
   Builder b(getContext());
@@ -292,6 +293,60 @@ LogicalResult ConstantOp::verify() {
     }
   }
   return success();
+}
+
+::tq::ref::TiledTensor mlir::tq::toRefTensor(ConstantOp op) {
+  TiledType type = op.getResult().getType();
+  ::tq::ref::TiledTensor t;
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  t.layout = getRefLayout(type);
+  t.form = getRefForm(type);
+  for (const APInt &v : op.getValues().getValues<APInt>())
+    t.q.push_back(static_cast<int32_t>(v.getSExtValue()));
+  for (float step : op.getScales().getValues<float>()) {
+    ::tq::ref::TileParams p;
+    p.factor = step;
+    p.bits = type.getMaxBits();
+    t.params.push_back(p);
+  }
+  if (std::optional<DenseElementsAttr> offsets = op.getOffsets())
+    for (auto [p, o] : llvm::zip(t.params, offsets->getValues<float>()))
+      p.offset = o;
+  if (std::optional<DenseIntElementsAttr> bits = op.getTileBits())
+    for (auto [p, b] : llvm::zip(t.params, bits->getValues<APInt>()))
+      p.bits = b.getSExtValue();
+  return t;
+}
+
+ConstantOp mlir::tq::buildConstant(OpBuilder &b, Location loc, TiledType type,
+                                   const ::tq::ref::TiledTensor &value) {
+  auto gridType = [&](Type element) {
+    return RankedTensorType::get(type.getGridShape(), element);
+  };
+  unsigned width = type.getStorageType().getWidth();
+  SmallVector<APInt> values;
+  values.reserve(value.q.size());
+  for (int32_t v : value.q)
+    values.push_back(APInt(width, v, /*isSigned=*/true));
+  SmallVector<float> scales, offsets;
+  SmallVector<int8_t> bits;
+  for (const ::tq::ref::TileParams &p : value.params) {
+    scales.push_back(p.step());
+    offsets.push_back(p.offset);
+    bits.push_back(static_cast<int8_t>(p.bits));
+  }
+  auto valuesAttr = DenseIntElementsAttr::get(
+      RankedTensorType::get(type.getShape(), type.getStorageType()), values);
+  auto scalesAttr = DenseFPElementsAttr::get(gridType(b.getF32Type()), scales);
+  DenseFPElementsAttr offsetsAttr;
+  if (type.getHasOffset())
+    offsetsAttr = DenseFPElementsAttr::get(gridType(b.getF32Type()), offsets);
+  DenseIntElementsAttr bitsAttr;
+  if (type.getBitsKind() == BitsKind::per_tile)
+    bitsAttr = DenseIntElementsAttr::get(gridType(b.getIntegerType(8)),
+                                         ArrayRef<int8_t>(bits));
+  return ConstantOp::create(b, loc, type, valuesAttr, scalesAttr, offsetsAttr,
+                            bitsAttr);
 }
 
 //===----------------------------------------------------------------------===//
@@ -360,11 +415,29 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
 
 namespace {
 #include "tq/Dialect/TQ/IR/TQCanonicalize.inc"
+
+/// transpose(tq.constant) -> tq.constant: the data is permuted and every
+/// tile's scale is carried over unchanged (T4), by the reference numerics.
+struct TransposeConstant : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cst = op.getInput().getDefiningOp<ConstantOp>();
+    if (!cst)
+      return rewriter.notifyMatchFailure(op, "input is not a tq.constant");
+    ArrayRef<int64_t> perm = op.getPermutation();
+    ::tq::ref::TiledTensor t = ::tq::ref::transposeTiled(
+        toRefTensor(cst), std::vector<int64_t>(perm.begin(), perm.end()));
+    rewriter.replaceOp(op, buildConstant(rewriter, op.getLoc(),
+                                         op.getResult().getType(), t));
+    return success();
+  }
+};
 } // namespace
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<MergeTransposes>(context);
+  results.add<MergeTransposes, TransposeConstant>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -583,16 +656,20 @@ LogicalResult AdaptiveBitWidthOp::verify() {
     return emitOpError("thresholds must satisfy 0 <= low < high, got low = ")
            << low << ", high = " << high;
   int64_t maxWidth = target.getStorageType().getWidth();
-  if (!(2 <= getMin() && getMin() <= getInit() && getInit() <= getMax() &&
-        getMax() <= maxWidth))
+  // I64Attr getters return uint64_t: read them as signed.
+  int64_t lo = static_cast<int64_t>(getMin()),
+          init = static_cast<int64_t>(getInit()),
+          hi = static_cast<int64_t>(getMax()),
+          step = static_cast<int64_t>(getStep());
+  if (!(2 <= lo && lo <= init && init <= hi && hi <= maxWidth))
     return emitOpError("bit widths must satisfy 2 <= min <= init <= max <= ")
-           << maxWidth << " (the storage width), got min = " << getMin()
-           << ", init = " << getInit() << ", max = " << getMax();
-  if (getStep() < 1)
+           << maxWidth << " (the storage width), got min = " << lo
+           << ", init = " << init << ", max = " << hi;
+  if (step < 1)
     return emitOpError("step must be at least 1");
   if (getFarStep().has_value() != getFarMargin().has_value())
     return emitOpError("'far_step' and 'far_margin' must be given together");
-  if (getFarStep() && *getFarStep() < getStep())
+  if (getFarStep() && static_cast<int64_t>(*getFarStep()) < step)
     return emitOpError("far_step must be at least step");
   Type res = getResult().getType();
   if (target.getBitsKind() == BitsKind::dynamic) {

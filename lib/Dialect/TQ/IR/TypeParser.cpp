@@ -25,11 +25,12 @@ static ParseResult parseBits(AsmParser &parser, BitsKind &kind,
   }
   kind = BitsKind::fixed;
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseInteger(bits))
+  OptionalParseResult result = parser.parseOptionalInteger(bits);
+  if (!result.has_value())
     return parser.emitError(loc,
                             "expected a bit width: an integer, '?' or "
                             "'per_tile'");
-  return success();
+  return *result;
 }
 
 /// scale-kind ::= `f32` | `pow2` | `pow2_f32`
@@ -101,7 +102,7 @@ Type TiledType::parse(AsmParser &parser) {
       continue;
     }
     if (parser.parseKeyword("scale",
-                            "or 'offset' after ',' in a !tq.tiled type") ||
+                            " or 'offset' after ',' in a !tq.tiled type") ||
         parser.parseEqual() || parseScaleKind(parser, scaleKind))
       return {};
   }

@@ -32,31 +32,8 @@ struct QuantizeConstant : OpRewritePattern<QuantizeOp> {
       return rewriter.notifyMatchFailure(
           op, "not evaluable at compile time (run-time scales or bits, "
               "dynamic shape or width, or too large)");
-    TiledType type = op.getResult().getType();
-    auto gridType = [&](Type element) {
-      return RankedTensorType::get(type.getGridShape(), element);
-    };
-    SmallVector<APInt> values;
-    unsigned width = type.getStorageType().getWidth();
-    values.reserve(q->q.size());
-    for (int32_t v : q->q)
-      values.push_back(APInt(width, v, /*isSigned=*/true));
-    SmallVector<float> scales, offsets;
-    for (const ::tq::ref::TileParams &p : q->params) {
-      scales.push_back(p.step());
-      offsets.push_back(p.offset);
-    }
-    auto valuesAttr = DenseIntElementsAttr::get(
-        RankedTensorType::get(type.getShape(), type.getStorageType()), values);
-    auto scalesAttr =
-        DenseFPElementsAttr::get(gridType(rewriter.getF32Type()), scales);
-    DenseFPElementsAttr offsetsAttr;
-    if (type.getHasOffset())
-      offsetsAttr =
-          DenseFPElementsAttr::get(gridType(rewriter.getF32Type()), offsets);
-    rewriter.replaceOpWithNewOp<ConstantOp>(op, type, valuesAttr, scalesAttr,
-                                            offsetsAttr,
-                                            DenseIntElementsAttr());
+    rewriter.replaceOp(op, buildConstant(rewriter, op.getLoc(),
+                                         op.getResult().getType(), *q));
     return success();
   }
 

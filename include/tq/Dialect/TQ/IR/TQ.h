@@ -5,6 +5,7 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -37,6 +38,14 @@ namespace mlir::tq {
 FailureOr<::tq::ref::TiledTensor>
 evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
                  int64_t maxElements = int64_t(1) << 22);
+
+/// The reference-numerics value of a tq.constant (steps as factors with
+/// point position 0, offsets, per-tile or fixed bit widths).
+::tq::ref::TiledTensor toRefTensor(ConstantOp op);
+
+/// Builds a tq.constant of `type` holding `value`.
+ConstantOp buildConstant(OpBuilder &b, Location loc, TiledType type,
+                         const ::tq::ref::TiledTensor &value);
 
 /// Joins sizes with `sep`, printing dynamic sizes as '?': "4x?x8".
 std::string formatDims(ArrayRef<int64_t> dims, StringRef sep);
