@@ -69,6 +69,12 @@ int32_t pointPosition(float z, int bits) {
   return s;
 }
 
+/// Keeps 2^s a finite, non-zero f32: s in [-149, 127]. Outside, values
+/// saturate (huge tiles) or lose their smallest bits (tiny tiles).
+static int32_t clampPointPosition(int32_t s) {
+  return std::min<int32_t>(std::max<int32_t>(s, -149), 127);
+}
+
 TileParams computeParams(const Range &r, int bits, QuantForm form) {
   TileParams p;
   p.bits = bits;
@@ -86,14 +92,14 @@ TileParams computeParams(const Range &r, int bits, QuantForm form) {
   case QuantForm::Pow2:
   case QuantForm::OffsetPow2:
     if (z > 0.0f) {
-      p.pointPos = pointPosition(z, bits);
+      p.pointPos = clampPointPosition(pointPosition(z, bits));
       p.factor = 1.0f;
     }
     return p;
   case QuantForm::Pow2Scaled:
   case QuantForm::OffsetPow2Scaled:
     if (z > 0.0f) {
-      p.pointPos = pointPosition(z, bits);
+      p.pointPos = clampPointPosition(pointPosition(z, bits));
       // f = Z / (2^s * qmax): the division by 2^s is exact (ldexp).
       p.factor = std::ldexp(z, -p.pointPos) / q;
     }

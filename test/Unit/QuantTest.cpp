@@ -787,3 +787,27 @@ TEST(WeightUpdate, SubtractsAndRequantizesT7) {
   EXPECT_EQ(up.params.size(), tw.params.size());
   EXPECT_EQ(up.params[0].bits, 8);
 }
+
+TEST(Tiled, ExtremeValuesKeepAFiniteStep) {
+  // Near FLT_MAX at 2 bits, ceil(log2(Z / 1)) = 128 would make 2^s infinite:
+  // the point position is clamped to 127 and the values saturate.
+  float big = std::numeric_limits<float>::max();
+  FloatTensor x{{1, 2}, {big, -big / 4}};
+  for (QuantForm form : kScaledForms)
+    for (int bits : kBitWidths) {
+      TiledTensor t = quantizeTiled(x, layout(1, 2, 0, 1), uniformBits(bits), form);
+      EXPECT_TRUE(std::isfinite(t.params[0].step())) << bits;
+      EXPECT_GT(t.params[0].step(), 0.0f);
+      EXPECT_LE(t.params[0].pointPos, 127);
+      for (float v : dequantizeTiled(t).data)
+        EXPECT_FALSE(std::isnan(v));
+    }
+  // Denormal tiles: 2^s stays at least 2^-149, never 0.
+  float tiny = std::numeric_limits<float>::denorm_min();
+  FloatTensor y{{1, 2}, {tiny, 3 * tiny}};
+  TiledTensor t =
+      quantizeTiled(y, layout(1, 2, 0, 1), uniformBits(16), QuantForm::Pow2);
+  EXPECT_EQ(t.params[0].pointPos, -149);
+  EXPECT_EQ(t.q, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(dequantizeTiled(t).data, y.data);
+}

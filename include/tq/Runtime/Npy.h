@@ -35,7 +35,8 @@ struct Array {
     a.dtype = t;
     a.shape = std::move(shape);
     a.bytes.resize(values.size() * sizeof(T));
-    std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+    if (!values.empty()) // memcpy from a null pointer is undefined
+      std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
     return a;
   }
   /// Elements as f32 (converted from any dtype).

@@ -20,6 +20,8 @@
 // saturate to +qmax/-qmax; neither takes part in computing Z, Zmax, Zmin or
 // the error sums. An all-zero (or all non-finite) tile has step 0 and every
 // element quantizes to 0 (+Inf/-Inf to ±qmax, which dequantize to 0 + o).
+// A finite value within one step of FLT_MAX may round up to a q whose
+// dequantized value q * step overflows to ±Inf (IEEE, not undefined).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TQ_RUNTIME_QUANT_H
@@ -74,7 +76,10 @@ Range computeRange(const float *x, int64_t n, int64_t stride = 1);
 /// computed exactly. z must be finite and > 0.
 int32_t pointPosition(float z, int bits);
 
-/// Parameters of `form` for data with range `r` (SPEC A2):
+/// Parameters of `form` for data with range `r` (SPEC A2). Point positions
+/// are clamped to [-149, 127] so that 2^s is a finite non-zero f32 (values
+/// of a tile near FLT_MAX saturate at 2 bits instead of giving an infinite
+/// step):
 ///   Z = Z1 (symmetric) or Z2 = Zmax/2 - Zmin/2 with o = Zmax/2 + Zmin/2;
 ///   Pow2:   s = ceil(log2(Z/qmax)), f = 1
 ///   Pow2Scaled: s as Pow2, f = Z / (2^s * qmax)    (f1 or f3)

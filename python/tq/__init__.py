@@ -1,0 +1,1 @@
+"""tile-quant Python package: a numpy reference of the numerics and tools."""

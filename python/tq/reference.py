@@ -1,0 +1,172 @@
+"""An independent numpy implementation of tile-quant's reference numerics.
+
+Written from SPEC.md (T3, T5, A2, A3), not from the C++ code, so that the
+test suite can cross-check the two: same f32 operations in the same order,
+hence bit-identical results. Needs Debian's numpy (/usr/bin/python3).
+"""
+from fractions import Fraction
+import math
+
+import numpy as np
+
+F32 = np.float32
+
+FORMS = ("pow2", "pow2_scaled", "scaled", "offset", "offset_pow2",
+         "offset_scaled", "offset_pow2_scaled")
+ROUNDINGS = ("nearest_even", "up", "down", "toward_zero", "stochastic")
+MASK64 = (1 << 64) - 1
+
+
+def qmax(bits):
+    return (1 << (bits - 1)) - 1
+
+
+def point_position(z, bits):
+    """Smallest integer s with z <= qmax * 2^s, in exact rational arithmetic."""
+    z = Fraction(float(z))
+    q = qmax(bits)
+    s = math.ceil(math.log2(float(z) / q))  # an estimate, then made exact
+    while z <= q * Fraction(2) ** (s - 1):
+        s -= 1
+    while z > q * Fraction(2) ** s:
+        s += 1
+    return s
+
+
+def clamped_point_position(z, bits):
+    """2^s must stay a finite, non-zero f32: s in [-149, 127]."""
+    return min(max(point_position(z, bits), -149), 127)
+
+
+def tile_params(values, bits, form):
+    """(point position, factor, offset) of one tile (SPEC A2)."""
+    fin = values[np.isfinite(values)].astype(F32)
+    zmax = F32(fin.max()) if fin.size else F32(0)
+    zmin = F32(fin.min()) if fin.size else F32(0)
+    z = F32(np.abs(fin).max()) if fin.size else F32(0)
+    offset = F32(0)
+    if form.startswith("offset"):
+        offset = F32(zmax / F32(2) + zmin / F32(2))
+        z = F32(zmax / F32(2) - zmin / F32(2))
+    q = F32(qmax(bits))
+    if form == "offset":
+        return 0, F32(1), offset
+    if z == 0:
+        return 0, F32(0), offset
+    if form in ("pow2", "offset_pow2"):
+        return clamped_point_position(z, bits), F32(1), offset
+    if form in ("pow2_scaled", "offset_pow2_scaled"):
+        s = clamped_point_position(z, bits)
+        return s, F32(F32(np.ldexp(z, -s)) / q), offset
+    return 0, F32(z / q), offset
+
+
+def splitmix_noise(seed, index):
+    z = (seed * 0x9E3779B97F4A7C15 + index + 0x632BE59BD9B4E019) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    z ^= z >> 31
+    return F32((z >> 40) * (1.0 / 16777216.0))
+
+
+def round_values(v, rounding, noise=None):
+    if rounding == "nearest_even":
+        return np.rint(v)
+    if rounding == "up":
+        return np.ceil(v)
+    if rounding == "down":
+        return np.floor(v)
+    if rounding == "toward_zero":
+        return np.trunc(v)
+    f = np.floor(v)
+    return np.where((v - f).astype(F32) > noise, f + F32(1), f)
+
+
+def tile_slices(shape, tile, dims):
+    """Yields (grid index, tuple of slices) for every tile, grid row-major."""
+    grid = list(shape)
+    for k in range(2):
+        grid[dims[k]] = -(-shape[dims[k]] // tile[k])
+    for g in np.ndindex(*grid):
+        sl = []
+        for d, i in enumerate(g):
+            if d in dims:
+                t = tile[dims.index(d)]
+                sl.append(slice(i * t, min((i + 1) * t, shape[d])))
+            else:
+                sl.append(slice(i, i + 1))
+        yield g, tuple(sl)
+
+
+def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0):
+    """Returns (q int32, steps f32 grid, offsets f32 grid, points i32 grid)."""
+    x = np.asarray(x, dtype=F32)
+    grid = list(x.shape)
+    for k in range(2):
+        grid[dims[k]] = -(-x.shape[dims[k]] // tile[k])
+    steps = np.zeros(grid, F32)
+    offsets = np.zeros(grid, F32)
+    points = np.zeros(grid, np.int32)
+    q = np.zeros(x.shape, np.int32)
+    m = F32(qmax(bits))
+    noise_all = None
+    if rounding == "stochastic":
+        noise_all = np.array([splitmix_noise(seed, i) for i in range(x.size)],
+                             F32).reshape(x.shape)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for g, sl in tile_slices(x.shape, tile, dims):
+            vals = x[sl]
+            s, f, o = tile_params(vals, bits, form)
+            step = F32(np.ldexp(f, s))
+            steps[g], offsets[g], points[g] = step, o, s
+            if step == 0:
+                out = np.zeros(vals.shape, F32)
+            else:
+                v = ((vals - o).astype(F32) / step).astype(F32)
+                v = np.clip(v, -m, m)
+                noise = noise_all[sl] if noise_all is not None else None
+                out = round_values(v, rounding, noise)
+            out = np.where(np.isnan(vals), F32(0), out)
+            out = np.where(np.isposinf(vals), m, out)
+            out = np.where(np.isneginf(vals), -m, out)
+            q[sl] = out.astype(np.int32)
+    return q, steps, offsets, points
+
+
+def dequantize(q, steps, offsets, tile, dims):
+    out = np.zeros(q.shape, F32)
+    # Near FLT_MAX, q * step may overflow to inf, as in the C++ library.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for g, sl in tile_slices(q.shape, tile, dims):
+            out[sl] = (q[sl].astype(F32) * steps[g]).astype(F32) + offsets[g]
+    return out
+
+
+def error_a3(x, xhat):
+    """SPEC A3: log2(sum|xhat - x| / sum|x| + 1) over finite x, in f64."""
+    x = np.asarray(x, np.float64)
+    keep = np.isfinite(x)
+    total = np.abs(x[keep]).sum()
+    if total == 0:
+        return 0.0
+    return math.log2(np.abs(np.asarray(xhat, np.float64)[keep] - x[keep]).sum()
+                     / total + 1)
+
+
+def matmul(qa, sa, tile_a, qb, sb, tile_b):
+    """SPEC T5 for 2-D operands split on (0, 1): int partial sums per K-tile,
+    times sA*sB in f32, accumulated in f32 in increasing K-tile order."""
+    m, k = qa.shape
+    n = qb.shape[1]
+    ktile = tile_a[1]
+    assert tile_b[0] == ktile, "K-tile extents differ"
+    acc = np.zeros((m, n), F32)
+    for t, k0 in enumerate(range(0, k, ktile)):
+        k1 = min(k, k0 + ktile)
+        psum = qa[:, k0:k1].astype(np.int64) @ qb[k0:k1, :].astype(np.int64)
+        assert np.abs(psum).max(initial=0) <= 2**31 - 1
+        s_a = np.repeat(sa[:, t], tile_a[0])[:m].astype(F32)
+        s_b = np.repeat(sb[t, :], tile_b[1])[:n].astype(F32)
+        scale = (s_a[:, None] * s_b[None, :]).astype(F32)
+        acc = (acc + (psum.astype(F32) * scale).astype(F32)).astype(F32)
+    return acc

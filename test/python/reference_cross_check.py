@@ -1,0 +1,123 @@
+# RUN: %python %s %S/../../build-does-not-matter tq-ref | FileCheck %s
+# Cross-checks the C++ reference numerics (through tq-ref) against the
+# independent numpy implementation in python/tq/reference.py: quantized
+# data, steps, offsets and dequantized values bit for bit, on random and
+# adversarial tensors, every form, rounding mode and bit width; tiled matmul
+# (with both transposed forms) bit for bit.
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from tq import reference as ref
+
+TQ_REF = sys.argv[2]
+rng = np.random.default_rng(2026)
+tmp = tempfile.mkdtemp()
+failures = 0
+checked = 0
+
+
+def same_bits(a, b):
+    a = np.ascontiguousarray(a)
+    b = np.ascontiguousarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def run(*args):
+    out = subprocess.run([TQ_REF, *map(str, args)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return out.stdout
+
+
+def check_quantize(name, x, tile, dims, bits, form, rounding="nearest_even", seed=0):
+    global failures, checked
+    path = os.path.join(tmp, "x.npy")
+    np.save(path, x.astype(np.float32))
+    prefix = os.path.join(tmp, "out")
+    run("quantize", path, f"--tile={tile[0]}x{tile[1]}", f"--dims={dims[0]},{dims[1]}",
+        f"--bits={bits}", f"--form={form}", f"--rounding={rounding}", f"--seed={seed}",
+        "-o", prefix)
+    q, steps, offsets, points = ref.quantize(x, tile, dims, bits, form, rounding, seed)
+    deq = ref.dequantize(q, steps, offsets, tile, dims)
+    got = {k: np.load(f"{prefix}.{k}.npy") for k in ("q", "steps", "offsets", "deq")}
+    for key, want in (("q", q), ("steps", steps), ("offsets", offsets), ("deq", deq)):
+        checked += 1
+        if not same_bits(got[key], want):
+            failures += 1
+            bad = np.argwhere(got[key] != want)[:3]
+            print(f"MISMATCH {name} {key} bits={bits} form={form} rounding={rounding} at {bad.tolist()}")
+
+
+cases = [
+    ("random", rng.standard_normal((37, 45)).astype(np.float32), (16, 16), (0, 1)),
+    ("wide", (rng.standard_normal((8, 70)) * 100).astype(np.float32), (1, 32), (0, 1)),
+    ("rank3", rng.uniform(-3, 5, (5, 4, 33)).astype(np.float32), (8, 8), (0, 2)),
+    ("rank4", rng.standard_normal((3, 2, 2, 20)).astype(np.float32), (2, 2), (0, 3)),
+]
+zeros = np.zeros((20, 20), np.float32)
+zeros[:4, :4] = rng.standard_normal((4, 4))
+cases.append(("zero-tiles", zeros, (8, 8), (0, 1)))
+special = rng.standard_normal((9, 9)).astype(np.float32)
+special[0, 0], special[1, 1], special[2, 2] = np.nan, np.inf, -np.inf
+special[8, :] = 3.0e38
+special[7, :] = -1.0e-40  # denormals
+cases.append(("nan-inf-extreme", special, (4, 4), (0, 1)))
+cases.append(("shifted", rng.uniform(10, 14, (16, 16)).astype(np.float32), (8, 8), (0, 1)))
+
+for name, x, tile, dims in cases:
+    for form in ref.FORMS:
+        for bits in (2, 3, 4, 8, 12, 16):
+            check_quantize(name, x, tile, dims, bits, form)
+for rounding in ref.ROUNDINGS:
+    for form in ("scaled", "pow2", "offset_pow2_scaled"):
+        check_quantize("random", cases[0][1], (16, 16), (0, 1), 4, form, rounding, seed=99)
+
+# Tiled matmul, forward and the two transposed forms, bit for bit.
+def check_matmul(m, k, n, v, bits, transpose_a=False, transpose_b=False):
+    global failures, checked
+    a = rng.standard_normal((k, m) if transpose_a else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if transpose_b else (k, n)).astype(np.float32)
+    pa, pb, pc = (os.path.join(tmp, f) for f in ("a.npy", "b.npy", "c.npy"))
+    np.save(pa, a)
+    np.save(pb, b)
+    flags = ["--transpose-a"] * transpose_a + ["--transpose-b"] * transpose_b
+    run("matmul", pa, pb, f"--tile={v}x{v}", f"--bits={bits}", "--form=scaled", *flags, "-o", pc)
+    qa, sa, _, _ = ref.quantize(a, (v, v), (0, 1), bits, "scaled")
+    qb, sb, _, _ = ref.quantize(b, (v, v), (0, 1), bits, "scaled")
+    # Square tiles: the transpose is the transposed data and scale grid (T4).
+    if transpose_a:
+        qa, sa = qa.T, sa.T
+    if transpose_b:
+        qb, sb = qb.T, sb.T
+    want = ref.matmul(qa, sa, (v, v), qb, sb, (v, v))
+    checked += 1
+    if not same_bits(np.load(pc), want):
+        failures += 1
+        print(f"MISMATCH matmul {m}x{k}x{n} V={v} tA={transpose_a} tB={transpose_b}")
+
+for v in (8, 16, 32):
+    check_matmul(37, 70, 29, v, 8)
+    check_matmul(37, 70, 29, v, 8, transpose_b=True)  # dX = dY . W^T
+    check_matmul(37, 70, 29, v, 4, transpose_a=True)  # dW = X^T . dY
+check_matmul(5, 129, 3, 128, 8)
+
+# The A4 bit-width search: the chosen width's error is what numpy measures.
+x = rng.standard_normal((64, 64)).astype(np.float32)
+np.save(os.path.join(tmp, "s.npy"), x)
+words = run("search", os.path.join(tmp, "s.npy"), "--low=0.002", "--high=0.01",
+            "--init=4", "--form=scaled").split()
+bits, err = int(words[1]), float(words[3])
+q, steps, offsets, _ = ref.quantize(x, (64, 64), (0, 1), bits, "scaled")
+np_err = ref.error_a3(x, ref.dequantize(q, steps, offsets, (64, 64), (0, 1)))
+checked += 1
+if not (abs(np_err - err) <= 1e-5 * max(np_err, 1e-12) and 0.002 <= np_err <= 0.01):
+    failures += 1
+    print(f"MISMATCH search bits={bits} tq-ref={err} numpy={np_err}")
+
+print(f"checked {checked}, failures {failures}")
+# CHECK-NOT: MISMATCH
+# CHECK: failures 0
