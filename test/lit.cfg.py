@@ -14,6 +14,8 @@ config.test_exec_root = os.path.join(config.tq_obj_root, "test")
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
+# `not`, `count`, `split-file` come from LLVM's tools dir.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # Debian's numpy/onnx import only under /usr/bin/python3.
 config.substitutions.append(("%python", config.python_executable))

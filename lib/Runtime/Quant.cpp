@@ -179,28 +179,24 @@ double quantError(const float *x, const float *xhat, int64_t n) {
   return std::log2(diff / total + 1.0);
 }
 
-/// Error of quantizing the strided subset at `bits` (nearest-even).
-static double subsetError(const float *x, int64_t n, int64_t stride,
-                          QuantForm form, int bits) {
-  TileParams p = computeParams(computeRange(x, n, stride), bits, form);
-  std::vector<float> vals(n), back(n);
-  for (int64_t i = 0; i < n; ++i) {
-    vals[i] = x[i * stride];
-    back[i] =
-        dequantizeValue(quantizeValue(vals[i], p, Rounding::NearestEven), p);
-  }
-  return quantError(vals.data(), back.data(), n);
+/// Error of quantizing the `n` values at `bits` with one set of parameters.
+static double subsetError(const float *x, int64_t n, QuantForm form,
+                          int bits) {
+  TileParams p = computeParams(computeRange(x, n), bits, form);
+  std::vector<float> back(n);
+  for (int64_t i = 0; i < n; ++i)
+    back[i] = dequantizeValue(quantizeValue(x[i], p, Rounding::NearestEven), p);
+  return quantError(x, back.data(), n);
 }
 
-static BitSearchResult searchStrided(const float *x, int64_t n,
-                                     int64_t stride, QuantForm form,
-                                     const BitSearchOptions &o) {
+/// The A4 search over any error function errorAt(bits).
+template <typename ErrorFn>
+static BitSearchResult search(ErrorFn errorAt, const BitSearchOptions &o) {
   BitSearchResult r;
   int bits = std::min(std::max(o.init, o.min), o.max);
-  int lastDir = 0;
-  int maxIters = 2 * (o.max - o.min) + 2;
+  int prevBits = bits, lastDir = 0;
   for (;;) {
-    double err = subsetError(x, n, stride, form, bits);
+    double err = errorAt(bits);
     ++r.iterations;
     r.bits = bits;
     r.error = err;
@@ -213,23 +209,20 @@ static BitSearchResult searchStrided(const float *x, int64_t n,
       dir = -1;
       excess = o.low - err;
     }
-    if (dir == 0 || r.iterations > maxIters)
+    if (dir == 0)
       break;
-    if (dir == -lastDir && lastDir == 1) {
-      // Went up past the band, now asked to go down: keep the larger width.
+    // Crossing the band: a width too coarse next to one too fine. Keep the
+    // larger (more accurate) of the two; this also ends any oscillation.
+    if (lastDir == 1 && dir == -1)
       break;
-    }
-    if (dir == -lastDir && lastDir == -1) {
-      // Went down and the error is now too high: step back up and stop.
-      bits = std::min(o.max, bits + (o.farStep > 0 && excess > o.farMargin
-                                         ? o.farStep
-                                         : o.step));
-      r.bits = bits;
-      r.error = subsetError(x, n, stride, form, bits);
+    if (lastDir == -1 && dir == 1) {
+      r.bits = prevBits;
+      r.error = errorAt(prevBits);
       ++r.iterations;
       break;
     }
     int step = (o.farStep > 0 && excess > o.farMargin) ? o.farStep : o.step;
+    prevBits = bits;
     bits = std::min(o.max, std::max(o.min, bits + dir * step));
     lastDir = dir;
   }
@@ -238,7 +231,8 @@ static BitSearchResult searchStrided(const float *x, int64_t n,
 
 BitSearchResult searchBitWidth(const float *x, int64_t n, QuantForm form,
                                const BitSearchOptions &opts) {
-  return searchStrided(x, n, 1, form, opts);
+  return search([&](int bits) { return subsetError(x, n, form, bits); },
+                opts);
 }
 
 float roundToBF16(float v) {
@@ -365,6 +359,18 @@ std::vector<BitSearchResult> searchBitWidthPerTile(const FloatTensor &x,
   for (const std::vector<float> &tile : tiles)
     out.push_back(searchBitWidth(tile.data(), tile.size(), form, o));
   return out;
+}
+
+BitSearchResult searchBitWidthTiled(const FloatTensor &x,
+                                    const TileLayout &layout, QuantForm form,
+                                    const BitSearchOptions &o) {
+  return search(
+      [&](int bits) {
+        TiledTensor t = quantizeTiled(x, layout, BitsSpec{bits, {}}, form);
+        FloatTensor back = dequantizeTiled(t);
+        return quantError(x.data.data(), back.data.data(), x.data.size());
+      },
+      o);
 }
 
 TiledTensor transposeTiled(const TiledTensor &t,

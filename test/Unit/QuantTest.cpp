@@ -467,6 +467,29 @@ TEST(BitSearch, PerTileWidthsDifferWithTheDataA1A4) {
   EXPECT_GT(r[1].bits, r[0].bits);
 }
 
+TEST(BitSearch, TilesNeedFewerBitsThanOneScaleA1A4) {
+  // Four 16x16 blocks whose magnitudes differ by 10x each: one scale for the
+  // tensor wastes the small blocks' range; per-tile scales do not.
+  FloatTensor x = randomTensor({32, 32}, 25);
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j)
+      x.data[i * 32 + j] *= std::pow(10.0f, -((i / 16) * 2 + j / 16));
+  BitSearchOptions o;
+  o.low = 0.001;
+  o.high = 0.005;
+  BitSearchResult whole = searchBitWidthTiled(x, layout(32, 32, 0, 1),
+                                              QuantForm::Scaled, o);
+  BitSearchResult tiled = searchBitWidthTiled(x, layout(16, 16, 0, 1),
+                                              QuantForm::Scaled, o);
+  EXPECT_LT(tiled.bits, whole.bits);
+  EXPECT_LE(tiled.error, o.high);
+  // One subset is the same as one tile covering everything.
+  BitSearchResult single =
+      searchBitWidth(x.data.data(), x.data.size(), QuantForm::Scaled, o);
+  EXPECT_EQ(single.bits, whole.bits);
+  EXPECT_DOUBLE_EQ(single.error, whole.error);
+}
+
 //===----------------------------------------------------------------------===//
 // Transpose (T4)
 //===----------------------------------------------------------------------===//

@@ -9,8 +9,9 @@
 //   tq-ref matmul a.npy b.npy [--transpose-a] [--transpose-b] -o c.npy
 //       quantizes a and b (same options as quantize; --bits-b for b) and
 //       writes the tiled product.
-//   tq-ref search x.npy --low=0.01 --high=0.05 [--per-tile]
-//       prints the A4 bit-width search result.
+//   tq-ref search x.npy --low=0.01 --high=0.05 [--tile=...] [--per-tile]
+//       prints the A4 bit-width search result: one width for the tensor in
+//       its tiles, or (--per-tile) one width per tile.
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Runtime/Npy.h"
@@ -263,18 +264,17 @@ static int runSearch() {
     return fail("thresholds must satisfy 0 <= low < high");
   if (!(2 <= o.min && o.min <= o.init && o.init <= o.max && o.max <= 16))
     return fail("bit widths must satisfy 2 <= min <= init <= max <= 16");
+  ref::TileLayout layout;
+  if (!getLayout(x.shape.size(), layout))
+    return 1;
   if (perTile) {
-    ref::TileLayout layout;
-    if (!getLayout(x.shape.size(), layout))
-      return 1;
     for (const ref::BitSearchResult &r :
          ref::searchBitWidthPerTile(x, layout, *form, o))
       outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
              << "\n";
     return 0;
   }
-  ref::BitSearchResult r =
-      ref::searchBitWidth(x.data.data(), x.data.size(), *form, o);
+  ref::BitSearchResult r = ref::searchBitWidthTiled(x, layout, *form, o);
   outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
          << " iterations " << r.iterations << "\n";
   return 0;

@@ -118,9 +118,11 @@ struct BitSearchResult {
   double error = 0.0;
   int iterations = 0;
 };
-/// Quantizes the subset (`n` values with `stride`) with `form` at the
-/// current width, measures the error and moves the width, as documented on
-/// tq.adaptive_bit_width. Rounding is nearest-even.
+/// Quantizes the `n` values (one subset, one set of parameters) with `form`
+/// at the current width, measures the A3 error and moves the width, as
+/// documented on tq.adaptive_bit_width; a search that crosses the band
+/// (one width too coarse, the next too fine) keeps the larger width.
+/// Rounding is nearest-even.
 BitSearchResult searchBitWidth(const float *x, int64_t n, QuantForm form,
                                const BitSearchOptions &opts);
 
@@ -177,6 +179,12 @@ TiledTensor quantizeTiled(const FloatTensor &x, const TileLayout &layout,
                           uint64_t seed = 0,
                           const std::vector<float> *givenSteps = nullptr);
 FloatTensor dequantizeTiled(const TiledTensor &t);
+
+/// A4 search for one width for the whole tensor, quantized in `layout`
+/// tiles (each with its own parameters): the error is over all elements.
+BitSearchResult searchBitWidthTiled(const FloatTensor &x,
+                                    const TileLayout &layout, QuantForm form,
+                                    const BitSearchOptions &o);
 
 /// Per-tile A4 search: the width chosen for each tile of `x`.
 std::vector<BitSearchResult> searchBitWidthPerTile(const FloatTensor &x,

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, then runs
+#   1. the unit tests and documentation checks (ctest, build/),
+#   2. the lit suite (IR round trips, diagnostics, passes, numpy cross-check),
+#   3. the numerics unit tests again under ASan + UBSan (build-asan/).
+# Ends with one line "N passed, N failed" counting every test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh || exit 1
+scripts/build.sh || exit 1
+TQ_SANITIZE=1 scripts/build.sh || exit 1
+
+passed=0
+failed=0
+log=$(mktemp)
+
+count_ctest() { # ctest's "N% tests passed, F tests failed out of T"
+  local line total fails
+  line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -1)
+  if [ -z "$line" ]; then failed=$((failed + 1)); return; fi
+  total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+  fails=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  passed=$((passed + total - fails))
+  failed=$((failed + fails))
+}
+
+echo "== unit tests and doc checks =="
+ctest --test-dir build -E '^lit$' --output-on-failure 2>&1 | tee "$log"
+count_ctest
+
+echo "== lit =="
+/usr/lib/llvm-22/bin/lit -v build/test 2>&1 | tee "$log"
+lp=$(grep -cE '^PASS: ' "$log")
+lf=$(grep -cE '^(FAIL|XPASS|UNRESOLVED|TIMEOUT): ' "$log")
+if [ "$lp" -eq 0 ] && [ "$lf" -eq 0 ]; then lf=1; fi
+passed=$((passed + lp))
+failed=$((failed + lf))
+
+echo "== numerics unit tests under ASan + UBSan =="
+ctest --test-dir build-asan --output-on-failure 2>&1 | tee "$log"
+count_ctest
+
+rm -f "$log"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
