@@ -16,8 +16,8 @@ struct DTypeInfo {
   size_t size;
 };
 const DTypeInfo kTypes[] = {
-    {DType::F32, "<f4", 4}, {DType::F64, "<f8", 8}, {DType::I8, "|i1", 1},
-    {DType::I16, "<i2", 2}, {DType::I32, "<i4", 4}, {DType::I64, "<i8", 8},
+    {DType::F32, "<f4", 4}, {DType::F64, "<f8", 8},  {DType::I8, "|i1", 1},
+    {DType::I16, "<i2", 2}, {DType::I32, "<i4", 4},  {DType::I64, "<i8", 8},
     {DType::U8, "|u1", 1},  {DType::Bool, "|b1", 1},
 };
 const char kMagic[] = "\x93NUMPY";
@@ -137,7 +137,8 @@ struct HeaderParser {
       skipSpace();
       int64_t v = 0;
       size_t start = pos;
-      while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) {
+      while (pos < s.size() &&
+             std::isdigit(static_cast<unsigned char>(s[pos]))) {
         if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) {
           error = "malformed .npy header: dimension too large";
           return false;
@@ -190,8 +191,7 @@ bool parse(const uint8_t *data, size_t size, Array &out, std::string &error) {
   std::string header(reinterpret_cast<const char *>(data + offset), headerLen);
   HeaderParser p{header, 0, error};
   std::string descrStr;
-  bool fortran = false, haveDescr = false, haveShape = false,
-       haveOrder = false;
+  bool fortran = false, haveDescr = false, haveShape = false, haveOrder = false;
   if (!p.expect('{'))
     return false;
   while (!p.consume('}')) {

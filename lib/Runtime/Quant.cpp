@@ -180,8 +180,7 @@ double quantError(const float *x, const float *xhat, int64_t n) {
 }
 
 /// Error of quantizing the `n` values at `bits` with one set of parameters.
-static double subsetError(const float *x, int64_t n, QuantForm form,
-                          int bits) {
+static double subsetError(const float *x, int64_t n, QuantForm form, int bits) {
   TileParams p = computeParams(computeRange(x, n), bits, form);
   std::vector<float> back(n);
   for (int64_t i = 0; i < n; ++i)
@@ -231,8 +230,7 @@ static BitSearchResult search(ErrorFn errorAt, const BitSearchOptions &o) {
 
 BitSearchResult searchBitWidth(const float *x, int64_t n, QuantForm form,
                                const BitSearchOptions &opts) {
-  return search([&](int bits) { return subsetError(x, n, form, bits); },
-                opts);
+  return search([&](int bits) { return subsetError(x, n, form, bits); }, opts);
 }
 
 float roundToBF16(float v) {
@@ -262,8 +260,8 @@ int64_t numElements(const Shape &shape) {
 Shape gridShape(const Shape &shape, const TileLayout &layout) {
   Shape g = shape;
   for (int k = 0; k < 2; ++k)
-    g[layout.dims[k]] = (shape[layout.dims[k]] + layout.tile[k] - 1) /
-                        layout.tile[k];
+    g[layout.dims[k]] =
+        (shape[layout.dims[k]] + layout.tile[k] - 1) / layout.tile[k];
   return g;
 }
 
@@ -302,16 +300,14 @@ static std::vector<std::vector<float>> gatherTiles(const FloatTensor &x,
                                                    const TileLayout &layout) {
   std::vector<std::vector<float>> tiles(
       numElements(gridShape(x.shape, layout)));
-  forEachElement(x.shape, layout, [&](int64_t i, int64_t t) {
-    tiles[t].push_back(x.data[i]);
-  });
+  forEachElement(x.shape, layout,
+                 [&](int64_t i, int64_t t) { tiles[t].push_back(x.data[i]); });
   return tiles;
 }
 
 TiledTensor quantizeTiled(const FloatTensor &x, const TileLayout &layout,
-                          const BitsSpec &bits, QuantForm form,
-                          Rounding mode, uint64_t seed,
-                          const std::vector<float> *givenSteps) {
+                          const BitsSpec &bits, QuantForm form, Rounding mode,
+                          uint64_t seed, const std::vector<float> *givenSteps) {
   TiledTensor t;
   t.shape = x.shape;
   t.layout = layout;
@@ -523,10 +519,12 @@ Status matmulTiled(const MatmulOperand &a, const MatmulOperand &b,
             // Mixed: f32 partial sum, multiplied by the tiled operand's step.
             float psum = 0.0f;
             for (int64_t k = k0; k < k1; ++k) {
-              float x = a.tiled ? static_cast<float>(a.tiled->q[va.linear(bt, i, k)])
-                                : a.dense->data[va.linear(bt, i, k)];
-              float y = b.tiled ? static_cast<float>(b.tiled->q[vb.linear(bt, k, j)])
-                                : b.dense->data[vb.linear(bt, k, j)];
+              float x =
+                  a.tiled ? static_cast<float>(a.tiled->q[va.linear(bt, i, k)])
+                          : a.dense->data[va.linear(bt, i, k)];
+              float y =
+                  b.tiled ? static_cast<float>(b.tiled->q[vb.linear(bt, k, j)])
+                          : b.dense->data[vb.linear(bt, k, j)];
               psum += x * y;
             }
             float s = a.tiled ? va.params(bt, i, k0).step()
@@ -557,12 +555,10 @@ Status conv2dTiled(const TiledTensor &x, const TiledTensor &w,
   int64_t ct = x.layout.tile[1];
   if (w.layout.tile[1] != ct)
     return Status::error("C-tile extents differ");
-  int64_t P = (H + p.pad[0] + p.pad[2] - p.dilation[0] * (R - 1) - 1) /
-                  p.stride[0] +
-              1;
-  int64_t Q = (W + p.pad[1] + p.pad[3] - p.dilation[1] * (S - 1) - 1) /
-                  p.stride[1] +
-              1;
+  int64_t P =
+      (H + p.pad[0] + p.pad[2] - p.dilation[0] * (R - 1) - 1) / p.stride[0] + 1;
+  int64_t Q =
+      (W + p.pad[1] + p.pad[3] - p.dilation[1] * (S - 1) - 1) / p.stride[1] + 1;
   if (P <= 0 || Q <= 0)
     return Status::error("empty output");
   y.shape = {N, P, Q, K};

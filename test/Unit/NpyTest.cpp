@@ -8,7 +8,8 @@
 using namespace tq::npy;
 
 TEST(Npy, RoundTripEveryDType) {
-  Array f = Array::from(DType::F32, {2, 3}, std::vector<float>{1, 2, 3, 4, 5, -6.5f});
+  Array f =
+      Array::from(DType::F32, {2, 3}, std::vector<float>{1, 2, 3, 4, 5, -6.5f});
   Array i8 = Array::from(DType::I8, {4}, std::vector<int8_t>{-128, 0, 1, 127});
   Array i16 = Array::from(DType::I16, {1, 2}, std::vector<int16_t>{-300, 300});
   Array i32 = Array::from(DType::I32, {}, std::vector<int32_t>{-7});
@@ -33,8 +34,8 @@ TEST(Npy, RoundTripEveryDType) {
 namespace {
 std::vector<uint8_t> withHeader(const std::string &header, size_t dataBytes,
                                 int version = 1) {
-  std::vector<uint8_t> buf = {0x93, 'N', 'U', 'M', 'P', 'Y',
-                              static_cast<uint8_t>(version), 0};
+  std::vector<uint8_t> buf = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<uint8_t>(version), 0};
   if (version == 1) {
     buf.push_back(header.size() & 0xff);
     buf.push_back(header.size() >> 8);
@@ -64,33 +65,37 @@ TEST(Npy, MalformedInputIsAnError) {
     EXPECT_TRUE(parse(buf.data(), buf.size(), a, err)) << err;
   }
   EXPECT_EQ(parseError({'x', 'y'}), "not a .npy file (bad magic)");
-  EXPECT_EQ(parseError(withHeader(ok, 15)),
-            "malformed .npy file: expected 16 data bytes for the shape, found 15");
-  EXPECT_EQ(parseError(withHeader(ok, 17)),
-            "malformed .npy file: expected 16 data bytes for the shape, found 17");
+  EXPECT_EQ(
+      parseError(withHeader(ok, 15)),
+      "malformed .npy file: expected 16 data bytes for the shape, found 15");
+  EXPECT_EQ(
+      parseError(withHeader(ok, 17)),
+      "malformed .npy file: expected 16 data bytes for the shape, found 17");
   std::vector<uint8_t> truncated = withHeader(ok, 16);
   truncated.resize(30);
   EXPECT_EQ(parseError(truncated), "truncated .npy header");
   EXPECT_EQ(parseError(withHeader(ok, 16, 9)), "unsupported .npy version 9");
-  EXPECT_EQ(parseError(withHeader(
-                "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8)),
-            "unsupported .npy dtype '>f4' (expected f4, f8, i1, i2, i4, i8, u1 "
-            "or b1, little-endian)");
+  EXPECT_EQ(
+      parseError(withHeader(
+          "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8)),
+      "unsupported .npy dtype '>f4' (expected f4, f8, i1, i2, i4, i8, u1 "
+      "or b1, little-endian)");
   EXPECT_EQ(parseError(withHeader(
                 "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8)),
             "unsupported .npy array: Fortran order");
   EXPECT_EQ(parseError(withHeader("{'descr': '<f4', 'shape': (2,), }", 8)),
             "malformed .npy header: missing descr, fortran_order or shape");
-  EXPECT_EQ(parseError(withHeader(
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (2,x), }", 8)),
-            "malformed .npy header: expected a dimension at offset 53");
+  EXPECT_EQ(
+      parseError(withHeader(
+          "{'descr': '<f4', 'fortran_order': False, 'shape': (2,x), }", 8)),
+      "malformed .npy header: expected a dimension at offset 53");
   EXPECT_EQ(parseError(withHeader("{'descr': '<f4', 'color': 1}", 8)),
             "malformed .npy header: unknown key 'color'");
-  EXPECT_EQ(parseError(withHeader(
-                "{'descr': '<f4', 'fortran_order': False, 'shape': "
-                "(99999999999, 99999999999, 99999999999), }",
-                0)),
-            "malformed .npy header: shape too large");
+  EXPECT_EQ(
+      parseError(withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                            "(99999999999, 99999999999, 99999999999), }",
+                            0)),
+      "malformed .npy header: shape too large");
   Array a;
   std::string err;
   EXPECT_FALSE(read("/nonexistent/x.npy", a, err));

@@ -44,13 +44,17 @@ BitsSpec uniformBits(int n) {
   return b;
 }
 
-const QuantForm kAllForms[] = {
-    QuantForm::Pow2,         QuantForm::Pow2Scaled, QuantForm::Scaled,
-    QuantForm::Offset,       QuantForm::OffsetPow2, QuantForm::OffsetScaled,
-    QuantForm::OffsetPow2Scaled};
+const QuantForm kAllForms[] = {QuantForm::Pow2,
+                               QuantForm::Pow2Scaled,
+                               QuantForm::Scaled,
+                               QuantForm::Offset,
+                               QuantForm::OffsetPow2,
+                               QuantForm::OffsetScaled,
+                               QuantForm::OffsetPow2Scaled};
 const QuantForm kScaledForms[] = {
-    QuantForm::Pow2,       QuantForm::Pow2Scaled,   QuantForm::Scaled,
-    QuantForm::OffsetPow2, QuantForm::OffsetScaled, QuantForm::OffsetPow2Scaled};
+    QuantForm::Pow2,         QuantForm::Pow2Scaled,
+    QuantForm::Scaled,       QuantForm::OffsetPow2,
+    QuantForm::OffsetScaled, QuantForm::OffsetPow2Scaled};
 const int kBitWidths[] = {2, 3, 4, 8, 12, 16};
 
 } // namespace
@@ -72,9 +76,11 @@ TEST(Scalar, EveryRoundingModeA2) {
   struct Case {
     float v, nearest, up, down, zero;
   } cases[] = {
-      {2.5f, 2, 3, 2, 2},    {3.5f, 4, 4, 3, 3},     {-2.5f, -2, -2, -3, -2},
-      {-3.5f, -4, -3, -4, -3}, {0.5f, 0, 1, 0, 0},   {-0.5f, -0.0f, -0.0f, -1, -0.0f},
-      {2.4f, 2, 3, 2, 2},    {-2.6f, -3, -2, -3, -2}, {7.0f, 7, 7, 7, 7},
+      {2.5f, 2, 3, 2, 2},      {3.5f, 4, 4, 3, 3},
+      {-2.5f, -2, -2, -3, -2}, {-3.5f, -4, -3, -4, -3},
+      {0.5f, 0, 1, 0, 0},      {-0.5f, -0.0f, -0.0f, -1, -0.0f},
+      {2.4f, 2, 3, 2, 2},      {-2.6f, -3, -2, -3, -2},
+      {7.0f, 7, 7, 7, 7},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.v);
@@ -222,7 +228,8 @@ TEST(Tiled, AllZeroTileT3) {
 
 TEST(Tiled, NonFiniteInputIsDefinedT3) {
   // NaN -> 0, +-Inf -> +-qmax; neither affects the scale.
-  FloatTensor x{{2, 4}, {1.0f, NAN, INFINITY, -INFINITY, -0.5f, 0.25f, 2.0f, 0}};
+  FloatTensor x{{2, 4},
+                {1.0f, NAN, INFINITY, -INFINITY, -0.5f, 0.25f, 2.0f, 0}};
   for (QuantForm form : kScaledForms) {
     TiledTensor t = quantizeTiled(x, layout(2, 2, 0, 1), uniformBits(8), form);
     EXPECT_EQ(t.nonFinite, 3);
@@ -233,10 +240,8 @@ TEST(Tiled, NonFiniteInputIsDefinedT3) {
     Range r = computeRange(x.data.data(), 2, 1);
     EXPECT_EQ(r.nonFinite, 1);
     EXPECT_EQ(r.absMax, 1.0f);
-    TileParams expected =
-        computeParams(computeRange(std::vector<float>{1, -0.5f, 0.25f}.data(),
-                                   3),
-                      8, form);
+    TileParams expected = computeParams(
+        computeRange(std::vector<float>{1, -0.5f, 0.25f}.data(), 3), 8, form);
     EXPECT_EQ(t.params[0].step(), expected.step());
     EXPECT_EQ(t.params[0].offset, expected.offset);
   }
@@ -293,8 +298,8 @@ TEST(Tiled, RoundTripBoundForEveryWidthAndForm) {
 
 TEST(Tiled, Pow2VersusF32ScalesA2) {
   FloatTensor x = randomTensor({32, 32}, 9);
-  TiledTensor f = quantizeTiled(x, layout(32, 32, 0, 1), uniformBits(8),
-                                QuantForm::Scaled);
+  TiledTensor f =
+      quantizeTiled(x, layout(32, 32, 0, 1), uniformBits(8), QuantForm::Scaled);
   TiledTensor p =
       quantizeTiled(x, layout(32, 32, 0, 1), uniformBits(8), QuantForm::Pow2);
   float fs = f.params[0].step(), ps = p.params[0].step();
@@ -319,8 +324,8 @@ TEST(Tiled, Pow2VersusF32ScalesA2) {
 TEST(Tiled, AsymmetricOffsetsA2) {
   // Data in [10, 14]: symmetric scaling wastes half the range on negatives.
   FloatTensor x = randomTensor({16, 16}, 11, 10.0f, 14.0f);
-  TiledTensor sym = quantizeTiled(x, layout(16, 16, 0, 1), uniformBits(4),
-                                  QuantForm::Scaled);
+  TiledTensor sym =
+      quantizeTiled(x, layout(16, 16, 0, 1), uniformBits(4), QuantForm::Scaled);
   TiledTensor asym = quantizeTiled(x, layout(16, 16, 0, 1), uniformBits(4),
                                    QuantForm::OffsetScaled);
   Range r = computeRange(x.data.data(), x.data.size());
@@ -477,10 +482,10 @@ TEST(BitSearch, TilesNeedFewerBitsThanOneScaleA1A4) {
   BitSearchOptions o;
   o.low = 0.001;
   o.high = 0.005;
-  BitSearchResult whole = searchBitWidthTiled(x, layout(32, 32, 0, 1),
-                                              QuantForm::Scaled, o);
-  BitSearchResult tiled = searchBitWidthTiled(x, layout(16, 16, 0, 1),
-                                              QuantForm::Scaled, o);
+  BitSearchResult whole =
+      searchBitWidthTiled(x, layout(32, 32, 0, 1), QuantForm::Scaled, o);
+  BitSearchResult tiled =
+      searchBitWidthTiled(x, layout(16, 16, 0, 1), QuantForm::Scaled, o);
   EXPECT_LT(tiled.bits, whole.bits);
   EXPECT_LE(tiled.error, o.high);
   // One subset is the same as one tile covering everything.
@@ -504,7 +509,8 @@ TEST(Transpose, SquareTilesReuseEveryScaleT4) {
   ASSERT_EQ(gt, (Shape{g[1], g[0]}));
   for (int64_t i = 0; i < g[0]; ++i)
     for (int64_t j = 0; j < g[1]; ++j) {
-      const TileParams &a = t.params[i * g[1] + j], &b = tt.params[j * g[0] + i];
+      const TileParams &a = t.params[i * g[1] + j],
+                       &b = tt.params[j * g[0] + i];
       EXPECT_EQ(a.step(), b.step());
       EXPECT_EQ(a.bits, b.bits);
     }
@@ -594,10 +600,10 @@ TEST(Matmul, HandComputedExampleT5) {
 TEST(Matmul, MatchesDequantizedProductT5) {
   for (int64_t V : {8, 16, 32}) {
     FloatTensor x = randomTensor({37, 70}, 41), w = randomTensor({70, 29}, 42);
-    TiledTensor tx = quantizeTiled(x, layout(V, V, 0, 1), uniformBits(8),
-                                   QuantForm::Scaled);
-    TiledTensor tw = quantizeTiled(w, layout(V, V, 0, 1), uniformBits(8),
-                                   QuantForm::Pow2);
+    TiledTensor tx =
+        quantizeTiled(x, layout(V, V, 0, 1), uniformBits(8), QuantForm::Scaled);
+    TiledTensor tw =
+        quantizeTiled(w, layout(V, V, 0, 1), uniformBits(8), QuantForm::Pow2);
     FloatTensor c;
     ASSERT_TRUE(matmulTiled({&tx}, {&tw}, false, c).ok);
     std::vector<double> ref =
@@ -636,16 +642,16 @@ TEST(Matmul, TransposedOperandsAreBitExactT4T7) {
 
 TEST(Matmul, MixedTiledTimesFloatT5) {
   FloatTensor x = randomTensor({20, 33}, 61), w = randomTensor({33, 9}, 62);
-  TiledTensor tx = quantizeTiled(x, layout(8, 8, 0, 1), uniformBits(8),
-                                 QuantForm::Scaled);
+  TiledTensor tx =
+      quantizeTiled(x, layout(8, 8, 0, 1), uniformBits(8), QuantForm::Scaled);
   FloatTensor c, c2;
   ASSERT_TRUE(matmulTiled({&tx}, {nullptr, &w}, false, c).ok);
   std::vector<double> ref = denseProduct(dequantizeTiled(tx), w, 20, 33, 9);
   for (size_t i = 0; i < ref.size(); ++i)
     ASSERT_NEAR(c.data[i], ref[i], 1e-4);
   // float × tiled too.
-  TiledTensor tw = quantizeTiled(w, layout(8, 8, 0, 1), uniformBits(8),
-                                 QuantForm::Scaled);
+  TiledTensor tw =
+      quantizeTiled(w, layout(8, 8, 0, 1), uniformBits(8), QuantForm::Scaled);
   ASSERT_TRUE(matmulTiled({nullptr, &x}, {&tw}, false, c2).ok);
   ref = denseProduct(x, dequantizeTiled(tw), 20, 33, 9);
   for (size_t i = 0; i < ref.size(); ++i)
@@ -654,11 +660,12 @@ TEST(Matmul, MixedTiledTimesFloatT5) {
 
 TEST(Matmul, BatchedAndRectangularKTiles) {
   // Batch of 3; 1xV lhs tiles and Vx1 rhs tiles (per-vector scaling).
-  FloatTensor a = randomTensor({3, 5, 24}, 71), b = randomTensor({3, 24, 4}, 72);
-  TiledTensor ta = quantizeTiled(a, layout(1, 8, 1, 2), uniformBits(8),
-                                 QuantForm::Scaled);
-  TiledTensor tb = quantizeTiled(b, layout(8, 1, 1, 2), uniformBits(8),
-                                 QuantForm::Scaled);
+  FloatTensor a = randomTensor({3, 5, 24}, 71),
+              b = randomTensor({3, 24, 4}, 72);
+  TiledTensor ta =
+      quantizeTiled(a, layout(1, 8, 1, 2), uniformBits(8), QuantForm::Scaled);
+  TiledTensor tb =
+      quantizeTiled(b, layout(8, 1, 1, 2), uniformBits(8), QuantForm::Scaled);
   FloatTensor c;
   ASSERT_TRUE(matmulTiled({&ta}, {&tb}, false, c).ok);
   EXPECT_EQ(c.shape, (Shape{3, 5, 4}));
@@ -673,14 +680,14 @@ TEST(Matmul, BatchedAndRectangularKTiles) {
         ASSERT_NEAR(c.data[(bt * 5 + i) * 4 + j], ref, 1e-4);
       }
   // Mismatched K-tiles are an error.
-  TiledTensor tb2 = quantizeTiled(b, layout(4, 1, 1, 2), uniformBits(8),
-                                  QuantForm::Scaled);
+  TiledTensor tb2 =
+      quantizeTiled(b, layout(4, 1, 1, 2), uniformBits(8), QuantForm::Scaled);
   EXPECT_FALSE(matmulTiled({&ta}, {&tb2}, false, c).ok);
 }
 
 TEST(Matmul, Int32AccumulatorBound) {
-  EXPECT_EQ(maxKTile(8, 8), 133144);  // floor((2^31-1) / 127^2)
-  EXPECT_EQ(maxKTile(16, 16), 2);     // (2^31-1) / 32767^2
+  EXPECT_EQ(maxKTile(8, 8), 133144); // floor((2^31-1) / 127^2)
+  EXPECT_EQ(maxKTile(16, 16), 2);    // (2^31-1) / 32767^2
   EXPECT_EQ(maxKTile(16, 8), 516);
   EXPECT_EQ(maxKTile(4, 4), 43826196); // floor((2^31-1) / 7^2)
   // All-qmax operands at the largest legal K-tile: exact int32 sum.
@@ -732,11 +739,12 @@ TEST(Matmul, BF16ScaleProduct) {
 //===----------------------------------------------------------------------===//
 
 TEST(Conv2D, MatchesDequantizedConvolution) {
-  FloatTensor x = randomTensor({3, 7, 6, 20}, 81), w = randomTensor({5, 3, 2, 20}, 82);
-  TiledTensor tx = quantizeTiled(x, layout(8, 8, 0, 3), uniformBits(8),
-                                 QuantForm::Scaled);
-  TiledTensor tw = quantizeTiled(w, layout(8, 8, 0, 3), uniformBits(4),
-                                 QuantForm::Pow2);
+  FloatTensor x = randomTensor({3, 7, 6, 20}, 81),
+              w = randomTensor({5, 3, 2, 20}, 82);
+  TiledTensor tx =
+      quantizeTiled(x, layout(8, 8, 0, 3), uniformBits(8), QuantForm::Scaled);
+  TiledTensor tw =
+      quantizeTiled(w, layout(8, 8, 0, 3), uniformBits(4), QuantForm::Pow2);
   Conv2DParams p;
   p.stride[0] = 2;
   p.dilation[1] = 2;
@@ -771,8 +779,8 @@ TEST(Postprocess, LayerScaleReluRequantizeT6) {
   FloatTensor acc{{2, 3}, {-4, 2, 8, 1, -1, 0}};
   // Computed: s = 8 / 127; y = relu(acc / s) then 2x2-tile quantization.
   PostprocessResult r =
-      postprocess(acc, std::nullopt, true, Activation::Relu,
-                  layout(2, 2, 0, 1), uniformBits(8), QuantForm::Scaled);
+      postprocess(acc, std::nullopt, true, Activation::Relu, layout(2, 2, 0, 1),
+                  uniformBits(8), QuantForm::Scaled);
   EXPECT_EQ(r.layerScale, 8.0f / 127.0f);
   FloatTensor back = dequantizeTiled(r.out);
   for (size_t i = 0; i < acc.data.size(); ++i) {
@@ -796,8 +804,8 @@ TEST(Postprocess, LayerScaleReluRequantizeT6) {
 
 TEST(WeightUpdate, SubtractsAndRequantizesT7) {
   FloatTensor w = randomTensor({16, 16}, 91), dw = randomTensor({16, 16}, 92);
-  TiledTensor tw = quantizeTiled(w, layout(8, 8, 0, 1), uniformBits(8),
-                                 QuantForm::Scaled);
+  TiledTensor tw =
+      quantizeTiled(w, layout(8, 8, 0, 1), uniformBits(8), QuantForm::Scaled);
   TiledTensor up = weightUpdate(tw, dw, 0.1f);
   FloatTensor before = dequantizeTiled(tw), after = dequantizeTiled(up);
   for (size_t i = 0; i < w.data.size(); ++i) {
@@ -818,7 +826,8 @@ TEST(Tiled, ExtremeValuesKeepAFiniteStep) {
   FloatTensor x{{1, 2}, {big, -big / 4}};
   for (QuantForm form : kScaledForms)
     for (int bits : kBitWidths) {
-      TiledTensor t = quantizeTiled(x, layout(1, 2, 0, 1), uniformBits(bits), form);
+      TiledTensor t =
+          quantizeTiled(x, layout(1, 2, 0, 1), uniformBits(bits), form);
       EXPECT_TRUE(std::isfinite(t.params[0].step())) << bits;
       EXPECT_GT(t.params[0].step(), 0.0f);
       EXPECT_LE(t.params[0].pointPos, 127);

@@ -19,14 +19,12 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
-#include <optional>
 
 using namespace llvm;
 namespace ref = tq::ref;
@@ -55,16 +53,30 @@ static cl::opt<int> bitsOpt("bits", cl::desc("bit width N (2..16)"),
                             cl::sub(matmulCmd));
 static cl::opt<int> bitsBOpt("bits-b", cl::desc("bit width of b (matmul)"),
                              cl::init(0), cl::sub(matmulCmd));
-static cl::opt<std::string>
-    formOpt("form",
-            cl::desc("pow2|pow2_scaled|scaled|offset|offset_pow2|"
-                     "offset_scaled|offset_pow2_scaled"),
-            cl::init("scaled"), cl::sub(quantizeCmd), cl::sub(matmulCmd),
-            cl::sub(searchCmd));
-static cl::opt<std::string>
-    roundingOpt("rounding",
-                cl::desc("nearest_even|up|down|toward_zero|stochastic"),
-                cl::init("nearest_even"), cl::sub(quantizeCmd));
+static cl::opt<ref::QuantForm> formOpt(
+    "form", cl::desc("quantization form (SPEC A2)"),
+    cl::values(clEnumValN(ref::QuantForm::Pow2, "pow2", "round(x / 2^s)"),
+               clEnumValN(ref::QuantForm::Pow2Scaled, "pow2_scaled",
+                          "round(x / (2^s f1))"),
+               clEnumValN(ref::QuantForm::Scaled, "scaled", "round(x / f2)"),
+               clEnumValN(ref::QuantForm::Offset, "offset", "round(x - o)"),
+               clEnumValN(ref::QuantForm::OffsetPow2, "offset_pow2",
+                          "round((x - o) / 2^s)"),
+               clEnumValN(ref::QuantForm::OffsetScaled, "offset_scaled",
+                          "round((x - o) / f4)"),
+               clEnumValN(ref::QuantForm::OffsetPow2Scaled,
+                          "offset_pow2_scaled", "round((x - o) / (2^s f3))")),
+    cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd), cl::sub(matmulCmd),
+    cl::sub(searchCmd));
+static cl::opt<ref::Rounding> roundingOpt(
+    "rounding", cl::desc("rounding mode"),
+    cl::values(clEnumValN(ref::Rounding::NearestEven, "nearest_even", ""),
+               clEnumValN(ref::Rounding::Up, "up", ""),
+               clEnumValN(ref::Rounding::Down, "down", ""),
+               clEnumValN(ref::Rounding::TowardZero, "toward_zero", ""),
+               clEnumValN(ref::Rounding::Stochastic, "stochastic",
+                          "floor(v + u), u from --seed")),
+    cl::init(ref::Rounding::NearestEven), cl::sub(quantizeCmd));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("stochastic rounding seed"),
                                  cl::init(0), cl::sub(quantizeCmd));
 static cl::opt<bool> transA("transpose-a", cl::sub(matmulCmd));
@@ -80,30 +92,6 @@ static cl::opt<bool> perTile("per-tile", cl::sub(searchCmd));
 static int fail(const Twine &msg) {
   errs() << "tq-ref: error: " << msg << "\n";
   return 1;
-}
-
-static std::optional<ref::QuantForm> parseForm(StringRef s) {
-  using F = ref::QuantForm;
-  return StringSwitch<std::optional<F>>(s)
-      .Case("pow2", F::Pow2)
-      .Case("pow2_scaled", F::Pow2Scaled)
-      .Case("scaled", F::Scaled)
-      .Case("offset", F::Offset)
-      .Case("offset_pow2", F::OffsetPow2)
-      .Case("offset_scaled", F::OffsetScaled)
-      .Case("offset_pow2_scaled", F::OffsetPow2Scaled)
-      .Default(std::nullopt);
-}
-
-static std::optional<ref::Rounding> parseRounding(StringRef s) {
-  using R = ref::Rounding;
-  return StringSwitch<std::optional<R>>(s)
-      .Case("nearest_even", R::NearestEven)
-      .Case("up", R::Up)
-      .Case("down", R::Down)
-      .Case("toward_zero", R::TowardZero)
-      .Case("stochastic", R::Stochastic)
-      .Default(std::nullopt);
 }
 
 /// Reads a float tensor of rank >= 2.
@@ -169,19 +157,13 @@ static bool writeArray(const std::string &path, const npy::Array &a) {
 static int runQuantize() {
   ref::FloatTensor x;
   ref::TileLayout layout;
-  auto form = parseForm(formOpt);
-  auto rounding = parseRounding(roundingOpt);
-  if (!form)
-    return fail("unknown --form '" + formOpt + "'");
-  if (!rounding)
-    return fail("unknown --rounding '" + roundingOpt + "'");
   if (!checkBits(bitsOpt) || !readTensor(inputs[0], x) ||
       !getLayout(x.shape.size(), layout))
     return 1;
   ref::BitsSpec bits;
   bits.uniform = bitsOpt;
   ref::TiledTensor t =
-      ref::quantizeTiled(x, layout, bits, *form, *rounding, seedOpt);
+      ref::quantizeTiled(x, layout, bits, formOpt, roundingOpt, seedOpt);
   ref::FloatTensor back = ref::dequantizeTiled(t);
   ref::Shape grid = ref::gridShape(x.shape, layout);
   std::vector<float> steps, offsets;
@@ -218,9 +200,6 @@ static int runQuantize() {
 static int runMatmul() {
   if (inputs.size() != 2)
     return fail("matmul takes two inputs");
-  auto form = parseForm(formOpt);
-  if (!form)
-    return fail("unknown --form '" + formOpt + "'");
   ref::FloatTensor a, b;
   if (!readTensor(inputs[0], a) || !readTensor(inputs[1], b))
     return 1;
@@ -233,8 +212,8 @@ static int runMatmul() {
   ref::BitsSpec ba, bb;
   ba.uniform = bitsOpt;
   bb.uniform = bitsB;
-  ref::TiledTensor ta = ref::quantizeTiled(a, la, ba, *form);
-  ref::TiledTensor tb = ref::quantizeTiled(b, lb, bb, *form);
+  ref::TiledTensor ta = ref::quantizeTiled(a, la, ba, formOpt);
+  ref::TiledTensor tb = ref::quantizeTiled(b, lb, bb, formOpt);
   ref::MatmulOperand oa{&ta, nullptr, transA}, ob{&tb, nullptr, transB};
   ref::FloatTensor c;
   ref::Status st = ref::matmulTiled(oa, ob, bf16Product, c);
@@ -248,9 +227,6 @@ static int runMatmul() {
 }
 
 static int runSearch() {
-  auto form = parseForm(formOpt);
-  if (!form)
-    return fail("unknown --form '" + formOpt + "'");
   ref::FloatTensor x;
   if (!readTensor(inputs[0], x))
     return 1;
@@ -269,12 +245,12 @@ static int runSearch() {
     return 1;
   if (perTile) {
     for (const ref::BitSearchResult &r :
-         ref::searchBitWidthPerTile(x, layout, *form, o))
+         ref::searchBitWidthPerTile(x, layout, formOpt, o))
       outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
              << "\n";
     return 0;
   }
-  ref::BitSearchResult r = ref::searchBitWidthTiled(x, layout, *form, o);
+  ref::BitSearchResult r = ref::searchBitWidthTiled(x, layout, formOpt, o);
   outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
          << " iterations " << r.iterations << "\n";
   return 0;

@@ -29,8 +29,9 @@ struct Array {
   int64_t numElements() const;
   /// Element `i` converted to double (any dtype).
   double at(int64_t i) const;
-  template <typename T> static Array from(DType t, std::vector<int64_t> shape,
-                                          const std::vector<T> &values) {
+  template <typename T>
+  static Array from(DType t, std::vector<int64_t> shape,
+                    const std::vector<T> &values) {
     Array a;
     a.dtype = t;
     a.shape = std::move(shape);

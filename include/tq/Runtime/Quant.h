@@ -110,8 +110,8 @@ struct BitSearchOptions {
   double low = 0.0, high = 0.0; // thresholds, low < high
   int init = 8, min = 2, max = 16;
   int step = 1;
-  int farStep = 0;         // > 0 enables the variable step
-  double farMargin = 0.0;  // |error - threshold| > farMargin uses farStep
+  int farStep = 0;        // > 0 enables the variable step
+  double farMargin = 0.0; // |error - threshold| > farMargin uses farStep
 };
 struct BitSearchResult {
   int bits = 0;
@@ -159,9 +159,9 @@ struct TiledTensor {
   Shape shape;
   TileLayout layout;
   QuantForm form = QuantForm::Scaled;
-  std::vector<int32_t> q;          // logical row-major order
-  std::vector<TileParams> params;  // one per tile, grid row-major order
-  int64_t nonFinite = 0;           // NaN/Inf elements seen when quantizing
+  std::vector<int32_t> q;         // logical row-major order
+  std::vector<TileParams> params; // one per tile, grid row-major order
+  int64_t nonFinite = 0;          // NaN/Inf elements seen when quantizing
 };
 
 /// Bit widths for quantizeTiled: one for all tiles, or one per tile.
@@ -244,13 +244,11 @@ struct PostprocessResult {
 };
 /// SPEC T6: y = act(L / s_layer), then quantized into `layout` tiles.
 /// `givenLayerScale` or, with `computeLayerScale`, max|L| / qmax(bits).
-PostprocessResult postprocess(const FloatTensor &acc,
-                              std::optional<float> givenLayerScale,
-                              bool computeLayerScale, Activation act,
-                              const TileLayout &layout, const BitsSpec &bits,
-                              QuantForm form,
-                              Rounding mode = Rounding::NearestEven,
-                              uint64_t seed = 0);
+PostprocessResult
+postprocess(const FloatTensor &acc, std::optional<float> givenLayerScale,
+            bool computeLayerScale, Activation act, const TileLayout &layout,
+            const BitsSpec &bits, QuantForm form,
+            Rounding mode = Rounding::NearestEven, uint64_t seed = 0);
 
 /// SPEC T7: W <- quantize(dequant(W) - lr * dW) into W's layout, form and
 /// bit widths.

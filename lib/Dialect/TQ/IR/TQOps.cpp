@@ -124,9 +124,19 @@ static LogicalResult verifyShapeMatch(Operation *op, StringRef what,
                                       ArrayRef<int64_t> got,
                                       ArrayRef<int64_t> expected) {
   if (failed(verifyCompatibleShape(got, expected)))
-    return op->emitOpError() << what << " shape " << shapeStr(got)
-                             << " does not match the tiled shape "
-                             << shapeStr(expected);
+    return op->emitOpError()
+           << what << " shape " << shapeStr(got)
+           << " does not match the tiled shape " << shapeStr(expected);
+  return success();
+}
+
+/// Checks a compute op's result shape against the one its operands imply.
+static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> got,
+                                       ArrayRef<int64_t> expected) {
+  if (failed(verifyCompatibleShape(got, expected)))
+    return op->emitOpError("result shape ")
+           << shapeStr(got) << " does not match the expected "
+           << shapeStr(expected);
   return success();
 }
 
@@ -165,8 +175,7 @@ LogicalResult QuantizeOp::verify() {
 LogicalResult DequantizeOp::verify() {
   TiledType in = getInput().getType();
   RankedTensorType res = getResult().getType();
-  if (failed(
-          verifyShapeMatch(*this, "result", res.getShape(), in.getShape())))
+  if (failed(verifyShapeMatch(*this, "result", res.getShape(), in.getShape())))
     return failure();
   if (res.getElementType() != in.getExpressedType())
     return emitOpError("result element type ")
@@ -181,8 +190,7 @@ mlir::tq::evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
   TiledType type = op.getResult().getType();
   if (op.getScales() || op.getBits() || !type.hasStaticShape() ||
       type.getBitsKind() != BitsKind::fixed ||
-      !input.getElementType().isF32() ||
-      input.getNumElements() > maxElements)
+      !input.getElementType().isF32() || input.getNumElements() > maxElements)
     return failure();
   ::tq::ref::FloatTensor x;
   x.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -191,8 +199,7 @@ mlir::tq::evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
     x.data.push_back(v.convertToFloat());
   ::tq::ref::BitsSpec bits;
   bits.uniform = type.getBits();
-  return ::tq::ref::quantizeTiled(x, getRefLayout(type), bits,
-                                  getRefForm(type),
+  return ::tq::ref::quantizeTiled(x, getRefLayout(type), bits, getRefForm(type),
                                   getRefRounding(op.getRounding()),
                                   op.getSeed().value_or(0));
 }
@@ -212,8 +219,8 @@ OpFoldResult DequantizeOp::fold(FoldAdaptor) {
   std::vector<float> orig;
   for (APFloat v : cst.getValues<APFloat>())
     orig.push_back(v.convertToFloat());
-  if (std::memcmp(back.data.data(), orig.data(),
-                  orig.size() * sizeof(float)) != 0)
+  if (std::memcmp(back.data.data(), orig.data(), orig.size() * sizeof(float)) !=
+      0)
     return {};
   return quant.getInput();
 }
@@ -277,15 +284,14 @@ LogicalResult ConstantOp::verify() {
     }
   SmallVector<int64_t> index(shape.size(), 0);
   for (const APInt &v : getValues().getValues<APInt>()) {
-    int64_t bits = perTile ? tileBits[::tq::ref::tileOf(shape, layout,
-                                                          index.data())]
-                           : type.getBits();
+    int64_t bits =
+        perTile ? tileBits[::tq::ref::tileOf(shape, layout, index.data())]
+                : type.getBits();
     int64_t q = v.getSExtValue(), m = ::tq::ref::qmax(bits);
     if (q < -m || q > m)
       return emitOpError("value ")
-             << q << " at [" << formatDims(index, ", ")
-             << "] is outside the " << bits << "-bit range [" << -m << ", "
-             << m << "]";
+             << q << " at [" << formatDims(index, ", ") << "] is outside the "
+             << bits << "-bit range [" << -m << ", " << m << "]";
     for (int64_t d = shape.size() - 1; d >= 0; --d) {
       if (++index[d] < shape[d])
         break;
@@ -428,8 +434,8 @@ struct TransposeConstant : OpRewritePattern<TransposeOp> {
     ArrayRef<int64_t> perm = op.getPermutation();
     ::tq::ref::TiledTensor t = ::tq::ref::transposeTiled(
         toRefTensor(cst), std::vector<int64_t>(perm.begin(), perm.end()));
-    rewriter.replaceOp(op, buildConstant(rewriter, op.getLoc(),
-                                         op.getResult().getType(), t));
+    rewriter.replaceOp(
+        op, buildConstant(rewriter, op.getLoc(), op.getResult().getType(), t));
     return success();
   }
 };
@@ -453,8 +459,9 @@ struct Operand {
 };
 } // namespace
 
-static FailureOr<Operand> getMatmulOperand(Operation *op, Value v, bool transposed,
-                                     bool isLhs, StringRef name) {
+static FailureOr<Operand> getMatmulOperand(Operation *op, Value v,
+                                           bool transposed, bool isLhs,
+                                           StringRef name) {
   Operand o;
   ArrayRef<int64_t> shape;
   o.tiled = dyn_cast<TiledType>(v.getType());
@@ -465,8 +472,8 @@ static FailureOr<Operand> getMatmulOperand(Operation *op, Value v, bool transpos
         o.tiled.getSplitDims()[1] != r - 1)
       return op->emitOpError()
              << name << " must be split on its two innermost dims [" << r - 2
-             << ", " << r - 1 << "], got [" << o.tiled.getSplitDims()[0]
-             << ", " << o.tiled.getSplitDims()[1] << "]";
+             << ", " << r - 1 << "], got [" << o.tiled.getSplitDims()[0] << ", "
+             << o.tiled.getSplitDims()[1] << "]";
     if (o.tiled.getHasOffset())
       return op->emitOpError()
              << name
@@ -510,8 +517,8 @@ LogicalResult MatmulOp::verify() {
       getMatmulOperand(*this, getLhs(), getTransposeA(), /*isLhs=*/true, "lhs");
   if (failed(a))
     return failure();
-  FailureOr<Operand> b =
-      getMatmulOperand(*this, getRhs(), getTransposeB(), /*isLhs=*/false, "rhs");
+  FailureOr<Operand> b = getMatmulOperand(*this, getRhs(), getTransposeB(),
+                                          /*isLhs=*/false, "rhs");
   if (failed(b))
     return failure();
   if (!a->tiled && !b->tiled)
@@ -537,12 +544,7 @@ LogicalResult MatmulOp::verify() {
   }
   SmallVector<int64_t> expected(a->shape.begin(), a->shape.end() - 1);
   expected.push_back(b->shape[r - 1]);
-  if (failed(verifyCompatibleShape(getResult().getType().getShape(),
-                                   expected)))
-    return emitOpError("result shape ")
-           << shapeStr(getResult().getType().getShape())
-           << " does not match the expected " << shapeStr(expected);
-  return success();
+  return verifyResultShape(*this, getResult().getType().getShape(), expected);
 }
 
 //===----------------------------------------------------------------------===//
@@ -588,12 +590,7 @@ LogicalResult Conv2DOp::verify() {
       return emitOpError("the filter window is larger than the padded input");
     expected[1 + i] = span / strides[i] + 1;
   }
-  if (failed(verifyCompatibleShape(getResult().getType().getShape(),
-                                   expected)))
-    return emitOpError("result shape ")
-           << shapeStr(getResult().getType().getShape())
-           << " does not match the expected " << shapeStr(expected);
-  return success();
+  return verifyResultShape(*this, getResult().getType().getShape(), expected);
 }
 
 //===----------------------------------------------------------------------===//
@@ -608,8 +605,7 @@ LogicalResult PostprocessOp::verify() {
   if (!res.getExpressedType().isF32())
     return emitOpError("result must have an f32 expressed type");
   if (getLayerScale() && getComputeLayerScale())
-    return emitOpError(
-        "the layer scale is either given or computed, not both");
+    return emitOpError("the layer scale is either given or computed, not both");
   if (getComputeLayerScale() && res.getBitsKind() != BitsKind::fixed)
     return emitOpError("computing the layer scale needs a fixed bit width in "
                        "the result type");

@@ -39,12 +39,13 @@ std::string mlir::tq::formatDims(ArrayRef<int64_t> v, StringRef sep) {
   return s;
 }
 
-LogicalResult
-TiledType::verify(function_ref<InFlightDiagnostic()> emitError,
-                  ArrayRef<int64_t> shape, IntegerType storageType,
-                  BitsKind bitsKind, int64_t bits, FloatType expressedType,
-                  ArrayRef<int64_t> tileShape, ArrayRef<int64_t> splitDims,
-                  ScaleKind scaleKind, bool hasOffset) {
+LogicalResult TiledType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> shape,
+                                IntegerType storageType, BitsKind bitsKind,
+                                int64_t bits, FloatType expressedType,
+                                ArrayRef<int64_t> tileShape,
+                                ArrayRef<int64_t> splitDims,
+                                ScaleKind scaleKind, bool hasOffset) {
   int64_t rank = shape.size();
   if (rank < 2)
     return emitError() << "tiled tensor must have rank >= 2, got " << rank;

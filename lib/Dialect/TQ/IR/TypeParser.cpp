@@ -12,8 +12,7 @@ using namespace mlir;
 using namespace mlir::tq;
 
 /// bits ::= int | `?` | `per_tile`
-static ParseResult parseBits(AsmParser &parser, BitsKind &kind,
-                             int64_t &bits) {
+static ParseResult parseBits(AsmParser &parser, BitsKind &kind, int64_t &bits) {
   bits = 0;
   if (succeeded(parser.parseOptionalQuestion())) {
     kind = BitsKind::dynamic;
@@ -27,9 +26,8 @@ static ParseResult parseBits(AsmParser &parser, BitsKind &kind,
   SMLoc loc = parser.getCurrentLocation();
   OptionalParseResult result = parser.parseOptionalInteger(bits);
   if (!result.has_value())
-    return parser.emitError(loc,
-                            "expected a bit width: an integer, '?' or "
-                            "'per_tile'");
+    return parser.emitError(loc, "expected a bit width: an integer, '?' or "
+                                 "'per_tile'");
   return *result;
 }
 
@@ -90,9 +88,8 @@ Type TiledType::parse(AsmParser &parser) {
       parser.parseDimensionList(tile, /*allowDynamic=*/false,
                                 /*withTrailingX=*/false) ||
       parser.parseComma() || parser.parseKeyword("dims") ||
-      parser.parseEqual() || parser.parseLSquare() ||
-      parser.parseInteger(d0) || parser.parseComma() ||
-      parser.parseInteger(d1) || parser.parseRSquare())
+      parser.parseEqual() || parser.parseLSquare() || parser.parseInteger(d0) ||
+      parser.parseComma() || parser.parseInteger(d1) || parser.parseRSquare())
     return {};
   ScaleKind scaleKind = ScaleKind::f32;
   bool hasOffset = false;
@@ -112,7 +109,7 @@ Type TiledType::parse(AsmParser &parser) {
   return parser.getChecked<TiledType>(
       loc, parser.getContext(), ArrayRef<int64_t>(shape), storage, bitsKind,
       bits, expressed, ArrayRef<int64_t>(tile), ArrayRef<int64_t>(dims),
-                                      scaleKind, hasOffset);
+      scaleKind, hasOffset);
 }
 
 void TiledType::print(AsmPrinter &printer) const {

@@ -32,8 +32,8 @@ struct QuantizeConstant : OpRewritePattern<QuantizeOp> {
       return rewriter.notifyMatchFailure(
           op, "not evaluable at compile time (run-time scales or bits, "
               "dynamic shape or width, or too large)");
-    rewriter.replaceOp(op, buildConstant(rewriter, op.getLoc(),
-                                         op.getResult().getType(), *q));
+    rewriter.replaceOp(
+        op, buildConstant(rewriter, op.getLoc(), op.getResult().getType(), *q));
     return success();
   }
 

@@ -3,9 +3,9 @@
 #define TQ_DIALECT_TQ_IR_TQ_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -23,7 +23,6 @@
 
 #define GET_OP_CLASSES
 #include "tq/Dialect/TQ/IR/TQOps.h.inc"
-
 
 namespace mlir::tq {
 
