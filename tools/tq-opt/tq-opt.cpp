@@ -8,10 +8,12 @@
 #include "mlir/Transforms/Passes.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
+#include "tq/Pipelines/Pipelines.h"
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::tq::registerTQPasses();
+  mlir::tq::registerTQPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tq::TQDialect, mlir::arith::ArithDialect,

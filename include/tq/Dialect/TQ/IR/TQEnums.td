@@ -65,4 +65,21 @@ def TQ_ScaleProductAttr : EnumAttr<TQ_Dialect, TQ_ScaleProduct, "scale_product">
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The role of a tensor in a layer's computation (SPEC T2, A1): it chooses
+// the split dims and the bit width of the tensor.
+def TQ_Role : I32EnumAttr<"Role", "tensor role", [
+    I32EnumAttrCase<"activation", 0>,
+    I32EnumAttrCase<"weight", 1>,
+    I32EnumAttrCase<"bias", 2>,
+    I32EnumAttrCase<"output_grad", 3>,      // dY
+    I32EnumAttrCase<"activation_grad", 4>,  // dX = dY·Wᵀ
+    I32EnumAttrCase<"weight_grad", 5>       // dW = Xᵀ·dY
+  ]> {
+  let cppNamespace = "::mlir::tq";
+  let genSpecializedAttr = 0;
+}
+def TQ_RoleAttr : EnumAttr<TQ_Dialect, TQ_Role, "role"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // TQ_ENUMS_TD

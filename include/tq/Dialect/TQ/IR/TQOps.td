@@ -53,6 +53,14 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
                          "::mlir::tq::RoundingMode::nearest_even">:$rounding,
                        OptionalAttr<I64Attr>:$seed);
   let results = (outs TQ_TiledTensor:$result);
+  let builders = [
+    // Scales computed per tile, fixed bit width, nearest-even rounding.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
+      build($_builder, $_state, result, input, ::mlir::Value(),
+            ::mlir::Value(), ::mlir::tq::RoundingMode::nearest_even,
+            ::mlir::IntegerAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $input (`scales` `(` $scales^ `:` qualified(type($scales)) `)`)?
     (`bits` `(` $bits^ `:` qualified(type($bits)) `)`)?
@@ -242,6 +250,14 @@ def TQ_MatmulOp : TQ_Op<"matmul", [Pure]> {
                        DefaultValuedAttr<TQ_ScaleProductAttr,
                          "::mlir::tq::ScaleProduct::exact">:$scale_product);
   let results = (outs RankedTensorOf<[F32]>:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$lhs,
+                   "::mlir::Value":$rhs, "bool":$transposeA,
+                   "bool":$transposeB), [{
+      build($_builder, $_state, result, lhs, rhs, transposeA, transposeB,
+            ::mlir::tq::ScaleProduct::exact);
+    }]>
+  ];
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs)) `->` qualified(type($result))
   }];

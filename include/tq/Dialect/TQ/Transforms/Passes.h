@@ -5,7 +5,14 @@
 #include "mlir/Pass/Pass.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 
+namespace mlir::arith {
+class ArithDialect;
+} // namespace mlir::arith
+
 namespace mlir::tq {
+
+/// Which operands of a compute op tq-insert-quantization quantizes.
+enum class QuantizeOperands { all, weights, activations };
 
 #define GEN_PASS_DECL
 #include "tq/Dialect/TQ/Transforms/Passes.h.inc"

@@ -36,4 +36,89 @@ def TQQuantizeConstants : Pass<"tq-quantize-constants"> {
   let dependentDialects = ["::mlir::tq::TQDialect"];
 }
 
+def TQChooseSplitDims : Pass<"tq-choose-split-dims"> {
+  let summary = "Infer the role of each compute operand and choose its split dims";
+  let description = [{
+    Annotates every compute op that tile-quant quantizes (`linalg.matmul`
+    and its transposed forms, `linalg.batch_matmul`,
+    `linalg.conv_2d_nhwc_fhwc`) with the role of its two inputs
+    (`tq.roles`) and the dims their tiles split (`tq.split_dims`), SPEC T2:
+
+    | operand                | role                      | split dims |
+    |------------------------|---------------------------|------------|
+    | matmul lhs / rhs       | by producer (see below)   | the two innermost (rows, cols) |
+    | conv input `[N,H,W,C]` | activation / gradient     | (N, C) = [0, 3] |
+    | conv filter `[K,R,S,C]`| weight                    | (K, C) = [0, 3] |
+
+    Roles come from how a value is produced: constants and function
+    arguments marked `tq.parameter` are weights; a function argument may
+    state its role (`{tq.role = #tq.role<output_grad>}`); reshapes,
+    transposes, slices and casts keep their source's role; the product of a
+    gradient with a weight is an activation gradient, with an activation a
+    weight gradient; everything else is an activation.
+
+    Attributes already present on an op are kept (that is how a user
+    overrides the choice); malformed ones are an error.
+
+    ```mlir
+    %y = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<weight>],
+                        tq.split_dims = [array<i64: 0, 1>, array<i64: 0, 1>]}
+           ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::tq::TQDialect"];
+}
+
+def TQInsertQuantization : Pass<"tq-insert-quantization"> {
+  let summary = "Rewrite float compute ops into tiled quantized tq ops";
+  let description = [{
+    Replaces each compute op recognized by `tq-choose-split-dims` (using its
+    `tq.roles` / `tq.split_dims`, or computing them) by `tq.quantize` of its
+    inputs and a `tq.matmul` / `tq.conv2d`; a non-zero init is added back in
+    f32. Zero padding (`tensor.pad`) in front of a convolution becomes the
+    padding of `tq.conv2d`. Bit widths follow the operand's role; tiles are
+    `tile`×`tile`; the storage type is the narrowest of i4, i8, i16.
+
+    With `quantize=weights` (or `activations`) only one operand of a matmul
+    is quantized: the mixed case of SPEC T5. Ops listed in `keep-float`, or
+    carrying `tq.keep_float`, stay in float.
+
+    A K-tile whose int32 partial sum could overflow for the chosen widths is
+    an error naming the op.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", /*default=*/"32",
+           "Tile size V (tiles are VxV)">,
+    Option<"actBits", "act-bits", "int64_t", /*default=*/"8",
+           "Bit width of activations">,
+    Option<"weightBits", "weight-bits", "int64_t", /*default=*/"8",
+           "Bit width of weights">,
+    Option<"gradBits", "grad-bits", "int64_t", /*default=*/"8",
+           "Bit width of gradients">,
+    Option<"scaleKind", "scale", "::mlir::tq::ScaleKind",
+           /*default=*/"::mlir::tq::ScaleKind::f32",
+           "Scale representation of every tile",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::tq::ScaleKind::f32, "f32", "f32 scale"),
+             clEnumValN(::mlir::tq::ScaleKind::pow2, "pow2",
+                        "power-of-two point position"),
+             clEnumValN(::mlir::tq::ScaleKind::pow2_f32, "pow2_f32",
+                        "point position and f32 factor"))}]>,
+    Option<"operands", "quantize", "::mlir::tq::QuantizeOperands",
+           /*default=*/"::mlir::tq::QuantizeOperands::all",
+           "Which matmul operands to quantize",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::tq::QuantizeOperands::all, "all",
+                        "both operands"),
+             clEnumValN(::mlir::tq::QuantizeOperands::weights, "weights",
+                        "only weights (mixed case)"),
+             clEnumValN(::mlir::tq::QuantizeOperands::activations,
+                        "activations", "only non-weights (mixed case)"))}]>,
+    ListOption<"keepFloat", "keep-float", "std::string",
+               "Names of ops to leave in float (e.g. linalg.batch_matmul)">
+  ];
+  let dependentDialects = ["::mlir::tq::TQDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // TQ_DIALECT_TQ_TRANSFORMS_PASSES_TD

@@ -3,8 +3,45 @@
 #define TQ_DIALECT_TQ_TRANSFORMS_TRANSFORMS_H
 
 #include "mlir/IR/PatternMatch.h"
+#include "tq/Dialect/TQ/Transforms/Passes.h"
+
+#include <string>
+#include <vector>
 
 namespace mlir::tq {
+
+/// How tq-insert-quantization quantizes compute ops.
+struct QuantizationOptions {
+  int64_t tile = 32;
+  int64_t actBits = 8, weightBits = 8, gradBits = 8;
+  ScaleKind scaleKind = ScaleKind::f32;
+  QuantizeOperands operands = QuantizeOperands::all;
+  std::vector<std::string> keepFloat;
+
+  /// The bit width for a tensor of `role`.
+  int64_t bitsFor(Role role) const;
+  /// The tiled type an operand of `shape`, `role` and split `dims` gets.
+  TiledType typeFor(MLIRContext *ctx, ArrayRef<int64_t> shape, Role role,
+                    ArrayRef<int64_t> dims) const;
+  /// Whether operand `i` (of role `role`) of a compute op is quantized.
+  bool quantizes(Role role) const;
+};
+
+/// Checks that the options and every compute op under `root` (with its
+/// tq.roles / tq.split_dims) can be quantized: emits an error naming the
+/// option or the op, and fails, otherwise.
+LogicalResult verifyQuantization(Operation *root,
+                                 const QuantizationOptions &options);
+
+/// Patterns rewriting float compute ops into tq ops (roles and split dims
+/// must be annotated, see annotateRolesAndSplitDims):
+///   - linalg.matmul (plain, transposed A/B) -> tq.quantize + tq.matmul
+///   - linalg.batch_matmul (plain, transposed A/B) -> same, batched
+///   - [tensor.pad(zero) ->] linalg.conv_2d_nhwc_fhwc -> tq.conv2d (the
+///     padding folded into the op)
+/// A non-zero init is added back with arith.addf.
+void populateInsertQuantizationPatterns(RewritePatternSet &patterns,
+                                        const QuantizationOptions &options);
 
 /// Patterns that evaluate quantization of constants at compile time:
 ///   - tq.quantize(arith.constant) -> tq.constant (reference numerics),

@@ -1,0 +1,78 @@
+//===- Roles.h - tensor roles and split dims of compute ops -----*- C++ -*-===//
+//
+// The analysis behind tq-choose-split-dims and tq-insert-quantization: which
+// upstream ops tile-quant computes on, the role of each operand (SPEC T2) and
+// the dims its tiles split.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_DIALECT_TQ_TRANSFORMS_ROLES_H
+#define TQ_DIALECT_TQ_TRANSFORMS_ROLES_H
+
+#include "tq/Dialect/TQ/IR/TQ.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::tq {
+
+/// Discardable attributes of the tq passes.
+/// On compute ops: the role and split dims of each input operand.
+constexpr StringLiteral kRolesAttr = "tq.roles";
+constexpr StringLiteral kSplitDimsAttr = "tq.split_dims";
+/// On compute ops: leave this op in float.
+constexpr StringLiteral kKeepFloatAttr = "tq.keep_float";
+/// On function arguments: the argument's role, or that it is a parameter
+/// (a weight).
+constexpr StringLiteral kRoleArgAttr = "tq.role";
+constexpr StringLiteral kParameterArgAttr = "tq.parameter";
+
+/// A compute op tile-quant quantizes, seen uniformly.
+struct ComputeOp {
+  enum class Kind { Matmul, BatchMatmul, Conv2DNhwcFhwc };
+  Kind kind;
+  Operation *op;
+  Value lhs, rhs, init;
+  bool transposeA = false, transposeB = false;
+  /// Conv only: strides and dilations (H, W).
+  SmallVector<int64_t, 2> strides, dilations;
+};
+
+/// Recognizes linalg.matmul (default maps, or A or B transposed),
+/// linalg.batch_matmul (same) and linalg.conv_2d_nhwc_fhwc on f32 tensors.
+/// Fails (with a reason) for anything else.
+FailureOr<ComputeOp> matchComputeOp(Operation *op, std::string *why = nullptr);
+
+/// Infers the role of values from how they are produced: constants and
+/// function arguments marked `tq.parameter` are weights, arguments may carry
+/// `tq.role`, shape ops (reshape, transpose, slice, cast) keep the role of
+/// their source, a product involving a gradient is a gradient (an activation
+/// gradient with a weight, else a weight gradient), anything else is an
+/// activation.
+class RoleAnalysis {
+public:
+  Role getRole(Value v);
+
+private:
+  llvm::DenseMap<Value, Role> cache;
+};
+
+/// The split dims tile-quant uses for input `operand` (0 or 1) of `op`
+/// (SPEC T2): the two innermost dims for matmul operands (rows, cols);
+/// (N, C) = [0, 3] for NHWC activations and (K, C) = [0, 3] for KRSC
+/// (FHWC) filters.
+SmallVector<int64_t, 2> getDefaultSplitDims(const ComputeOp &op,
+                                            unsigned operand);
+
+/// Reads (or, when absent, computes) the roles and split dims of `op`'s two
+/// inputs. Emits an error on `op` and fails when attributes are malformed.
+LogicalResult getRolesAndSplitDims(const ComputeOp &op, RoleAnalysis &roles,
+                                   Role (&outRoles)[2],
+                                   SmallVector<int64_t, 2> (&outDims)[2]);
+
+/// Sets `tq.roles` and `tq.split_dims` on every compute op under `root`
+/// that does not have them yet; fails (with a diagnostic) on malformed
+/// attributes.
+LogicalResult annotateRolesAndSplitDims(Operation *root);
+
+} // namespace mlir::tq
+
+#endif // TQ_DIALECT_TQ_TRANSFORMS_ROLES_H

@@ -1,0 +1,16 @@
+// RUN: tq-opt %s -tq-insert-quantization="tile=128 act-bits=16 weight-bits=16" -split-input-file -verify-diagnostics
+
+func.func @overflow(%x: tensor<64x256xf32>, %w: tensor<256x128xf32>, %i: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  // expected-error @+1 {{a 128x128 tile with 16-bit and 16-bit operands may overflow the int32 partial sum (the K-tile can be at most 2)}}
+  %y = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%i : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// -----
+
+func.func @unsupported_dims(%x: tensor<2x8x8x16xf32>, %f: tensor<32x3x3x16xf32>, %i: tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32> {
+  // expected-error @+1 {{split dims [1, 3] of operand #0 are not supported by tq.conv2d, which needs [0, 3]}}
+  %y = linalg.conv_2d_nhwc_fhwc {tq.split_dims = [array<i64: 1, 3>, array<i64: 0, 3>], dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %f : tensor<2x8x8x16xf32>, tensor<32x3x3x16xf32>) outs(%i : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
+  return %y : tensor<2x6x6x32xf32>
+}

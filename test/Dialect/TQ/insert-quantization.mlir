@@ -1,0 +1,111 @@
+// RUN: tq-opt %s -tq-insert-quantization -split-input-file | FileCheck %s
+// RUN: tq-opt %s -tq-insert-quantization="tile=16 act-bits=4 weight-bits=12 scale=pow2" -split-input-file | FileCheck %s --check-prefix=OPTS
+// RUN: tq-opt %s -tq-insert-quantization="quantize=weights" -split-input-file | FileCheck %s --check-prefix=WEIGHTS
+// RUN: tq-opt %s -tq-insert-quantization="quantize=activations" -split-input-file | FileCheck %s --check-prefix=ACTS
+// RUN: tq-opt %s -tq-insert-quantization="keep-float=linalg.matmul" -split-input-file | FileCheck %s --check-prefix=KEEP
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<5.000000e-01> : tensor<256x128xf32>
+// CHECK: %[[QX:.*]] = tq.quantize %arg0 : tensor<64x256xf32> -> !tq.tiled<64x256xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+// CHECK: %[[QW:.*]] = tq.quantize %[[W]] : tensor<256x128xf32> -> !tq.tiled<256x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+// CHECK: %[[Y:.*]] = tq.matmul %[[QX]], %[[QW]] : {{.*}} -> tensor<64x128xf32>
+// CHECK-NOT: linalg.matmul
+// CHECK: return %[[Y]]
+// OPTS-LABEL: func.func @matmul
+// OPTS: tq.quantize %arg0 : tensor<64x256xf32> -> !tq.tiled<64x256xi4:4, f32, tile = 16x16, dims = [0, 1], scale = pow2>
+// OPTS: tq.quantize %{{.*}} : tensor<256x128xf32> -> !tq.tiled<256x128xi16:12, f32, tile = 16x16, dims = [0, 1], scale = pow2>
+// WEIGHTS-LABEL: func.func @matmul
+// WEIGHTS: %[[QW:.*]] = tq.quantize %{{.*}} : tensor<256x128xf32> -> !tq.tiled<256x128xi8:8
+// WEIGHTS: tq.matmul %arg0, %[[QW]] : tensor<64x256xf32>, !tq.tiled<256x128xi8:8
+// ACTS-LABEL: func.func @matmul
+// ACTS: %[[QX:.*]] = tq.quantize %arg0
+// ACTS: tq.matmul %[[QX]], %{{.*}} : !tq.tiled<64x256xi8:8, {{.*}}>, tensor<256x128xf32>
+// KEEP-LABEL: func.func @matmul
+// KEEP-NOT: tq.
+// KEEP: linalg.matmul
+func.func @matmul(%x: tensor<64x256xf32>) -> tensor<64x128xf32> {
+  %w = arith.constant dense<0.5> : tensor<256x128xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%acc : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// -----
+
+// A non-zero init is added back in f32; tq.keep_float leaves an op alone.
+// CHECK-LABEL: func.func @init_and_keep
+// CHECK: %[[Y:.*]] = tq.matmul
+// CHECK: %[[S:.*]] = arith.addf %[[Y]], %arg1 : tensor<64x128xf32>
+// CHECK: linalg.matmul {tq.keep_float
+// CHECK: return %[[S]]
+func.func @init_and_keep(%x: tensor<64x256xf32>, %b: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
+  %w = arith.constant dense<0.5> : tensor<256x128xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%b : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %y2 = linalg.matmul {tq.keep_float} ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%b : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %y, %y2 : tensor<64x128xf32>, tensor<64x128xf32>
+}
+
+// -----
+
+// T4, T7: the backward GEMMs read transposed operands through the matmul's
+// transpose flags: no transpose of data, no requantization; gradients get
+// grad-bits.
+// CHECK-LABEL: func.func @backward
+// CHECK: %[[DY:.*]] = tq.quantize %arg0 : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8
+// CHECK: %[[W:.*]] = tq.quantize %arg1 : tensor<256x128xf32> -> !tq.tiled<256x128xi8:8
+// CHECK: tq.matmul %[[DY]], %[[W]] {transpose_b} : {{.*}} -> tensor<64x256xf32>
+// CHECK: %[[X:.*]] = tq.quantize %arg2
+// CHECK: tq.matmul %[[X]], %{{.*}} {transpose_a} : {{.*}} -> tensor<256x128xf32>
+// CHECK-NOT: tq.requantize
+func.func @backward(%dy: tensor<64x128xf32> {tq.role = #tq.role<output_grad>},
+                    %w: tensor<256x128xf32> {tq.parameter}, %x: tensor<64x256xf32>,
+                    %i1: tensor<64x256xf32>, %i2: tensor<256x128xf32>) -> (tensor<64x256xf32>, tensor<256x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %a1 = linalg.fill ins(%zero : f32) outs(%i1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %dx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%dy, %w : tensor<64x128xf32>, tensor<256x128xf32>) outs(%a1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %a2 = linalg.fill ins(%zero : f32) outs(%i2 : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %dy : tensor<64x256xf32>, tensor<64x128xf32>) outs(%a2 : tensor<256x128xf32>) -> tensor<256x128xf32>
+  return %dx, %dw : tensor<64x256xf32>, tensor<256x128xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK: tq.quantize %arg0 : tensor<4x64x32xf32> -> !tq.tiled<4x64x32xi8:8, f32, tile = 32x32, dims = [1, 2], scale = f32>
+// CHECK: tq.matmul {{.*}} -> tensor<4x64x16xf32>
+// KEEP-LABEL: func.func @batch_matmul
+// KEEP: tq.matmul
+func.func @batch_matmul(%a: tensor<4x64x32xf32>, %b: tensor<4x32x16xf32>) -> tensor<4x64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64x16xf32>) -> tensor<4x64x16xf32>
+  %y = linalg.batch_matmul ins(%a, %b : tensor<4x64x32xf32>, tensor<4x32x16xf32>) outs(%acc : tensor<4x64x16xf32>) -> tensor<4x64x16xf32>
+  return %y : tensor<4x64x16xf32>
+}
+
+// -----
+
+// A zero tensor.pad on H and W becomes the padding of tq.conv2d.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[QX:.*]] = tq.quantize %arg0 : tensor<2x8x8x16xf32> -> !tq.tiled<2x8x8x16xi8:8, f32, tile = 32x32, dims = [0, 3], scale = f32>
+// CHECK: %[[QF:.*]] = tq.quantize %{{.*}} : tensor<32x3x3x16xf32> -> !tq.tiled<32x3x3x16xi8:8, f32, tile = 32x32, dims = [0, 3], scale = f32>
+// CHECK: tq.conv2d %[[QX]], %[[QF]] {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : {{.*}} -> tensor<2x4x4x32xf32>
+// WEIGHTS-LABEL: func.func @conv
+// WEIGHTS: linalg.conv_2d_nhwc_fhwc
+func.func @conv(%x: tensor<2x8x8x16xf32>) -> tensor<2x4x4x32xf32> {
+  %f = arith.constant dense<1.0> : tensor<32x3x3x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x8x8x16xf32> to tensor<2x10x10x16xf32>
+  %e = tensor.empty() : tensor<2x4x4x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x4x32xf32>) -> tensor<2x4x4x32xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p, %f : tensor<2x10x10x16xf32>, tensor<32x3x3x16xf32>) outs(%acc : tensor<2x4x4x32xf32>) -> tensor<2x4x4x32xf32>
+  return %y : tensor<2x4x4x32xf32>
+}
