@@ -19,10 +19,12 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   insert.gradBits = o.gradBits;
   insert.scaleKind = o.scaleKind;
   insert.operands = o.operands;
+  insert.granularity = o.granularity;
   insert.keepFloat.assign(o.keepFloat.begin(), o.keepFloat.end());
   pm.addPass(createTQInsertQuantization(insert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createTQFusePostprocess());
   pm.addPass(createTQQuantizeConstants());
   pm.addPass(createCanonicalizerPass());
 }

@@ -488,8 +488,11 @@ Status matmulTiled(const MatmulOperand &a, const MatmulOperand &b,
       if (hasOffset(o->tiled->form))
         return Status::error("operands with offsets are not supported");
     }
-  int64_t kt = a.tiled ? va.kTile(true) : vb.kTile(false);
-  if (a.tiled && b.tiled && va.kTile(true) != vb.kTile(false))
+  // A tile longer than K covers all of it: compare effective extents.
+  int64_t K0 = va.cols;
+  int64_t kt = std::min(K0, a.tiled ? va.kTile(true) : vb.kTile(false));
+  if (a.tiled && b.tiled &&
+      std::min(K0, va.kTile(true)) != std::min(K0, vb.kTile(false)))
     return Status::error("K-tile extents differ");
   int64_t M = va.rows, N = vb.cols, K = va.cols;
   c.shape.assign(va.shape.begin(), va.shape.end() - 2);

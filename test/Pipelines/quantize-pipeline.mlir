@@ -2,7 +2,8 @@
 // RUN: tq-opt %s -pass-pipeline="builtin.module(tq-quantize{tile=16 weight-bits=4 scale=pow2})" | FileCheck %s --check-prefix=POW2
 
 // A two-layer MLP forward and the first layer's backward: each tensor is
-// quantized once and shared by its consumers (CSE), constant weights become
+// quantized once and shared by its consumers (CSE), the hidden layer's ReLU
+// and requantization fuse into tq.postprocess (T6), constant weights become
 // tq.constant (compiled with the reference numerics), the backward GEMMs
 // read transposed operands through flags (T4), no requantization.
 
@@ -10,7 +11,7 @@
 // CHECK: %[[X:.*]] = tq.quantize %arg0 : tensor<8x32xf32> -> !tq.tiled<8x32xi8:8, f32, tile = 16x16, dims = [0, 1], scale = f32>
 // CHECK: %[[W1:.*]] = tq.constant {{.*}} : !tq.tiled<32x16xi4:4, f32, tile = 16x16, dims = [0, 1], scale = f32>
 // CHECK: %[[H:.*]] = tq.matmul %[[X]], %[[W1]]
-// CHECK: %[[QH:.*]] = tq.quantize %{{.*}} : tensor<8x16xf32> -> !tq.tiled<8x16xi8:8
+// CHECK: %[[QH:.*]], %{{.*}} = tq.postprocess %[[H]] {activation = #tq.activation<relu>} : tensor<8x16xf32> -> !tq.tiled<8x16xi8:8
 // CHECK: %[[W2:.*]] = tq.constant {{.*}} : !tq.tiled<16x8xi4:4, f32, tile = 16x16, dims = [0, 1], scale = f32>
 // CHECK: tq.matmul %[[QH]], %[[W2]]
 // CHECK: %[[DY:.*]] = tq.quantize %arg1

@@ -42,13 +42,26 @@ struct QuantizePipelineOptions
                      "only weights (mixed case)"),
           clEnumValN(QuantizeOperands::activations, "activations",
                      "only non-weights (mixed case)"))};
+  Option<Granularity> granularity{
+      *this, "granularity",
+      llvm::cl::desc("Subsets with their own parameters (SPEC A1)"),
+      llvm::cl::init(Granularity::tile),
+      llvm::cl::values(
+          clEnumValN(Granularity::tile, "tile", "VxV tiles"),
+          clEnumValN(Granularity::vector, "vector",
+                     "1xV vectors along the contracted dim"),
+          clEnumValN(Granularity::channel, "channel",
+                     "one scale per row/column (per channel or batch)"),
+          clEnumValN(Granularity::tensor, "tensor",
+                     "one scale per 2-D slice"))};
   ListOption<std::string> keepFloat{
       *this, "keep-float", llvm::cl::desc("Names of ops to leave in float")};
 };
 
-/// tq-quantize: roles and split dims, quantization insertion, compile-time
-/// quantization of constant weights, then canonicalization and CSE (which
-/// shares one quantization of a tensor between its consumers).
+/// tq-quantize: roles and split dims, quantization insertion, CSE (which
+/// shares one quantization of a tensor between its consumers), fusion of
+/// layer outputs into tq.postprocess, compile-time quantization of constant
+/// weights, canonicalization.
 void buildQuantizePipeline(OpPassManager &pm,
                            const QuantizePipelineOptions &options);
 

@@ -1,7 +1,7 @@
 // RUN: tq-opt %s -tq-insert-quantization="tile=128 act-bits=16 weight-bits=16" -split-input-file -verify-diagnostics
 
 func.func @overflow(%x: tensor<64x256xf32>, %w: tensor<256x128xf32>, %i: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{a 128x128 tile with 16-bit and 16-bit operands may overflow the int32 partial sum (the K-tile can be at most 2)}}
+  // expected-error @+1 {{a K-tile of 128 with 16-bit and 16-bit operands may overflow the int32 partial sum (at most 2)}}
   %y = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%i : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }

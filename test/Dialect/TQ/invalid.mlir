@@ -483,7 +483,7 @@ func.func @f59(%a: tensor<64x128xf32>) {
 
 func.func @f60(%a: tensor<64x128xf32>) {
   // expected-error @+1 {{stochastic rounding requires a 'seed' attribute}}
-  %0, %s = tq.postprocess %a {rounding = #tq<rounding stochastic>} : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %0, %s = tq.postprocess %a rounding stochastic : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>
   return
 }
 

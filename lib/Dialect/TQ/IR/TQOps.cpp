@@ -536,6 +536,12 @@ LogicalResult MatmulOp::verify() {
   if (dimsDiffer(k, k2))
     return emitOpError("contracting dimensions differ: ") << k << " vs " << k2;
   if (a->tiled && b->tiled) {
+    // A tile larger than the contracting dim covers all of it: compare the
+    // extents that take effect.
+    if (!ShapedType::isDynamic(k)) {
+      a->kTile = std::min(a->kTile, k);
+      b->kTile = std::min(b->kTile, k);
+    }
     if (a->kTile != b->kTile)
       return emitOpError("K-tile extents differ: lhs ")
              << a->kTile << " vs rhs " << b->kTile;

@@ -36,14 +36,48 @@ int64_t QuantizationOptions::bitsFor(Role role) const {
   llvm_unreachable("unknown role");
 }
 
-TiledType QuantizationOptions::typeFor(MLIRContext *ctx,
-                                       ArrayRef<int64_t> shape, Role role,
-                                       ArrayRef<int64_t> dims) const {
+FailureOr<TiledType> QuantizationOptions::typeFor(MLIRContext *ctx,
+                                                  ArrayRef<int64_t> shape,
+                                                  Role role,
+                                                  ArrayRef<int64_t> dims,
+                                                  unsigned contracted) const {
   int64_t bits = bitsFor(role);
   unsigned width = bits <= 4 ? 4 : bits <= 8 ? 8 : 16;
+  int64_t sizes[2] = {shape[dims[0]], shape[dims[1]]};
+  SmallVector<int64_t, 2> tileShape;
+  switch (granularity) {
+  case Granularity::tile:
+    tileShape = {tile, tile};
+    break;
+  case Granularity::vector:
+    tileShape = {1, 1};
+    tileShape[contracted] = tile;
+    break;
+  case Granularity::channel:
+    if (ShapedType::isDynamic(sizes[contracted]))
+      return failure();
+    tileShape = {1, 1};
+    tileShape[contracted] = std::max<int64_t>(sizes[contracted], 1);
+    break;
+  case Granularity::tensor:
+    if (ShapedType::isDynamic(sizes[0]) || ShapedType::isDynamic(sizes[1]))
+      return failure();
+    int64_t v = std::max<int64_t>({sizes[0], sizes[1], 1});
+    tileShape = {v, v};
+    break;
+  }
   return TiledType::get(ctx, shape, IntegerType::get(ctx, width),
-                        BitsKind::fixed, bits, Float32Type::get(ctx),
-                        {tile, tile}, dims, scaleKind, /*hasOffset=*/false);
+                        BitsKind::fixed, bits, Float32Type::get(ctx), tileShape,
+                        dims, scaleKind, /*hasOffset=*/false);
+}
+
+/// Which of operand `i`'s split dims (0 or 1) the product contracts.
+static unsigned contractedSplitDim(const ComputeOp &c, unsigned i) {
+  if (c.kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+    return 1; // C, for both input and filter
+  if (i == 0)
+    return c.transposeA ? 0 : 1;
+  return c.transposeB ? 1 : 0;
 }
 
 bool QuantizationOptions::quantizes(Role role) const {
@@ -105,13 +139,30 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
         return WalkResult::interrupt();
       }
     }
+    Value operands[2] = {c->lhs, c->rhs};
+    int64_t kTile[2];
+    for (unsigned i = 0; i < 2; ++i) {
+      auto shape = cast<RankedTensorType>(operands[i].getType()).getShape();
+      unsigned k = contractedSplitDim(*c, i);
+      FailureOr<TiledType> type =
+          o.typeFor(op->getContext(), shape, roles[i], dims[i], k);
+      if (failed(type)) {
+        op->emitOpError("operand #")
+            << i << " needs static split dims for this granularity";
+        return WalkResult::interrupt();
+      }
+      int64_t size = shape[dims[i][k]];
+      kTile[i] = type->getTileShape()[k];
+      if (!ShapedType::isDynamic(size))
+        kTile[i] = std::min(kTile[i], size);
+    }
     bool both = o.quantizes(roles[0]) && o.quantizes(roles[1]);
     int64_t ba = o.bitsFor(roles[0]), bb = o.bitsFor(roles[1]);
-    if (both && o.tile > ::tq::ref::maxKTile(ba, bb)) {
-      op->emitOpError("a ")
-          << o.tile << "x" << o.tile << " tile with " << ba << "-bit and " << bb
-          << "-bit operands may overflow the int32 partial sum (the "
-          << "K-tile can be at most " << ::tq::ref::maxKTile(ba, bb) << ")";
+    if (both && kTile[0] > ::tq::ref::maxKTile(ba, bb)) {
+      op->emitOpError("a K-tile of ")
+          << kTile[0] << " with " << ba << "-bit and " << bb
+          << "-bit operands may overflow the int32 partial sum (at most "
+          << ::tq::ref::maxKTile(ba, bb) << ")";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -186,9 +237,12 @@ struct QuantizeComputeOp : RewritePattern {
       if (!quantize[i])
         continue;
       auto type = cast<RankedTensorType>(inputs[i].getType());
-      TiledType tiled =
-          options.typeFor(op->getContext(), type.getShape(), roles[i], dims[i]);
-      inputs[i] = QuantizeOp::create(rewriter, loc, tiled, inputs[i]);
+      FailureOr<TiledType> tiled =
+          options.typeFor(op->getContext(), type.getShape(), roles[i], dims[i],
+                          contractedSplitDim(*c, i));
+      if (failed(tiled))
+        return rewriter.notifyMatchFailure(op, "no static size");
+      inputs[i] = QuantizeOp::create(rewriter, loc, *tiled, inputs[i]);
     }
     Type resultType = op->getResult(0).getType();
     Value result;
@@ -224,6 +278,7 @@ struct TQInsertQuantizationPass
     o.gradBits = gradBits;
     o.scaleKind = scaleKind;
     o.operands = operands;
+    o.granularity = granularity;
     o.keepFloat.assign(keepFloat.begin(), keepFloat.end());
     Operation *root = getOperation();
     if (failed(annotateRolesAndSplitDims(root)) ||

@@ -331,7 +331,7 @@ def TQ_PostprocessOp : TQ_Op<"postprocess", [Pure, AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $input (`layer_scale` `(` $layer_scale^ `)`)?
     (`bits` `(` $bits^ `:` qualified(type($bits)) `)`)?
-    attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+    (`rounding` `` $rounding^)? attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }

@@ -14,6 +14,14 @@ namespace mlir::tq {
 /// Which operands of a compute op tq-insert-quantization quantizes.
 enum class QuantizeOperands { all, weights, activations };
 
+/// The subsets that get their own parameters (SPEC A1), on the two split
+/// dims of an operand, with k the one its product contracts:
+///   tile:    VxV tiles
+///   vector:  1xV vectors along k (per-vector scaling, the prior art)
+///   channel: one vector per row or column, all of k (per-channel / per-batch)
+///   tensor:  one scale per 2-D slice (per tensor for 2-D operands)
+enum class Granularity { tile, vector, channel, tensor };
+
 #define GEN_PASS_DECL
 #include "tq/Dialect/TQ/Transforms/Passes.h.inc"
 

@@ -79,6 +79,13 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
     padding of `tq.conv2d`. Bit widths follow the operand's role; tiles are
     `tile`×`tile`; the storage type is the narrowest of i4, i8, i16.
 
+    `granularity` chooses the subsets that get their own parameters (A1):
+    `tile` (V×V), `vector` (1×V along the contracted dim, the per-vector
+    scaling of the prior art), `channel` (a whole row or column: per output
+    channel for weights, per sample for activations) or `tensor` (one
+    scale per 2-D slice). All are `!tq.tiled` types, so policies can be
+    compared on the same program.
+
     With `quantize=weights` (or `activations`) only one operand of a matmul
     is quantized: the mixed case of SPEC T5. Ops listed in `keep-float`, or
     carrying `tq.keep_float`, stay in float.
@@ -114,11 +121,52 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
                         "only weights (mixed case)"),
              clEnumValN(::mlir::tq::QuantizeOperands::activations,
                         "activations", "only non-weights (mixed case)"))}]>,
+    Option<"granularity", "granularity", "::mlir::tq::Granularity",
+           /*default=*/"::mlir::tq::Granularity::tile",
+           "Subsets with their own parameters (SPEC A1)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::tq::Granularity::tile, "tile", "VxV tiles"),
+             clEnumValN(::mlir::tq::Granularity::vector, "vector",
+                        "1xV vectors along the contracted dim"),
+             clEnumValN(::mlir::tq::Granularity::channel, "channel",
+                        "one scale per row/column (per channel or batch)"),
+             clEnumValN(::mlir::tq::Granularity::tensor, "tensor",
+                        "one scale per 2-D slice"))}]>,
     ListOption<"keepFloat", "keep-float", "std::string",
                "Names of ops to leave in float (e.g. linalg.batch_matmul)">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def TQFusePostprocess : Pass<"tq-fuse-postprocess"> {
+  let summary = "Fuse activation and requantization of layer outputs (T6)";
+  let description = [{
+    The output of a tiled `tq.matmul` / `tq.conv2d` that is quantized again
+    for the next layer, directly or after a ReLU (`linalg.generic` computing
+    `max(x, 0)`), becomes one `tq.postprocess`: nonlinearity, then
+    requantization into tiles with fresh scales (SPEC T6), which the
+    backends run in the accumulator's loop nest (A7).
+
+    ```mlir
+    %acc = tq.matmul %x, %w : ... -> tensor<64x128xf32>
+    %r = linalg.generic ... max(%acc, 0) ...
+    %q = tq.quantize %r : tensor<64x128xf32> -> !tq.tiled<...>
+    ```
+
+    becomes
+
+    ```mlir
+    %acc = tq.matmul %x, %w : ... -> tensor<64x128xf32>
+    %q, %s = tq.postprocess %acc {activation = #tq.activation<relu>}
+               : tensor<64x128xf32> -> !tq.tiled<...>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tq::TQDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused-outputs", "Layer outputs fused into tq.postprocess">,
+    Statistic<"numRelu", "fused-relus", "ReLUs fused into tq.postprocess">
+  ];
 }
 
 #endif // TQ_DIALECT_TQ_TRANSFORMS_PASSES_TD

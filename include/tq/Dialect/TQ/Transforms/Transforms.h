@@ -4,6 +4,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
+#include "llvm/ADT/Statistic.h"
 
 #include <string>
 #include <vector>
@@ -16,13 +17,17 @@ struct QuantizationOptions {
   int64_t actBits = 8, weightBits = 8, gradBits = 8;
   ScaleKind scaleKind = ScaleKind::f32;
   QuantizeOperands operands = QuantizeOperands::all;
+  Granularity granularity = Granularity::tile;
   std::vector<std::string> keepFloat;
 
   /// The bit width for a tensor of `role`.
   int64_t bitsFor(Role role) const;
-  /// The tiled type an operand of `shape`, `role` and split `dims` gets.
-  TiledType typeFor(MLIRContext *ctx, ArrayRef<int64_t> shape, Role role,
-                    ArrayRef<int64_t> dims) const;
+  /// The tiled type an operand of `shape`, `role` and split `dims` gets;
+  /// `contracted` (0 or 1) says which split dim its product reduces over.
+  /// Fails for granularities that need a static size the shape lacks.
+  FailureOr<TiledType> typeFor(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                               Role role, ArrayRef<int64_t> dims,
+                               unsigned contracted) const;
   /// Whether operand `i` (of role `role`) of a compute op is quantized.
   bool quantizes(Role role) const;
 };
@@ -48,6 +53,18 @@ void populateInsertQuantizationPatterns(RewritePatternSet &patterns,
 ///     for constants of at most `maxElements` elements.
 void populateQuantizeConstantsPatterns(RewritePatternSet &patterns,
                                        int64_t maxElements);
+
+/// Whether `op` is an elementwise ReLU: a linalg.generic with one input,
+/// identity maps, all-parallel iterators and body max(x, 0.0).
+bool isRelu(Operation *op);
+
+/// Patterns fusing layer outputs into tq.postprocess (SPEC T6):
+///   - tq.quantize(relu(tq.matmul | tq.conv2d)) -> tq.postprocess{relu}
+///   - tq.quantize(tq.matmul | tq.conv2d) -> tq.postprocess
+/// `numFused` / `numRelu` (optional) count the rewrites.
+void populateFusePostprocessPatterns(RewritePatternSet &patterns,
+                                     llvm::Statistic *numFused = nullptr,
+                                     llvm::Statistic *numRelu = nullptr);
 
 } // namespace mlir::tq
 
