@@ -24,6 +24,7 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   pm.addPass(createTQInsertQuantization(insert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createTQFoldTransposes());
   pm.addPass(createTQFusePostprocess());
   pm.addPass(createTQQuantizeConstants());
   pm.addPass(createCanonicalizerPass());

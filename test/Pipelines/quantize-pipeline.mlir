@@ -1,4 +1,5 @@
 // RUN: tq-opt %s -tq-quantize="tile=16 weight-bits=4" | FileCheck %s
+// RUN: tq-opt %s -tq-quantize="granularity=vector" | FileCheck %s --check-prefix=VECTOR
 // RUN: tq-opt %s -pass-pipeline="builtin.module(tq-quantize{tile=16 weight-bits=4 scale=pow2})" | FileCheck %s --check-prefix=POW2
 
 // A two-layer MLP forward and the first layer's backward: each tensor is
@@ -20,6 +21,9 @@
 // CHECK-NOT: tq.requantize
 // CHECK-NOT: linalg.matmul
 // POW2: tq.constant {{.*}} scale = pow2>
+// With per-vector scaling the transposed uses are requantizations.
+// VECTOR-LABEL: func.func @mlp
+// VECTOR: tq.requantize
 func.func @mlp(%x: tensor<8x32xf32>, %dh: tensor<8x16xf32> {tq.role = #tq.role<output_grad>})
     -> (tensor<8x8xf32>, tensor<8x32xf32>, tensor<32x16xf32>) {
   %w1 = arith.constant dense<0.25> : tensor<32x16xf32>

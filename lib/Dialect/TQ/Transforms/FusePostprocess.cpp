@@ -39,8 +39,7 @@ bool mlir::tq::isRelu(Operation *op) {
 namespace {
 
 struct FuseIntoPostprocess : OpRewritePattern<QuantizeOp> {
-  FuseIntoPostprocess(MLIRContext *ctx, llvm::Statistic *numFused,
-                      llvm::Statistic *numRelu)
+  FuseIntoPostprocess(MLIRContext *ctx, int64_t *numFused, int64_t *numRelu)
       : OpRewritePattern(ctx), numFused(numFused), numRelu(numRelu) {}
 
   LogicalResult matchAndRewrite(QuantizeOp op,
@@ -72,25 +71,28 @@ struct FuseIntoPostprocess : OpRewritePattern<QuantizeOp> {
     return success();
   }
 
-  llvm::Statistic *numFused, *numRelu;
+  int64_t *numFused, *numRelu;
 };
 
 struct TQFusePostprocessPass
     : mlir::tq::impl::TQFusePostprocessBase<TQFusePostprocessPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateFusePostprocessPatterns(patterns, &numFused, &numRelu);
+    int64_t fused = 0, relu = 0;
+    populateFusePostprocessPatterns(patterns, &fused, &relu);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation()->emitError("tq-fuse-postprocess did not converge");
-      signalPassFailure();
+      return signalPassFailure();
     }
+    numFused += fused;
+    numRelu += relu;
   }
 };
 
 } // namespace
 
 void mlir::tq::populateFusePostprocessPatterns(RewritePatternSet &patterns,
-                                               llvm::Statistic *numFused,
-                                               llvm::Statistic *numRelu) {
+                                               int64_t *numFused,
+                                               int64_t *numRelu) {
   patterns.add<FuseIntoPostprocess>(patterns.getContext(), numFused, numRelu);
 }

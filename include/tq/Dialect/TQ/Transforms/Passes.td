@@ -139,6 +139,39 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TQFoldTransposes : Pass<"tq-fold-transposes"> {
+  let summary = "Fold transposes into matmul operands and share quantizations (T4)";
+  let description = [{
+    Makes each tensor quantized once, with transposed uses reading it
+    through the matmul's transpose flags (SPEC T4, T7):
+
+    1. `tq.matmul` of `tq.quantize(linalg.transpose(%x))` or of
+       `tq.transpose(%q)` (swapping the two innermost dims) reads `%x` /
+       `%q` with the operand's transpose flag flipped instead.
+    2. When one value is quantized into several types, the first
+       quantization is kept and the others become `tq.requantize` of it: the
+       float data of a layer is gone once it is quantized, as on the PPU.
+
+    With square tiles a tensor and its transpose have the same tiled type,
+    so step 2 finds nothing to requantize. With per-vector (1×V) tiles the
+    forward pass needs the vectors along one dim and the transposed use
+    along the other: each such use costs a requantization. Both counts are
+    pass statistics; as Debian's LLVM is built without statistics, the
+    `report` option also states them as a remark.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the counts">
+  ];
+  let statistics = [
+    Statistic<"numFolded", "folded-transposes",
+              "Transposes folded into matmul operands (scales reused)">,
+    Statistic<"numRequantized", "requantizations",
+              "Quantizations replaced by a requantization">
+  ];
+  let dependentDialects = ["::mlir::tq::TQDialect"];
+}
+
 def TQFusePostprocess : Pass<"tq-fuse-postprocess"> {
   let summary = "Fuse activation and requantization of layer outputs (T6)";
   let description = [{

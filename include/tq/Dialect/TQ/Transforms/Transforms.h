@@ -4,7 +4,6 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
-#include "llvm/ADT/Statistic.h"
 
 #include <string>
 #include <vector>
@@ -54,6 +53,21 @@ void populateInsertQuantizationPatterns(RewritePatternSet &patterns,
 void populateQuantizeConstantsPatterns(RewritePatternSet &patterns,
                                        int64_t maxElements);
 
+/// Patterns folding transposes into tq.matmul operand flags (SPEC T4):
+///   - tq.matmul(tq.quantize(linalg.transpose(x))) -> tq.matmul(tq.quantize(x))
+///     with the operand's transpose flag flipped
+///   - tq.matmul(tq.transpose(q)) -> tq.matmul(q), flag flipped
+/// when the permutation swaps the two innermost dims. `numFolded`
+/// (optional) counts them.
+void populateFoldTransposesPatterns(RewritePatternSet &patterns,
+                                    int64_t *numFolded = nullptr);
+
+/// Replaces every tq.quantize of a value that is already quantized (by an
+/// earlier tq.quantize in the same block, with the same rounding) by that
+/// quantization, or by a tq.requantize of it when the types differ. Returns
+/// the number of requantizations inserted.
+int64_t shareQuantizations(Operation *root);
+
 /// Whether `op` is an elementwise ReLU: a linalg.generic with one input,
 /// identity maps, all-parallel iterators and body max(x, 0.0).
 bool isRelu(Operation *op);
@@ -63,8 +77,8 @@ bool isRelu(Operation *op);
 ///   - tq.quantize(tq.matmul | tq.conv2d) -> tq.postprocess
 /// `numFused` / `numRelu` (optional) count the rewrites.
 void populateFusePostprocessPatterns(RewritePatternSet &patterns,
-                                     llvm::Statistic *numFused = nullptr,
-                                     llvm::Statistic *numRelu = nullptr);
+                                     int64_t *numFused = nullptr,
+                                     int64_t *numRelu = nullptr);
 
 } // namespace mlir::tq
 

@@ -1,0 +1,148 @@
+//===- FoldTransposes.cpp - transposed operands without requantization ----===//
+#include "tq/Dialect/TQ/Transforms/Passes.h"
+#include "tq/Dialect/TQ/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_TQFOLDTRANSPOSES
+#include "tq/Dialect/TQ/Transforms/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+using namespace mlir::tq;
+
+/// Whether `perm` swaps the two innermost dims and keeps the others.
+static bool swapsInnermost(ArrayRef<int64_t> perm) {
+  int64_t r = perm.size();
+  if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2)
+    return false;
+  for (int64_t i = 0; i + 2 < r; ++i)
+    if (perm[i] != i)
+      return false;
+  return true;
+}
+
+namespace {
+
+/// Rewrites operand `index` of a tq.matmul to read a value in the other
+/// orientation, flipping its flag.
+struct FoldOperandTranspose : OpRewritePattern<MatmulOp> {
+  FoldOperandTranspose(MLIRContext *ctx, int64_t *numFolded)
+      : OpRewritePattern(ctx), numFolded(numFolded) {}
+
+  /// The untransposed value of `v` (a tiled operand), or null.
+  Value untransposed(Value v, PatternRewriter &rewriter) const {
+    if (auto t = v.getDefiningOp<TransposeOp>())
+      return swapsInnermost(t.getPermutation()) ? t.getInput() : Value();
+    auto quant = v.getDefiningOp<QuantizeOp>();
+    if (!quant || quant.getScales() || quant.getBits())
+      return {};
+    auto transpose = quant.getInput().getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || !swapsInnermost(transpose.getPermutation()))
+      return {};
+    // The same tiles, seen before the transpose: swap the tile extents.
+    TiledType type = quant.getResult().getType();
+    int64_t r = type.getRank();
+    ArrayRef<int64_t> tile = type.getTileShape();
+    Value source = transpose.getInput();
+    TiledType sourceType =
+        type.cloneWith(cast<RankedTensorType>(source.getType()).getShape(),
+                       {tile[1], tile[0]}, {r - 2, r - 1});
+    rewriter.setInsertionPoint(quant);
+    return QuantizeOp::create(rewriter, quant.getLoc(), sourceType, source,
+                              Value(), Value(), quant.getRounding(),
+                              quant.getSeedAttr());
+  }
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    for (unsigned i = 0; i < 2; ++i) {
+      Value operand = op->getOperand(i);
+      if (!isa<TiledType>(operand.getType()))
+        continue;
+      Value source = untransposed(operand, rewriter);
+      if (!source)
+        continue;
+      rewriter.modifyOpInPlace(op, [&] {
+        op->setOperand(i, source);
+        if (i == 0)
+          op.setTransposeA(!op.getTransposeA());
+        else
+          op.setTransposeB(!op.getTransposeB());
+      });
+      changed = true;
+      if (numFolded)
+        ++*numFolded;
+    }
+    return success(changed);
+  }
+
+  int64_t *numFolded;
+};
+
+struct TQFoldTransposesPass
+    : mlir::tq::impl::TQFoldTransposesBase<TQFoldTransposesPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    int64_t folded = 0;
+    populateFoldTransposesPatterns(patterns, &folded);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation()->emitError("tq-fold-transposes did not converge");
+      return signalPassFailure();
+    }
+    int64_t requantized = shareQuantizations(getOperation());
+    numFolded += folded;
+    numRequantized += requantized;
+    if (report)
+      emitRemark(getOperation()->getLoc(), "tq-fold-transposes: ")
+          << folded << " transposes folded into matmul operands (scales "
+          << "reused), " << requantized << " requantizations";
+  }
+};
+
+} // namespace
+
+void mlir::tq::populateFoldTransposesPatterns(RewritePatternSet &patterns,
+                                              int64_t *numFolded) {
+  patterns.add<FoldOperandTranspose>(patterns.getContext(), numFolded);
+}
+
+int64_t mlir::tq::shareQuantizations(Operation *root) {
+  int64_t requantized = 0;
+  // First quantization of each (value, rounding, seed), in walk order.
+  llvm::DenseMap<std::tuple<Value, unsigned, int64_t>, QuantizeOp> first;
+  SmallVector<QuantizeOp> later;
+  root->walk([&](QuantizeOp op) {
+    if (op.getScales() || op.getBits())
+      return;
+    auto key =
+        std::make_tuple(op.getInput(), static_cast<unsigned>(op.getRounding()),
+                        op.getSeed().value_or(0));
+    auto [it, inserted] = first.try_emplace(key, op);
+    if (!inserted && it->second->getBlock() == op->getBlock())
+      later.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (QuantizeOp op : later) {
+    auto key =
+        std::make_tuple(op.getInput(), static_cast<unsigned>(op.getRounding()),
+                        op.getSeed().value_or(0));
+    QuantizeOp primary = first.lookup(key);
+    if (!primary->isBeforeInBlock(op))
+      continue;
+    if (primary.getResult().getType() == op.getResult().getType()) {
+      rewriter.replaceOp(op, primary.getResult());
+      continue;
+    }
+    rewriter.setInsertionPoint(op);
+    rewriter.replaceOpWithNewOp<RequantizeOp>(
+        op, op.getResult().getType(), primary.getResult(), Value(),
+        DenseI64ArrayAttr(), op.getRoundingAttr(), op.getSeedAttr());
+    ++requantized;
+  }
+  return requantized;
+}
