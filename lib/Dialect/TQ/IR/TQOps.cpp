@@ -188,17 +188,29 @@ FailureOr<::tq::ref::TiledTensor>
 mlir::tq::evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
                            int64_t maxElements) {
   TiledType type = op.getResult().getType();
-  if (op.getScales() || op.getBits() || !type.hasStaticShape() ||
-      type.getBitsKind() != BitsKind::fixed ||
+  if (op.getScales() || !type.hasStaticShape() ||
+      type.getBitsKind() == BitsKind::dynamic ||
       !input.getElementType().isF32() || input.getNumElements() > maxElements)
     return failure();
+  ::tq::ref::BitsSpec bits;
+  bits.uniform = type.getBits();
+  if (type.getBitsKind() == BitsKind::per_tile) {
+    // Per-tile widths must be known too.
+    DenseIntElementsAttr tileBits;
+    if (!op.getBits() || !matchPattern(op.getBits(), m_Constant(&tileBits)))
+      return failure();
+    for (const APInt &b : tileBits.getValues<APInt>()) {
+      int64_t n = b.getSExtValue();
+      if (n < 2 || n > type.getStorageType().getWidth())
+        return failure();
+      bits.perTile.push_back(static_cast<int>(n));
+    }
+  }
   ::tq::ref::FloatTensor x;
   x.shape.assign(type.getShape().begin(), type.getShape().end());
   x.data.reserve(input.getNumElements());
   for (APFloat v : input.getValues<APFloat>())
     x.data.push_back(v.convertToFloat());
-  ::tq::ref::BitsSpec bits;
-  bits.uniform = type.getBits();
   return ::tq::ref::quantizeTiled(x, getRefLayout(type), bits, getRefForm(type),
                                   getRefRounding(op.getRounding()),
                                   op.getSeed().value_or(0));

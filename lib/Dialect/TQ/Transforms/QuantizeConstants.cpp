@@ -32,8 +32,12 @@ struct QuantizeConstant : OpRewritePattern<QuantizeOp> {
       return rewriter.notifyMatchFailure(
           op, "not evaluable at compile time (run-time scales or bits, "
               "dynamic shape or width, or too large)");
-    rewriter.replaceOp(
-        op, buildConstant(rewriter, op.getLoc(), op.getResult().getType(), *q));
+    ConstantOp cst =
+        buildConstant(rewriter, op.getLoc(), op.getResult().getType(), *q);
+    // Keep what earlier passes recorded (e.g. the bit-width search result).
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      cst->setAttr(attr.getName(), attr.getValue());
+    rewriter.replaceOp(op, cst);
     return success();
   }
 

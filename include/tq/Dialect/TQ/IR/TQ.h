@@ -33,7 +33,8 @@ namespace mlir::tq {
 
 /// Runs `op` on the constant `input` with the reference numerics: the
 /// compile-time value of a quantize. Fails for non-static or dynamic-width
-/// types, given scales or bits, or more than `maxElements` elements.
+/// types, given scales, per-tile widths that are not constant, or more than
+/// `maxElements` elements.
 FailureOr<::tq::ref::TiledTensor>
 evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
                  int64_t maxElements = int64_t(1) << 22);

@@ -172,6 +172,56 @@ def TQFoldTransposes : Pass<"tq-fold-transposes"> {
   let dependentDialects = ["::mlir::tq::TQDialect"];
 }
 
+def TQAdaptiveBitWidth : Pass<"tq-adaptive-bit-width"> {
+  let summary = "Choose the bit width of constant tensors from their data (A3/A4)";
+  let description = [{
+    For every `tq.quantize` of a float constant (typically a weight), runs
+    the bit-width search of SPEC A4 on the real data with the op's tiles and
+    scale kind: quantize, measure the error `diff_bit` (A3), widen while it
+    is above `high`, narrow while below `low`, within [`min-bits`,
+    `max-bits`]. The result type gets the chosen width (and the narrowest
+    storage for it); with `per-tile`, every tile gets its own width
+    (`per_tile` type, widths as a constant operand).
+
+    The choice and its error are recorded on the op (kept by
+    `tq-quantize-constants`):
+
+    ```mlir
+    %w = tq.quantize %c {tq.bit_width = {bits = 6 : i64, error = 0.0061 : f64}}
+           : tensor<256x128xf32> -> !tq.tiled<256x128xi8:6, ...>
+    %v = tq.quantize %d bits(%b : tensor<8x4xi32>)
+           {tq.bit_width = {average_bits = 5.25 : f64, max_error = 0.009 : f64}}
+           : tensor<256x128xf32> -> !tq.tiled<256x128xi8:per_tile, ...>
+    ```
+
+    The width is capped where a consumer `tq.matmul` / `tq.conv2d` could
+    overflow its int32 partial sum. Quantizations whose result feeds other
+    ops than these and `tq.dequantize` keep their width.
+  }];
+  let options = [
+    Option<"low", "low", "double", /*default=*/"0.005",
+           "Lower error threshold: narrow below it">,
+    Option<"high", "high", "double", /*default=*/"0.02",
+           "Upper error threshold: widen above it">,
+    Option<"initBits", "init-bits", "int64_t", /*default=*/"8",
+           "Width the search starts from">,
+    Option<"minBits", "min-bits", "int64_t", /*default=*/"2",
+           "Smallest width">,
+    Option<"maxBits", "max-bits", "int64_t", /*default=*/"8",
+           "Largest width">,
+    Option<"step", "step", "int64_t", /*default=*/"1",
+           "Width change per step">,
+    Option<"farStep", "far-step", "int64_t", /*default=*/"0",
+           "Larger step when the error is far from the band (0: off)">,
+    Option<"farMargin", "far-margin", "double", /*default=*/"0.0",
+           "Distance from the threshold beyond which far-step applies">,
+    Option<"perTile", "per-tile", "bool", /*default=*/"false",
+           "Choose one width per tile instead of per tensor">
+  ];
+  let dependentDialects = ["::mlir::tq::TQDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TQFusePostprocess : Pass<"tq-fuse-postprocess"> {
   let summary = "Fuse activation and requantization of layer outputs (T6)";
   let description = [{

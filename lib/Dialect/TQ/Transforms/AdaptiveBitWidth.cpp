@@ -1,0 +1,148 @@
+//===- AdaptiveBitWidth.cpp - bit widths of constants from their data -----===//
+#include "tq/Dialect/TQ/Transforms/Passes.h"
+#include "tq/Dialect/TQ/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_TQADAPTIVEBITWIDTH
+#include "tq/Dialect/TQ/Transforms/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+using namespace mlir::tq;
+
+/// Attribute recording the search result on the quantize op.
+static constexpr StringLiteral kBitWidthAttr = "tq.bit_width";
+
+/// The largest width `op`'s result can take without a consumer's int32
+/// partial sum overflowing, or 0 when a consumer cannot take another width.
+static int64_t widthCap(QuantizeOp op, int64_t maxBits) {
+  int64_t cap = maxBits;
+  for (OpOperand &use : op.getResult().getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<DequantizeOp>(user))
+      continue;
+    Value other;
+    int64_t kTile = 0;
+    TiledType self = op.getResult().getType();
+    if (auto mm = dyn_cast<MatmulOp>(user)) {
+      bool isLhs = use.getOperandNumber() == 0;
+      bool transposed = isLhs ? mm.getTransposeA() : mm.getTransposeB();
+      kTile = self.getTileShape()[isLhs != transposed ? 1 : 0];
+      other = isLhs ? mm.getRhs() : mm.getLhs();
+    } else if (auto conv = dyn_cast<Conv2DOp>(user)) {
+      kTile = self.getTileShape()[1];
+      other = use.getOperandNumber() == 0 ? conv.getFilter() : conv.getInput();
+    } else {
+      return 0;
+    }
+    auto otherType = dyn_cast<TiledType>(other.getType());
+    if (!otherType)
+      continue; // mixed case: f32 partial sums
+    while (cap >= 2 && ::tq::ref::maxKTile(cap, otherType.getMaxBits()) < kTile)
+      --cap;
+  }
+  return cap;
+}
+
+static IntegerType storageFor(MLIRContext *ctx, int64_t bits) {
+  return IntegerType::get(ctx, bits <= 4 ? 4 : bits <= 8 ? 8 : 16);
+}
+
+namespace {
+struct TQAdaptiveBitWidthPass
+    : mlir::tq::impl::TQAdaptiveBitWidthBase<TQAdaptiveBitWidthPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (!(low >= 0 && low < high) ||
+        !(2 <= minBits && minBits <= initBits && initBits <= maxBits &&
+          maxBits <= 16) ||
+        step < 1 || farStep < 0) {
+      getOperation()->emitError(
+          "tq-adaptive-bit-width: options must satisfy 0 <= low < high, 2 <= "
+          "min-bits <= init-bits <= max-bits <= 16, step >= 1, far-step >= 0");
+      return signalPassFailure();
+    }
+    SmallVector<QuantizeOp> candidates;
+    getOperation()->walk([&](QuantizeOp op) {
+      if (!op.getScales() && !op.getBits() &&
+          op.getResult().getType().getBitsKind() == BitsKind::fixed &&
+          op.getResult().getType().hasStaticShape() &&
+          matchPattern(op.getInput(), m_Constant()))
+        candidates.push_back(op);
+    });
+    for (QuantizeOp op : candidates)
+      choose(op);
+  }
+
+  void choose(QuantizeOp op) {
+    int64_t cap = widthCap(op, maxBits);
+    if (cap < minBits)
+      return; // a consumer fixes the width
+    DenseElementsAttr cst;
+    matchPattern(op.getInput(), m_Constant(&cst));
+    TiledType type = op.getResult().getType();
+    ::tq::ref::FloatTensor x;
+    x.shape.assign(type.getShape().begin(), type.getShape().end());
+    for (APFloat v : cst.getValues<APFloat>())
+      x.data.push_back(v.convertToFloat());
+    ::tq::ref::BitSearchOptions o;
+    o.low = low;
+    o.high = high;
+    o.min = minBits;
+    o.max = cap;
+    o.init = std::min<int64_t>(initBits, cap);
+    o.step = step;
+    o.farStep = farStep;
+    o.farMargin = farMargin;
+    MLIRContext *ctx = op.getContext();
+    Builder b(ctx);
+    if (!perTile) {
+      ::tq::ref::BitSearchResult r = ::tq::ref::searchBitWidthTiled(
+          x, getRefLayout(type), getRefForm(type), o);
+      op.getResult().setType(TiledType::get(
+          ctx, type.getShape(), storageFor(ctx, r.bits), BitsKind::fixed,
+          r.bits, type.getExpressedType(), type.getTileShape(),
+          type.getSplitDims(), type.getScaleKind(), type.getHasOffset()));
+      op->setAttr(kBitWidthAttr,
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("bits", b.getI64IntegerAttr(r.bits)),
+                       b.getNamedAttr("error", b.getF64FloatAttr(r.error))}));
+      return;
+    }
+    std::vector<::tq::ref::BitSearchResult> results =
+        ::tq::ref::searchBitWidthPerTile(x, getRefLayout(type),
+                                         getRefForm(type), o);
+    SmallVector<int32_t> widths;
+    double sum = 0, maxError = 0;
+    int64_t widest = 2;
+    for (const ::tq::ref::BitSearchResult &r : results) {
+      widths.push_back(r.bits);
+      sum += r.bits;
+      maxError = std::max(maxError, r.error);
+      widest = std::max<int64_t>(widest, r.bits);
+    }
+    TiledType newType = TiledType::get(
+        ctx, type.getShape(), storageFor(ctx, widest), BitsKind::per_tile, 0,
+        type.getExpressedType(), type.getTileShape(), type.getSplitDims(),
+        type.getScaleKind(), type.getHasOffset());
+    OpBuilder builder(op);
+    auto gridType = RankedTensorType::get(newType.getGridShape(),
+                                          builder.getI32Type());
+    Value bits = arith::ConstantOp::create(
+        builder, op.getLoc(),
+        DenseIntElementsAttr::get(gridType, ArrayRef<int32_t>(widths)));
+    op.getBitsMutable().assign(bits);
+    op.getResult().setType(newType);
+    op->setAttr(
+        kBitWidthAttr,
+        b.getDictionaryAttr(
+            {b.getNamedAttr("average_bits",
+                            b.getF64FloatAttr(sum / results.size())),
+             b.getNamedAttr("max_error", b.getF64FloatAttr(maxError))}));
+  }
+};
+} // namespace
