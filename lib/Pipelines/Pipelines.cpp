@@ -20,12 +20,30 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   insert.scaleKind = o.scaleKind;
   insert.operands = o.operands;
   insert.granularity = o.granularity;
+  insert.policy = o.policy;
+  insert.low = o.low;
+  insert.high = o.high;
+  insert.minBits = o.minBits;
+  insert.maxBits = o.maxBits;
+  insert.perTile = o.perTile;
+  insert.schedule = o.schedule;
   insert.keepFloat.assign(o.keepFloat.begin(), o.keepFloat.end());
   pm.addPass(createTQInsertQuantization(insert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createTQFoldTransposes());
   pm.addPass(createTQFusePostprocess());
+  if (o.policy == BitWidthPolicy::adaptive) {
+    TQAdaptiveBitWidthOptions adaptive;
+    adaptive.low = o.low;
+    adaptive.high = o.high;
+    adaptive.minBits = o.minBits;
+    adaptive.maxBits = o.maxBits;
+    adaptive.initBits = std::min<int64_t>(
+        std::max<int64_t>(o.weightBits, o.minBits), o.maxBits);
+    adaptive.perTile = o.perTile;
+    pm.addPass(createTQAdaptiveBitWidth(adaptive));
+  }
   pm.addPass(createTQQuantizeConstants());
   pm.addPass(createCanonicalizerPass());
 }

@@ -54,14 +54,44 @@ struct QuantizePipelineOptions
                      "one scale per row/column (per channel or batch)"),
           clEnumValN(Granularity::tensor, "tensor",
                      "one scale per 2-D slice"))};
+  Option<BitWidthPolicy> policy{
+      *this, "policy", llvm::cl::desc("Where bit widths come from"),
+      llvm::cl::init(BitWidthPolicy::fixed),
+      llvm::cl::values(
+          clEnumValN(BitWidthPolicy::fixed, "static", "per role"),
+          clEnumValN(BitWidthPolicy::adaptive, "adaptive",
+                     "from the quantization error (A4): constants at compile "
+                     "time, other tensors at run time"),
+          clEnumValN(BitWidthPolicy::schedule, "schedule",
+                     "from the epoch argument (T8)"))};
+  Option<double> low{*this, "low",
+                     llvm::cl::desc("policy=adaptive: lower error threshold"),
+                     llvm::cl::init(0.005)};
+  Option<double> high{*this, "high",
+                      llvm::cl::desc("policy=adaptive: upper error threshold"),
+                      llvm::cl::init(0.02)};
+  Option<int64_t> minBits{*this, "min-bits",
+                          llvm::cl::desc("policy=adaptive: smallest width"),
+                          llvm::cl::init(2)};
+  Option<int64_t> maxBits{*this, "max-bits",
+                          llvm::cl::desc("policy=adaptive: largest width"),
+                          llvm::cl::init(8)};
+  Option<bool> perTile{*this, "per-tile",
+                       llvm::cl::desc("policy=adaptive: one width per tile"),
+                       llvm::cl::init(false)};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8"),
+      llvm::cl::init("")};
   ListOption<std::string> keepFloat{
       *this, "keep-float", llvm::cl::desc("Names of ops to leave in float")};
 };
 
 /// tq-quantize: roles and split dims, quantization insertion, CSE (which
-/// shares one quantization of a tensor between its consumers), fusion of
-/// layer outputs into tq.postprocess, compile-time quantization of constant
-/// weights, canonicalization.
+/// shares one quantization of a tensor between its consumers), transpose
+/// folding, fusion of layer outputs into tq.postprocess, the compile-time
+/// bit-width search on constants (policy=adaptive), compile-time
+/// quantization of constant weights, canonicalization.
 void buildQuantizePipeline(OpPassManager &pm,
                            const QuantizePipelineOptions &options);
 

@@ -130,8 +130,8 @@ struct TQAdaptiveBitWidthPass
         type.getExpressedType(), type.getTileShape(), type.getSplitDims(),
         type.getScaleKind(), type.getHasOffset());
     OpBuilder builder(op);
-    auto gridType = RankedTensorType::get(newType.getGridShape(),
-                                          builder.getI32Type());
+    auto gridType =
+        RankedTensorType::get(newType.getGridShape(), builder.getI32Type());
     Value bits = arith::ConstantOp::create(
         builder, op.getLoc(),
         DenseIntElementsAttr::get(gridType, ArrayRef<int32_t>(widths)));

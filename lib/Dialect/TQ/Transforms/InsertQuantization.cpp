@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::tq {
@@ -92,6 +93,66 @@ bool QuantizationOptions::quantizes(Role role) const {
   llvm_unreachable("unknown operand selection");
 }
 
+FailureOr<SmallVector<ScheduleEntry>>
+mlir::tq::parseSchedule(StringRef text, std::string &error) {
+  SmallVector<ScheduleEntry> entries;
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  for (StringRef part : parts) {
+    auto [range, bitsText] = part.trim().split(':');
+    auto [firstText, lastText] = range.split('-');
+    ScheduleEntry e;
+    if (firstText.trim().getAsInteger(10, e.first) ||
+        lastText.trim().getAsInteger(10, e.last) ||
+        bitsText.trim().getAsInteger(10, e.bits)) {
+      error = "expected FIRST-LAST:BITS, got '" + part.str() + "'";
+      return failure();
+    }
+    if (e.first < 0 || e.last < e.first ||
+        (!entries.empty() && e.first <= entries.back().last)) {
+      error = "epoch ranges must be increasing and not overlap, got '" +
+              part.str() + "'";
+      return failure();
+    }
+    if (e.bits < 2 || e.bits > 16) {
+      error = "bit widths must be in [2, 16], got '" + part.str() + "'";
+      return failure();
+    }
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+int64_t QuantizationOptions::maxBitsFor(Role role, bool isConstant) const {
+  switch (policy) {
+  case BitWidthPolicy::fixed:
+    return bitsFor(role);
+  case BitWidthPolicy::adaptive:
+    return isConstant ? bitsFor(role) : maxBits;
+  case BitWidthPolicy::schedule: {
+    int64_t m = 2;
+    for (const ScheduleEntry &e : schedule)
+      m = std::max(m, e.bits);
+    return m;
+  }
+  }
+  llvm_unreachable("unknown policy");
+}
+
+/// The function argument holding the epoch, or null.
+static Value findEpoch(Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!func || func.isExternal())
+    return {};
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), kEpochArgAttr) &&
+        arg.getType().isIntOrIndex())
+      return arg;
+  return {};
+}
+
+static bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
+
 static bool keptInFloat(Operation *op, const QuantizationOptions &options) {
   return op->hasAttr(kKeepFloatAttr) ||
          llvm::is_contained(options.keepFloat,
@@ -120,10 +181,25 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
         {"grad-bits", o.gradBits}})
     if (bits < 2 || bits > 16)
       return root->emitError() << name << " must be in [2, 16], got " << bits;
+  if (o.policy == BitWidthPolicy::adaptive &&
+      (!(o.low >= 0 && o.low < o.high) ||
+       !(2 <= o.minBits && o.minBits <= o.maxBits && o.maxBits <= 16)))
+    return root->emitError("policy=adaptive needs 0 <= low < high and 2 <= "
+                           "min-bits <= max-bits <= 16");
+  if (o.policy == BitWidthPolicy::schedule && o.schedule.empty())
+    return root->emitError("policy=schedule needs a 'schedule' such as "
+                           "0-75:4,76-86:8");
   WalkResult result = root->walk([&](Operation *op) {
     FailureOr<ComputeOp> c = matchComputeOp(op);
     if (failed(c) || keptInFloat(op, o))
       return WalkResult::advance();
+    if (o.policy == BitWidthPolicy::schedule && !findEpoch(op)) {
+      auto func = op->getParentOfType<FunctionOpInterface>();
+      op->emitOpError("policy=schedule needs an integer argument marked "
+                      "{tq.epoch} in function @")
+          << (func ? func.getName() : StringRef("?"));
+      return WalkResult::interrupt();
+    }
     Role roles[2];
     SmallVector<int64_t, 2> dims[2];
     readAnnotations(*c, roles, dims);
@@ -157,7 +233,8 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
         kTile[i] = std::min(kTile[i], size);
     }
     bool both = o.quantizes(roles[0]) && o.quantizes(roles[1]);
-    int64_t ba = o.bitsFor(roles[0]), bb = o.bitsFor(roles[1]);
+    int64_t ba = o.maxBitsFor(roles[0], isConstant(c->lhs)),
+            bb = o.maxBitsFor(roles[1], isConstant(c->rhs));
     if (both && kTile[0] > ::tq::ref::maxKTile(ba, bb)) {
       op->emitOpError("a K-tile of ")
           << kTile[0] << " with " << ba << "-bit and " << bb
@@ -242,7 +319,7 @@ struct QuantizeComputeOp : RewritePattern {
                           contractedSplitDim(*c, i));
       if (failed(tiled))
         return rewriter.notifyMatchFailure(op, "no static size");
-      inputs[i] = QuantizeOp::create(rewriter, loc, *tiled, inputs[i]);
+      inputs[i] = quantizeOperand(rewriter, op, inputs[i], *tiled, roles[i]);
     }
     Type resultType = op->getResult(0).getType();
     Value result;
@@ -263,6 +340,79 @@ struct QuantizeComputeOp : RewritePattern {
     return success();
   }
 
+  /// Quantizes `input` into `type` (a fixed width), or with a width chosen
+  /// at run time by the policy.
+  Value quantizeOperand(PatternRewriter &rewriter, Operation *computeOp,
+                        Value input, TiledType type, Role role) const {
+    Location loc = computeOp->getLoc();
+    bool runTime =
+        options.policy == BitWidthPolicy::schedule ||
+        (options.policy == BitWidthPolicy::adaptive && !isConstant(input));
+    if (!runTime)
+      return QuantizeOp::create(rewriter, loc, type, input);
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t maxBits = options.maxBitsFor(role, /*isConstant=*/false);
+    BitsKind kind =
+        options.policy == BitWidthPolicy::adaptive && options.perTile
+            ? BitsKind::per_tile
+            : BitsKind::dynamic;
+    TiledType dynType = TiledType::get(
+        ctx, type.getShape(),
+        IntegerType::get(ctx, maxBits <= 4   ? 4
+                              : maxBits <= 8 ? 8
+                                             : 16),
+        kind, 0, type.getExpressedType(), type.getTileShape(),
+        type.getSplitDims(), type.getScaleKind(), type.getHasOffset());
+    Value bits;
+    if (options.policy == BitWidthPolicy::adaptive) {
+      Type resultType = rewriter.getI32Type();
+      if (kind == BitsKind::per_tile)
+        resultType = RankedTensorType::get(dynType.getGridShape(),
+                                           rewriter.getI32Type());
+      int64_t init =
+          std::min(std::max(options.bitsFor(role), options.minBits), maxBits);
+      bits = AdaptiveBitWidthOp::create(
+          rewriter, loc, resultType, input, TypeAttr::get(dynType),
+          rewriter.getF32FloatAttr(options.low),
+          rewriter.getF32FloatAttr(options.high),
+          rewriter.getI64IntegerAttr(init),
+          rewriter.getI64IntegerAttr(options.minBits),
+          rewriter.getI64IntegerAttr(maxBits), rewriter.getI64IntegerAttr(1),
+          IntegerAttr(), FloatAttr());
+    } else {
+      bits = scheduledBits(rewriter, loc, findEpoch(computeOp));
+    }
+    return QuantizeOp::create(rewriter, loc, dynType, input, Value(), bits,
+                              RoundingMode::nearest_even, IntegerAttr());
+  }
+
+  /// The i32 width for the epoch: the entry whose range holds it; epochs
+  /// past the last range keep its width.
+  Value scheduledBits(PatternRewriter &rewriter, Location loc,
+                      Value epoch) const {
+    Type i32 = rewriter.getI32Type();
+    Value e = epoch;
+    if (e.getType().isIndex())
+      e = arith::IndexCastOp::create(rewriter, loc, i32, e);
+    else if (e.getType().getIntOrFloatBitWidth() > 32)
+      e = arith::TruncIOp::create(rewriter, loc, i32, e);
+    else if (e.getType().getIntOrFloatBitWidth() < 32)
+      e = arith::ExtSIOp::create(rewriter, loc, i32, e);
+    auto cst = [&](int64_t v) {
+      return arith::ConstantOp::create(rewriter, loc,
+                                       rewriter.getI32IntegerAttr(v));
+    };
+    Value bits = cst(options.schedule.back().bits);
+    for (const ScheduleEntry &entry :
+         llvm::reverse(ArrayRef(options.schedule).drop_back())) {
+      Value inRange = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sle, e, cst(entry.last));
+      bits = arith::SelectOp::create(rewriter, loc, inRange, cst(entry.bits),
+                                     bits);
+    }
+    return bits;
+  }
+
   QuantizationOptions options;
 };
 
@@ -279,6 +429,23 @@ struct TQInsertQuantizationPass
     o.scaleKind = scaleKind;
     o.operands = operands;
     o.granularity = granularity;
+    o.policy = policy;
+    o.low = low;
+    o.high = high;
+    o.minBits = minBits;
+    o.maxBits = maxBits;
+    o.perTile = perTile;
+    if (!schedule.empty()) {
+      std::string error;
+      FailureOr<SmallVector<ScheduleEntry>> entries =
+          parseSchedule(schedule, error);
+      if (failed(entries)) {
+        getOperation()->emitError("invalid schedule '")
+            << schedule << "': " << error;
+        return signalPassFailure();
+      }
+      o.schedule = std::move(*entries);
+    }
     o.keepFloat.assign(keepFloat.begin(), keepFloat.end());
     Operation *root = getOperation();
     if (failed(annotateRolesAndSplitDims(root)) ||

@@ -14,6 +14,12 @@ namespace mlir::tq {
 /// Which operands of a compute op tq-insert-quantization quantizes.
 enum class QuantizeOperands { all, weights, activations };
 
+/// Where bit widths come from (SPEC A4, T8): `fixed` per role; `adaptive`
+/// from the quantization error (at compile time for constants, at run time
+/// through tq.adaptive_bit_width otherwise); `schedule` from the training
+/// epoch, a function argument marked `tq.epoch`.
+enum class BitWidthPolicy { fixed, adaptive, schedule };
+
 /// The subsets that get their own parameters (SPEC A1), on the two split
 /// dims of an operand, with k the one its product contracts:
 ///   tile:    VxV tiles

@@ -86,6 +86,14 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
     scale per 2-D slice). All are `!tq.tiled` types, so policies can be
     compared on the same program.
 
+    `policy` chooses where bit widths come from:
+
+    | policy     | constant operands        | other operands |
+    |------------|--------------------------|----------------|
+    | `static`   | `weight-bits` etc.       | `act-bits`, `grad-bits` |
+    | `adaptive` | the role's width, refined at compile time by `tq-adaptive-bit-width` | `tq.adaptive_bit_width` at run time (`low`, `high`, `min-bits`, `max-bits`, `per-tile`) |
+    | `schedule` | by epoch (T8)            | by epoch: `schedule = 0-75:4,76-86:8` selects the width from the function argument marked `tq.epoch`; later epochs keep the last width |
+
     With `quantize=weights` (or `activations`) only one operand of a matmul
     is quantized: the mixed case of SPEC T5. Ops listed in `keep-float`, or
     carrying `tq.keep_float`, stay in float.
@@ -132,6 +140,28 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
                         "one scale per row/column (per channel or batch)"),
              clEnumValN(::mlir::tq::Granularity::tensor, "tensor",
                         "one scale per 2-D slice"))}]>,
+    Option<"policy", "policy", "::mlir::tq::BitWidthPolicy",
+           /*default=*/"::mlir::tq::BitWidthPolicy::fixed",
+           "Where bit widths come from",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::tq::BitWidthPolicy::fixed, "static",
+                        "per role (act-bits, weight-bits, grad-bits)"),
+             clEnumValN(::mlir::tq::BitWidthPolicy::adaptive, "adaptive",
+                        "from the quantization error (A4)"),
+             clEnumValN(::mlir::tq::BitWidthPolicy::schedule, "schedule",
+                        "from the epoch (T8), see `schedule`"))}]>,
+    Option<"low", "low", "double", /*default=*/"0.005",
+           "policy=adaptive: lower error threshold">,
+    Option<"high", "high", "double", /*default=*/"0.02",
+           "policy=adaptive: upper error threshold">,
+    Option<"minBits", "min-bits", "int64_t", /*default=*/"2",
+           "policy=adaptive: smallest width">,
+    Option<"maxBits", "max-bits", "int64_t", /*default=*/"8",
+           "policy=adaptive: largest width (sets the storage type)">,
+    Option<"perTile", "per-tile", "bool", /*default=*/"false",
+           "policy=adaptive: one width per tile">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8">,
     ListOption<"keepFloat", "keep-float", "std::string",
                "Names of ops to leave in float (e.g. linalg.batch_matmul)">
   ];

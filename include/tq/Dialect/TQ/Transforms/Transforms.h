@@ -10,6 +10,19 @@
 
 namespace mlir::tq {
 
+/// One range of a bit-width schedule: epochs [first, last] use `bits`.
+struct ScheduleEntry {
+  int64_t first, last, bits;
+};
+
+/// Parses "0-75:4,76-86:8": increasing, non-overlapping epoch ranges with
+/// widths in [2, 16]. Fails with a message in `error`.
+FailureOr<SmallVector<ScheduleEntry>> parseSchedule(StringRef text,
+                                                    std::string &error);
+
+/// Attribute on a function argument holding the training epoch.
+constexpr StringLiteral kEpochArgAttr = "tq.epoch";
+
 /// How tq-insert-quantization quantizes compute ops.
 struct QuantizationOptions {
   int64_t tile = 32;
@@ -17,7 +30,15 @@ struct QuantizationOptions {
   ScaleKind scaleKind = ScaleKind::f32;
   QuantizeOperands operands = QuantizeOperands::all;
   Granularity granularity = Granularity::tile;
+  BitWidthPolicy policy = BitWidthPolicy::fixed;
+  double low = 0.005, high = 0.02;
+  int64_t minBits = 2, maxBits = 8;
+  bool perTile = false;
+  SmallVector<ScheduleEntry> schedule;
   std::vector<std::string> keepFloat;
+
+  /// The largest width an operand of `role` can have at run time.
+  int64_t maxBitsFor(Role role, bool isConstant) const;
 
   /// The bit width for a tensor of `role`.
   int64_t bitsFor(Role role) const;
