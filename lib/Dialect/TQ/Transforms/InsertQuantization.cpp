@@ -190,9 +190,21 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
     return root->emitError("policy=schedule needs a 'schedule' such as "
                            "0-75:4,76-86:8");
   WalkResult result = root->walk([&](Operation *op) {
-    FailureOr<ComputeOp> c = matchComputeOp(op);
-    if (failed(c) || keptInFloat(op, o))
+    if (keptInFloat(op, o))
       return WalkResult::advance();
+    std::string why;
+    FailureOr<ComputeOp> c = matchComputeOp(op, &why);
+    if (failed(c)) {
+      // A contraction or convolution that tq cannot quantize is an error,
+      // not a silent float fallback.
+      if (isa<linalg::ContractionOpInterface, linalg::ConvolutionOpInterface>(
+              op)) {
+        op->emitOpError("cannot be quantized: ")
+            << why << "; list it in keep-float or mark it tq.keep_float";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
     if (o.policy == BitWidthPolicy::schedule && !findEpoch(op)) {
       auto func = op->getParentOfType<FunctionOpInterface>();
       op->emitOpError("policy=schedule needs an integer argument marked "
