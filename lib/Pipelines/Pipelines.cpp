@@ -42,6 +42,7 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
     adaptive.initBits = std::min<int64_t>(
         std::max<int64_t>(o.weightBits, o.minBits), o.maxBits);
     adaptive.perTile = o.perTile;
+    adaptive.reuse = o.reuse;
     pm.addPass(createTQAdaptiveBitWidth(adaptive));
   }
   pm.addPass(createTQQuantizeConstants());

@@ -79,6 +79,11 @@ struct QuantizePipelineOptions
   Option<bool> perTile{*this, "per-tile",
                        llvm::cl::desc("policy=adaptive: one width per tile"),
                        llvm::cl::init(false)};
+  Option<bool> reuse{*this, "reuse",
+                     llvm::cl::desc("policy=adaptive: reuse a previous "
+                                    "tensor's width when its statistics are "
+                                    "close (A5)"),
+                     llvm::cl::init(false)};
   Option<std::string> schedule{
       *this, "schedule",
       llvm::cl::desc("policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8"),

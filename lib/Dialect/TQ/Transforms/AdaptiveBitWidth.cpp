@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
+
 namespace mlir::tq {
 #define GEN_PASS_DEF_TQADAPTIVEBITWIDTH
 #include "tq/Dialect/TQ/Transforms/Passes.h.inc"
@@ -78,6 +80,18 @@ struct TQAdaptiveBitWidthPass
       choose(op);
   }
 
+  /// Statistics of the last searched tensor (A5).
+  struct Searched {
+    double mean = 0, max = 0;
+    int64_t bits = 0;
+    bool valid = false;
+  } last;
+
+  static bool close(double a, double b, double tolerance) {
+    double scale = std::max(std::fabs(a), std::fabs(b));
+    return scale == 0 || std::fabs(a - b) <= tolerance * scale;
+  }
+
   void choose(QuantizeOp op) {
     int64_t cap = widthCap(op, maxBits);
     if (cap < minBits)
@@ -101,16 +115,37 @@ struct TQAdaptiveBitWidthPass
     MLIRContext *ctx = op.getContext();
     Builder b(ctx);
     if (!perTile) {
-      ::tq::ref::BitSearchResult r = ::tq::ref::searchBitWidthTiled(
-          x, getRefLayout(type), getRefForm(type), o);
+      double mean = 0, max = 0;
+      for (float v : x.data) {
+        mean += std::fabs(v);
+        max = std::max<double>(max, std::fabs(v));
+      }
+      mean /= std::max<size_t>(x.data.size(), 1);
+      bool reused = reuse && last.valid && last.bits <= cap &&
+                    close(mean, last.mean, reuseMean) &&
+                    close(max, last.max, reuseMax);
+      ::tq::ref::BitSearchResult r;
+      if (reused) {
+        // Keep the width; measure its error for the record.
+        ::tq::ref::BitSearchOptions fixed = o;
+        fixed.min = fixed.max = fixed.init = last.bits;
+        r = ::tq::ref::searchBitWidthTiled(x, getRefLayout(type),
+                                           getRefForm(type), fixed);
+      } else {
+        r = ::tq::ref::searchBitWidthTiled(x, getRefLayout(type),
+                                           getRefForm(type), o);
+        last = {mean, max, r.bits, true};
+      }
       op.getResult().setType(TiledType::get(
           ctx, type.getShape(), storageFor(ctx, r.bits), BitsKind::fixed,
           r.bits, type.getExpressedType(), type.getTileShape(),
           type.getSplitDims(), type.getScaleKind(), type.getHasOffset()));
-      op->setAttr(kBitWidthAttr,
-                  b.getDictionaryAttr(
-                      {b.getNamedAttr("bits", b.getI64IntegerAttr(r.bits)),
-                       b.getNamedAttr("error", b.getF64FloatAttr(r.error))}));
+      SmallVector<NamedAttribute> record = {
+          b.getNamedAttr("bits", b.getI64IntegerAttr(r.bits)),
+          b.getNamedAttr("error", b.getF64FloatAttr(r.error))};
+      if (reused)
+        record.push_back(b.getNamedAttr("reused", b.getBoolAttr(true)));
+      op->setAttr(kBitWidthAttr, b.getDictionaryAttr(record));
       return;
     }
     std::vector<::tq::ref::BitSearchResult> results =

@@ -224,6 +224,11 @@ def TQAdaptiveBitWidth : Pass<"tq-adaptive-bit-width"> {
            : tensor<256x128xf32> -> !tq.tiled<256x128xi8:per_tile, ...>
     ```
 
+    With `reuse` (SPEC A5), a tensor whose mean and max of |x| are within
+    `reuse-mean` / `reuse-max` (relative) of the previous searched tensor's,
+    in program order, takes that tensor's width without a search; the record
+    then says `reused = true`.
+
     The width is capped where a consumer `tq.matmul` / `tq.conv2d` could
     overflow its int32 partial sum. Quantizations whose result feeds other
     ops than these and `tq.dequantize` keep their width.
@@ -246,7 +251,14 @@ def TQAdaptiveBitWidth : Pass<"tq-adaptive-bit-width"> {
     Option<"farMargin", "far-margin", "double", /*default=*/"0.0",
            "Distance from the threshold beyond which far-step applies">,
     Option<"perTile", "per-tile", "bool", /*default=*/"false",
-           "Choose one width per tile instead of per tensor">
+           "Choose one width per tile instead of per tensor">,
+    Option<"reuse", "reuse", "bool", /*default=*/"false",
+           "Reuse the previous tensor's width when its statistics are close "
+           "(SPEC A5)">,
+    Option<"reuseMean", "reuse-mean", "double", /*default=*/"0.1",
+           "reuse: largest relative difference of mean |x|">,
+    Option<"reuseMax", "reuse-max", "double", /*default=*/"0.1",
+           "reuse: largest relative difference of max |x|">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::arith::ArithDialect"];
