@@ -50,7 +50,31 @@ def main():
     print("  requantizations for the two transposed operands: "
           f"{ops.get('tq.requantize', 0)} (square tiles reuse their scales)")
 
-    print("\n== 2. reference numerics on sample data ==")
+    print("\n== 2. tq-quantize: a float MLP training step (linalg) into tq ==")
+    mlp = os.path.join(os.path.dirname(src), "mlp-train.mlir")
+    for opts in ("tile=16 weight-bits=4",
+                 "tile=16 policy=adaptive max-bits=8 low=0.02 high=0.06"):
+        t0 = time.perf_counter()
+        ir = run(tq_opt, mlp, f"-tq-quantize={opts}",
+                 "-mlir-elide-elementsattrs-if-larger=16")
+        dt = time.perf_counter() - t0
+        ops = {}
+        for op in re.findall(r"= (tq\.\w+)", ir):
+            ops[op] = ops.get(op, 0) + 1
+        summary = ", ".join(f"{n} {op}" for op, n in sorted(ops.items()))
+        print(f"tq-quantize=\"{opts}\" ({dt * 1000:.0f} ms): {summary}")
+        for bits, err in re.findall(r"tq\.bit_width = \{bits = (\d+) : i64, "
+                                    r"error = ([0-9.e-]+)", ir):
+            print(f"  weight: adaptive width {bits} bits, error {float(err):.4f}")
+    for gran in ("tile", "vector"):
+        proc = subprocess.run([tq_opt, mlp, f"-tq-insert-quantization=granularity={gran} tile=16",
+                               "-cse", "-tq-fold-transposes=report", "-o", os.devnull],
+                              capture_output=True, text=True)
+        counts = re.search(r"(\d+) transposes folded.*?(\d+) requantizations", proc.stderr)
+        print(f"  granularity={gran:6s}: {counts.group(1)} transposes read through "
+              f"matmul flags, {counts.group(2)} requantizations")
+
+    print("\n== 3. reference numerics on sample data ==")
     rng = np.random.default_rng(0)
     # Activations and weights whose output channels differ in range by up to
     # 100x, as in trained layers.

@@ -22,6 +22,11 @@ using namespace mlir::tq;
 // Options
 //===----------------------------------------------------------------------===//
 
+/// The narrowest storage container for `bits`.
+static int64_t containerWidth(int64_t bits) {
+  return bits <= 4 ? 4 : bits <= 8 ? 8 : 16;
+}
+
 int64_t QuantizationOptions::bitsFor(Role role) const {
   switch (role) {
   case Role::weight:
@@ -43,7 +48,7 @@ FailureOr<TiledType> QuantizationOptions::typeFor(MLIRContext *ctx,
                                                   ArrayRef<int64_t> dims,
                                                   unsigned contracted) const {
   int64_t bits = bitsFor(role);
-  unsigned width = bits <= 4 ? 4 : bits <= 8 ? 8 : 16;
+  unsigned width = containerWidth(bits);
   int64_t sizes[2] = {shape[dims[0]], shape[dims[1]]};
   SmallVector<int64_t, 2> tileShape;
   switch (granularity) {
@@ -128,12 +133,14 @@ int64_t QuantizationOptions::maxBitsFor(Role role, bool isConstant) const {
   case BitWidthPolicy::fixed:
     return bitsFor(role);
   case BitWidthPolicy::adaptive:
-    return isConstant ? bitsFor(role) : maxBits;
+    // Constants get a fixed width (and tq-adaptive-bit-width keeps it safe
+    // for their consumers); a run-time width may use its whole container.
+    return isConstant ? bitsFor(role) : containerWidth(maxBits);
   case BitWidthPolicy::schedule: {
     int64_t m = 2;
     for (const ScheduleEntry &e : schedule)
       m = std::max(m, e.bits);
-    return m;
+    return containerWidth(m);
   }
   }
   llvm_unreachable("unknown policy");
@@ -151,7 +158,19 @@ static Value findEpoch(Operation *op) {
   return {};
 }
 
-static bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
+/// Whether `v` is a constant, possibly seen through transposes, reshapes
+/// and casts (which later passes fold into the quantization).
+static bool isConstant(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (matchPattern(v, m_Constant()))
+      return true;
+    if (!isa<linalg::TransposeOp, tensor::CastOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}
 
 static bool keptInFloat(Operation *op, const QuantizationOptions &options) {
   return op->hasAttr(kKeepFloatAttr) ||
@@ -363,7 +382,9 @@ struct QuantizeComputeOp : RewritePattern {
     if (!runTime)
       return QuantizeOp::create(rewriter, loc, type, input);
     MLIRContext *ctx = rewriter.getContext();
-    int64_t maxBits = options.maxBitsFor(role, /*isConstant=*/false);
+    int64_t maxBits = options.policy == BitWidthPolicy::adaptive
+                          ? options.maxBits
+                          : options.maxBitsFor(role, /*isConstant=*/false);
     BitsKind kind =
         options.policy == BitWidthPolicy::adaptive && options.perTile
             ? BitsKind::per_tile
