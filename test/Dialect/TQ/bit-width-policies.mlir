@@ -40,3 +40,20 @@ func.func @layer(%x: tensor<64x256xf32>, %epoch: index {tq.epoch}) -> tensor<64x
   %y = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%acc : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }
+
+// A transposed constant is still a constant: it gets a fixed width (the
+// compile-time search refines it once the transpose is folded), not a
+// run-time search.
+// ADAPT-LABEL: func.func @transposed_weight
+// ADAPT-NOT: tq.adaptive_bit_width %transposed
+// ADAPT: tq.quantize %transposed : tensor<128x256xf32> -> !tq.tiled<128x256xi8:8
+func.func @transposed_weight(%dy: tensor<64x128xf32>, %epoch: index {tq.epoch}) -> tensor<64x256xf32> {
+  %w = arith.constant dense<0.5> : tensor<256x128xf32>
+  %et = tensor.empty() : tensor<128x256xf32>
+  %wt = linalg.transpose ins(%w : tensor<256x128xf32>) outs(%et : tensor<128x256xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %dx = linalg.matmul ins(%dy, %wt : tensor<64x128xf32>, tensor<128x256xf32>) outs(%acc : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %dx : tensor<64x256xf32>
+}
