@@ -369,6 +369,33 @@ BitSearchResult searchBitWidthTiled(const FloatTensor &x,
       o);
 }
 
+/// Calls f(index, permutedIndex, linearOut) for every element of `shape` in
+/// row-major order, where the output has dims permuted by `perm` (output dim
+/// d is input dim perm[d]).
+template <typename F>
+static void forEachPermuted(const Shape &shape,
+                            const std::vector<int64_t> &perm, F &&f) {
+  size_t rank = shape.size();
+  Shape outShape;
+  for (size_t d = 0; d < rank; ++d)
+    outShape.push_back(shape[perm[d]]);
+  std::vector<int64_t> idx(rank, 0), outIdx(rank);
+  int64_t n = numElements(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t lin = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      outIdx[d] = idx[perm[d]];
+      lin = lin * outShape[d] + outIdx[d];
+    }
+    f(i, idx.data(), outIdx.data(), lin);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
 TiledTensor transposeTiled(const TiledTensor &t,
                            const std::vector<int64_t> &perm) {
   size_t rank = t.shape.size();
@@ -393,27 +420,35 @@ TiledTensor transposeTiled(const TiledTensor &t,
     r.layout.dims[0] = p1;
     r.layout.dims[1] = p0;
   }
-  // Data: r[j] = t[i] where j's index is i's index permuted.
   r.q.resize(t.q.size());
   r.params.resize(t.params.size());
-  std::vector<int64_t> idx(rank, 0), outIdx(rank);
-  for (size_t i = 0; i < t.q.size(); ++i) {
-    for (size_t d = 0; d < rank; ++d)
-      outIdx[d] = idx[perm[d]];
-    int64_t lin = 0;
-    for (size_t d = 0; d < rank; ++d)
-      lin = lin * r.shape[d] + outIdx[d];
-    r.q[lin] = t.q[i];
-    // The tile of the output element reuses the input tile's parameters.
-    r.params[tileOf(r.shape, r.layout, outIdx.data())] =
-        t.params[tileOf(t.shape, t.layout, idx.data())];
-    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
-      if (++idx[d] < t.shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
+  forEachPermuted(
+      t.shape, perm,
+      [&](int64_t i, const int64_t *idx, const int64_t *outIdx, int64_t lin) {
+        r.q[lin] = t.q[i];
+        // The output element's tile reuses the input tile's
+        // parameters.
+        r.params[tileOf(r.shape, r.layout, outIdx)] =
+            t.params[tileOf(t.shape, t.layout, idx)];
+      });
   return r;
+}
+
+TiledTensor requantizeTiled(const TiledTensor &t, const TileLayout &layout,
+                            const BitsSpec &bits, QuantForm form, Rounding mode,
+                            uint64_t seed, const std::vector<int64_t> *perm) {
+  FloatTensor x = dequantizeTiled(t);
+  if (perm) {
+    FloatTensor p;
+    for (int64_t d : *perm)
+      p.shape.push_back(x.shape[d]);
+    p.data.resize(x.data.size());
+    forEachPermuted(x.shape, *perm,
+                    [&](int64_t i, const int64_t *, const int64_t *,
+                        int64_t lin) { p.data[lin] = x.data[i]; });
+    x = std::move(p);
+  }
+  return quantizeTiled(x, layout, bits, form, mode, seed);
 }
 
 //===----------------------------------------------------------------------===//

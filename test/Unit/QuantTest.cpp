@@ -548,6 +548,48 @@ TEST(Transpose, PerVectorTilesDoNotCommuteT4) {
   EXPECT_GT(different, 0);
 }
 
+TEST(Requantize, SameTypeKeepsTheDataAndNarrowingBoundsTheError) {
+  FloatTensor x = randomTensor({40, 24}, 33);
+  TileLayout l = layout(8, 8, 0, 1);
+  TiledTensor t = quantizeTiled(x, l, uniformBits(8), QuantForm::Scaled);
+  // Requantizing to the same type reproduces the data (the max of each tile
+  // maps to qmax again).
+  TiledTensor same = requantizeTiled(t, l, uniformBits(8), QuantForm::Scaled);
+  EXPECT_EQ(same.q, t.q);
+  // 8 -> 4 bits: each value within half a 4-bit step of the 8-bit value.
+  TiledTensor narrow = requantizeTiled(t, l, uniformBits(4), QuantForm::Pow2);
+  FloatTensor a = dequantizeTiled(t), b = dequantizeTiled(narrow);
+  std::vector<int64_t> idx(2);
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 0; j < 24; ++j) {
+      idx = {i, j};
+      float step = narrow.params[tileOf(narrow.shape, l, idx.data())].step();
+      ASSERT_LE(std::fabs(a.data[i * 24 + j] - b.data[i * 24 + j]),
+                step / 2 + 1e-6f);
+    }
+}
+
+TEST(Requantize, PermutationTransposesPerVectorTilesT4) {
+  // 1xV rows of x become 1xV rows of x^T: the same as quantizing the
+  // transposed dequantized data directly.
+  FloatTensor x = randomTensor({12, 20}, 34);
+  TileLayout rows = layout(1, 8, 0, 1);
+  TiledTensor t = quantizeTiled(x, rows, uniformBits(8), QuantForm::Scaled);
+  std::vector<int64_t> perm = {1, 0};
+  TiledTensor r = requantizeTiled(t, rows, uniformBits(8), QuantForm::Scaled,
+                                  Rounding::NearestEven, 0, &perm);
+  EXPECT_EQ(r.shape, (Shape{20, 12}));
+  FloatTensor back = dequantizeTiled(t);
+  FloatTensor backT{{20, 12}, std::vector<float>(240)};
+  for (int64_t i = 0; i < 12; ++i)
+    for (int64_t j = 0; j < 20; ++j)
+      backT.data[j * 12 + i] = back.data[i * 20 + j];
+  TiledTensor direct =
+      quantizeTiled(backT, rows, uniformBits(8), QuantForm::Scaled);
+  EXPECT_EQ(r.q, direct.q);
+  EXPECT_EQ(r.params.size(), 20u * 2u);
+}
+
 //===----------------------------------------------------------------------===//
 // Matmul (T5, T7)
 //===----------------------------------------------------------------------===//

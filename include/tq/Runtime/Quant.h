@@ -198,6 +198,16 @@ std::vector<BitSearchResult> searchBitWidthPerTile(const FloatTensor &x,
 TiledTensor transposeTiled(const TiledTensor &t,
                            const std::vector<int64_t> &perm);
 
+/// tq.requantize: quantize(dequantize(t)) into `layout`, `bits` and `form`,
+/// with fresh parameters per tile. With `perm` the dequantized data is
+/// permuted first (result dim i is input dim perm[i]): the only way to
+/// transpose non-square tiles.
+TiledTensor requantizeTiled(const TiledTensor &t, const TileLayout &layout,
+                            const BitsSpec &bits, QuantForm form,
+                            Rounding mode = Rounding::NearestEven,
+                            uint64_t seed = 0,
+                            const std::vector<int64_t> *perm = nullptr);
+
 //===----------------------------------------------------------------------===//
 // Compute (SPEC T5, T6, T7)
 //===----------------------------------------------------------------------===//

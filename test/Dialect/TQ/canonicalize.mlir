@@ -102,3 +102,22 @@ func.func @requantize_same(%q: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = 
   %1 = tq.requantize %q : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]> -> !tq.tiled<64x128xi4:4, f32, tile = 32x32, dims = [0, 1]>
   return %0, %1 : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<64x128xi4:4, f32, tile = 32x32, dims = [0, 1]>
 }
+
+// -----
+
+// requantize of a constant is evaluated at compile time. 8 -> 4 bits with a
+// power-of-two step: the values are [[1, 3], [-8, 63.5]], s =
+// ceil(log2(63.5 / 7)) = 4, step 16, q = round(x / 16) (-0.5 -> 0, even).
+// The per-vector transpose: rows [1, 3] and [63.5, -4] become rows
+// [1, 63.5] (step 0.5) and [3, -4] (step 4/127, 3 -> 95.25 -> 95).
+// CHECK-LABEL: func.func @requantize_constant
+// CHECK-NOT: tq.requantize
+// CHECK: tq.constant {scales = dense<1.600000e+01> : tensor<1x1xf32>, values = dense<{{\[\[}}0, 0], [0, 4]]> : tensor<2x2xi4>} : !tq.tiled<2x2xi4:4, f32, tile = 2x2, dims = [0, 1], scale = pow2>
+// CHECK: tq.constant {scales = dense<{{\[\[}}5.000000e-01], [0.0314960629]]> : tensor<2x1xf32>, values = dense<{{\[\[}}2, 127], [95, -127]]> : tensor<2x2xi8>} : !tq.tiled<2x2xi8:8, f32, tile = 1x2
+func.func @requantize_constant() -> (!tq.tiled<2x2xi4:4, f32, tile = 2x2, dims = [0, 1], scale = pow2>, !tq.tiled<2x2xi8:8, f32, tile = 1x2, dims = [0, 1]>) {
+  %c = tq.constant {values = dense<[[2, 6], [-16, 127]]> : tensor<2x2xi8>, scales = dense<0.5> : tensor<1x1xf32>} : !tq.tiled<2x2xi8:8, f32, tile = 2x2, dims = [0, 1]>
+  %r = tq.requantize %c : !tq.tiled<2x2xi8:8, f32, tile = 2x2, dims = [0, 1]> -> !tq.tiled<2x2xi4:4, f32, tile = 2x2, dims = [0, 1], scale = pow2>
+  %v = tq.constant {values = dense<[[2, 6], [127, -8]]> : tensor<2x2xi8>, scales = dense<[[0.5], [0.5]]> : tensor<2x1xf32>} : !tq.tiled<2x2xi8:8, f32, tile = 1x2, dims = [0, 1]>
+  %t = tq.requantize %v permutation([1, 0]) : !tq.tiled<2x2xi8:8, f32, tile = 1x2, dims = [0, 1]> -> !tq.tiled<2x2xi8:8, f32, tile = 1x2, dims = [0, 1]>
+  return %r, %t : !tq.tiled<2x2xi4:4, f32, tile = 2x2, dims = [0, 1], scale = pow2>, !tq.tiled<2x2xi8:8, f32, tile = 1x2, dims = [0, 1]>
+}

@@ -401,6 +401,37 @@ OpFoldResult RequantizeOp::fold(FoldAdaptor) {
   return {};
 }
 
+namespace {
+/// requantize(tq.constant) -> tq.constant, by the reference numerics.
+struct RequantizeConstant : OpRewritePattern<RequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cst = op.getInput().getDefiningOp<ConstantOp>();
+    TiledType type = op.getResult().getType();
+    if (!cst || op.getBits() || type.getBitsKind() != BitsKind::fixed ||
+        !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not a fixed-width constant");
+    std::vector<int64_t> perm;
+    if (std::optional<ArrayRef<int64_t>> p = op.getPermutation())
+      perm.assign(p->begin(), p->end());
+    ::tq::ref::BitsSpec bits;
+    bits.uniform = type.getBits();
+    ::tq::ref::TiledTensor t = ::tq::ref::requantizeTiled(
+        toRefTensor(cst), getRefLayout(type), bits, getRefForm(type),
+        getRefRounding(op.getRounding()), op.getSeed().value_or(0),
+        perm.empty() ? nullptr : &perm);
+    rewriter.replaceOp(op, buildConstant(rewriter, op.getLoc(), type, t));
+    return success();
+  }
+};
+} // namespace
+
+void RequantizeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                               MLIRContext *context) {
+  results.add<RequantizeConstant>(context);
+}
+
 //===----------------------------------------------------------------------===//
 // TransposeOp
 //===----------------------------------------------------------------------===//

@@ -105,7 +105,8 @@ def TQ_RequantizeOp : TQ_Op<"requantize", [Pure]> {
     | `permutation`             | transposes too: the only legal transpose of non-square tiles |
 
     With `permutation`, result dimension `i` is input dimension
-    `permutation[i]`. A dynamic result bit width takes `bits`.
+    `permutation[i]`. A dynamic result bit width takes `bits`. The
+    requantization of a `tq.constant` is evaluated at compile time.
 
     ```mlir
     // 8-bit → 4-bit, same tiles.
@@ -133,6 +134,7 @@ def TQ_RequantizeOp : TQ_Op<"requantize", [Pure]> {
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def TQ_ConstantOp : TQ_Op<"constant", [Pure]> {
