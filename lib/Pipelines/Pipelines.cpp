@@ -27,13 +27,15 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   insert.maxBits = o.maxBits;
   insert.perTile = o.perTile;
   insert.schedule = o.schedule;
+  insert.calibration = o.calibration;
   insert.keepFloat.assign(o.keepFloat.begin(), o.keepFloat.end());
   pm.addPass(createTQInsertQuantization(insert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createTQFoldTransposes());
   pm.addPass(createTQFusePostprocess());
-  if (o.policy == BitWidthPolicy::adaptive) {
+  // With a calibration file the widths are read, not searched.
+  if (o.policy == BitWidthPolicy::adaptive && o.calibration.empty()) {
     TQAdaptiveBitWidthOptions adaptive;
     adaptive.low = o.low;
     adaptive.high = o.high;
@@ -47,6 +49,11 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   }
   pm.addPass(createTQQuantizeConstants());
   pm.addPass(createCanonicalizerPass());
+  if (!o.calibrationOut.empty()) {
+    TQExportCalibrationOptions out;
+    out.file = o.calibrationOut;
+    pm.addPass(createTQExportCalibration(out));
+  }
 }
 
 void mlir::tq::registerTQPipelines() {

@@ -88,6 +88,15 @@ struct QuantizePipelineOptions
       *this, "schedule",
       llvm::cl::desc("policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8"),
       llvm::cl::init("")};
+  Option<std::string> calibration{
+      *this, "calibration",
+      llvm::cl::desc("Read per-layer parameters from this file (A8) instead "
+                     "of choosing them"),
+      llvm::cl::init("")};
+  Option<std::string> calibrationOut{
+      *this, "calibration-out",
+      llvm::cl::desc("Write the per-layer parameters chosen to this file"),
+      llvm::cl::init("")};
   ListOption<std::string> keepFloat{
       *this, "keep-float", llvm::cl::desc("Names of ops to leave in float")};
 };

@@ -1,14 +1,17 @@
 //===- InsertQuantization.cpp - float compute ops to tq ops ---------------===//
+#include "tq/Dialect/TQ/Transforms/Calibration.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 #include "tq/Dialect/TQ/Transforms/Roles.h"
 #include "tq/Dialect/TQ/Transforms/Transforms.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::tq {
 #define GEN_PASS_DEF_TQINSERTQUANTIZATION
@@ -190,6 +193,64 @@ static void readAnnotations(const ComputeOp &c, Role (&roles)[2],
   }
 }
 
+/// Checks that a calibrated layer's records fit the op they will quantize.
+static LogicalResult verifyCalibratedLayer(const ComputeOp &c,
+                                           const CalibratedLayer &layer) {
+  Operation *op = c.op;
+  MLIRContext *ctx = op->getContext();
+  Value operands[2] = {c.lhs, c.rhs};
+  for (unsigned i = 0; i < 2; ++i) {
+    const CalibratedOperand &rec = layer.operands[i];
+    auto fail = [&]() {
+      return op->emitOpError("calibration layer '")
+             << layer.name << "' operand #" << i << ": ";
+    };
+    if (rec.isFloat) {
+      if (c.kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+        return fail() << "tq.conv2d cannot take a float operand";
+      continue;
+    }
+    Type parsed =
+        parseType(rec.type, ctx, nullptr, /*isKnownNullTerminated=*/false);
+    auto type = dyn_cast_or_null<TiledType>(parsed);
+    if (!type)
+      return fail() << "'" << rec.type << "' is not a !tq.tiled type";
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(operands[i].getType()).getShape();
+    if (type.getShape() != shape) {
+      auto t = operands[i].getDefiningOp<linalg::TransposeOp>();
+      SmallVector<int64_t> swapped(shape);
+      if (swapped.size() >= 2)
+        std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+      bool swapsInnermost = t && t.getPermutation().size() >= 2 &&
+                            type.getShape() == ArrayRef<int64_t>(swapped);
+      if (!swapsInnermost || c.kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+        return fail() << "type " << type
+                      << " does not fit the operand of shape "
+                      << formatDims(shape, "x");
+    }
+    bool dynamic = type.getBitsKind() == BitsKind::dynamic;
+    bool perTile = type.getBitsKind() == BitsKind::per_tile;
+    if (dynamic && !rec.adaptive)
+      return fail() << "a run-time width needs an \"adaptive\" record";
+    if (perTile && rec.tileBits.empty() && !rec.adaptive)
+      return fail() << "a per-tile width needs \"tile_bits\" or an "
+                       "\"adaptive\" record";
+    if (!rec.tileBits.empty()) {
+      int64_t tiles = 1;
+      for (int64_t g : type.getGridShape())
+        tiles *= g;
+      if (!perTile || static_cast<int64_t>(rec.tileBits.size()) != tiles)
+        return fail() << "expected " << tiles
+                      << " tile_bits for a per-tile type, got "
+                      << rec.tileBits.size();
+    }
+    if (!rec.record.empty() && !parseAttribute(rec.record, ctx))
+      return fail() << "malformed record '" << rec.record << "'";
+  }
+  return success();
+}
+
 LogicalResult mlir::tq::verifyQuantization(Operation *root,
                                            const QuantizationOptions &o) {
   if (o.tile <= 0)
@@ -263,6 +324,12 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
       if (!ShapedType::isDynamic(size))
         kTile[i] = std::min(kTile[i], size);
     }
+    if (o.calibrated)
+      if (const CalibratedLayer *layer = o.calibrated->lookup(op)) {
+        if (failed(verifyCalibratedLayer(*c, *layer)))
+          return WalkResult::interrupt();
+        return WalkResult::advance(); // the recorded types were verified
+      }
     bool both = o.quantizes(roles[0]) && o.quantizes(roles[1]);
     int64_t ba = o.maxBitsFor(roles[0], isConstant(c->lhs)),
             bb = o.maxBitsFor(roles[1], isConstant(c->rhs));
@@ -330,18 +397,29 @@ struct QuantizeComputeOp : RewritePattern {
     bool quantize[2] = {options.quantizes(roles[0]),
                         options.quantizes(roles[1])};
     bool isConv = c->kind == ComputeOp::Kind::Conv2DNhwcFhwc;
-    if (!quantize[0] && !quantize[1])
+    const CalibratedLayer *layer = nullptr;
+    if (options.calibrated)
+      layer = options.calibrated->lookup(op);
+    if (layer && layer->operands[0].isFloat && layer->operands[1].isFloat)
+      return rewriter.notifyMatchFailure(op, "calibrated as float");
+    if (!layer && !quantize[0] && !quantize[1])
       return rewriter.notifyMatchFailure(op, "no operand to quantize");
-    if (isConv && !(quantize[0] && quantize[1]))
+    if (!layer && isConv && !(quantize[0] && quantize[1]))
       return rewriter.notifyMatchFailure(op,
                                          "tq.conv2d quantizes both operands");
 
     Location loc = op->getLoc();
     SmallVector<int64_t, 4> padding(4, 0);
     Value inputs[2] = {c->lhs, c->rhs};
+    bool transposed[2] = {c->transposeA, c->transposeB};
     if (isConv)
       inputs[0] = foldInputPadding(inputs[0], padding);
     for (unsigned i = 0; i < 2; ++i) {
+      if (layer) {
+        inputs[i] = quantizeCalibrated(rewriter, op, inputs[i],
+                                       layer->operands[i], transposed[i]);
+        continue;
+      }
       if (!quantize[i])
         continue;
       auto type = cast<RankedTensorType>(inputs[i].getType());
@@ -363,12 +441,57 @@ struct QuantizeComputeOp : RewritePattern {
           ScaleProductAttr::get(op->getContext(), ScaleProduct::exact));
     } else {
       result = MatmulOp::create(rewriter, loc, resultType, inputs[0], inputs[1],
-                                c->transposeA, c->transposeB);
+                                transposed[0], transposed[1]);
     }
     if (!isZeroInit(c->init))
       result = arith::AddFOp::create(rewriter, loc, result, c->init);
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// Quantizes `input` as a calibration file records it. A recorded type
+  /// for the source of a transpose reads that source with `transposed`
+  /// flipped (as tq-fold-transposes would).
+  Value quantizeCalibrated(PatternRewriter &rewriter, Operation *computeOp,
+                           Value input, const CalibratedOperand &c,
+                           bool &transposed) const {
+    if (c.isFloat)
+      return input;
+    MLIRContext *ctx = rewriter.getContext();
+    Location loc = computeOp->getLoc();
+    auto type = cast<TiledType>(parseType(c.type, ctx));
+    if (type.getShape() != cast<RankedTensorType>(input.getType()).getShape()) {
+      input = input.getDefiningOp<linalg::TransposeOp>().getInput();
+      transposed = !transposed;
+    }
+    Value bits;
+    if (!c.tileBits.empty()) {
+      auto grid =
+          RankedTensorType::get(type.getGridShape(), rewriter.getI32Type());
+      SmallVector<int32_t> widths(c.tileBits.begin(), c.tileBits.end());
+      bits = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseIntElementsAttr::get(grid, ArrayRef<int32_t>(widths)));
+    } else if (c.adaptive) {
+      Type resultType = rewriter.getI32Type();
+      if (type.getBitsKind() == BitsKind::per_tile)
+        resultType =
+            RankedTensorType::get(type.getGridShape(), rewriter.getI32Type());
+      bits = AdaptiveBitWidthOp::create(
+          rewriter, loc, resultType, input, TypeAttr::get(type),
+          rewriter.getF32FloatAttr(c.adaptive->low),
+          rewriter.getF32FloatAttr(c.adaptive->high),
+          rewriter.getI64IntegerAttr(c.adaptive->init),
+          rewriter.getI64IntegerAttr(c.adaptive->min),
+          rewriter.getI64IntegerAttr(c.adaptive->max),
+          rewriter.getI64IntegerAttr(c.adaptive->step), IntegerAttr(),
+          FloatAttr());
+    }
+    auto q = QuantizeOp::create(rewriter, loc, type, input, Value(), bits,
+                                RoundingMode::nearest_even, IntegerAttr());
+    if (!c.record.empty())
+      q->setAttr("tq.bit_width", parseAttribute(c.record, ctx));
+    return q;
   }
 
   /// Quantizes `input` into `type` (a fixed width), or with a width chosen
@@ -481,6 +604,26 @@ struct TQInsertQuantizationPass
     }
     o.keepFloat.assign(keepFloat.begin(), keepFloat.end());
     Operation *root = getOperation();
+    llvm::DenseMap<Operation *, const CalibratedLayer *> calibrated;
+    FailureOr<CalibrationTable> table;
+    if (!calibration.empty()) {
+      table = readCalibrationFile(calibration, root->getLoc());
+      if (failed(table))
+        return signalPassFailure();
+      llvm::StringSet<> matched;
+      for (auto &[op, name] : nameLayers(root))
+        if (const CalibratedLayer *layer = table->lookup(name)) {
+          calibrated[op] = layer;
+          matched.insert(name);
+        }
+      for (const CalibratedLayer &layer : table->layers)
+        if (!matched.contains(layer.name)) {
+          root->emitError("calibration layer '")
+              << layer.name << "' matches no compute op in the input";
+          return signalPassFailure();
+        }
+      o.calibrated = &calibrated;
+    }
     if (failed(annotateRolesAndSplitDims(root)) ||
         failed(verifyQuantization(root, o)))
       return signalPassFailure(); // diagnostics name the option or op

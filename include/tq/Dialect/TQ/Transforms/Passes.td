@@ -162,6 +162,9 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "policy=adaptive: one width per tile">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
            "policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8">,
+    Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
+           "Calibration file (A8) written by tq-export-calibration: its "
+           "layers are quantized as recorded">,
     ListOption<"keepFloat", "keep-float", "std::string",
                "Names of ops to leave in float (e.g. linalg.batch_matmul)">
   ];
@@ -262,6 +265,24 @@ def TQAdaptiveBitWidth : Pass<"tq-adaptive-bit-width"> {
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def TQExportCalibration : Pass<"tq-export-calibration"> {
+  let summary = "Write each layer's quantization parameters to a JSON file (A8)";
+  let description = [{
+    Writes, for every `tq.matmul` / `tq.conv2d`, the tiled type of each
+    operand, its per-tile widths, the configuration of its run-time
+    bit-width search and the record of the compile-time search, to `file`
+    ("-" for standard output). `tq-insert-quantization{calibration=...}`
+    (and `tq-quantize{calibration=...}`) reads the file back to quantize
+    without searching again; the format is documented in
+    `tq/Dialect/TQ/Transforms/Calibration.h`. Layers are named by their
+    location when it is a name, else `function#ordinal`.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"-\"",
+           "Output file (- for stdout)">
+  ];
 }
 
 def TQFusePostprocess : Pass<"tq-fuse-postprocess"> {

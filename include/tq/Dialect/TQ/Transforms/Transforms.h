@@ -4,6 +4,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct QuantizationOptions {
   bool perTile = false;
   SmallVector<ScheduleEntry> schedule;
   std::vector<std::string> keepFloat;
+  /// Calibrated layers (A8), by compute op: their operands are quantized
+  /// exactly as recorded, whatever the policy. Owned by the caller.
+  const llvm::DenseMap<Operation *, const struct CalibratedLayer *>
+      *calibrated = nullptr;
 
   /// The largest width an operand of `role` can have at run time.
   int64_t maxBitsFor(Role role, bool isConstant) const;
