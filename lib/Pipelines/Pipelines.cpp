@@ -28,6 +28,8 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   insert.perTile = o.perTile;
   insert.schedule = o.schedule;
   insert.calibration = o.calibration;
+  insert.tileCandidates.assign(o.tileCandidates.begin(),
+                               o.tileCandidates.end());
   insert.keepFloat.assign(o.keepFloat.begin(), o.keepFloat.end());
   pm.addPass(createTQInsertQuantization(insert));
   pm.addPass(createCanonicalizerPass());

@@ -88,6 +88,10 @@ struct QuantizePipelineOptions
       *this, "schedule",
       llvm::cl::desc("policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8"),
       llvm::cl::init("")};
+  ListOption<int64_t> tileCandidates{
+      *this, "tile-candidates",
+      llvm::cl::desc("policy=adaptive: choose each layer's tile size among "
+                     "these")};
   Option<std::string> calibration{
       *this, "calibration",
       llvm::cl::desc("Read per-layer parameters from this file (A8) instead "

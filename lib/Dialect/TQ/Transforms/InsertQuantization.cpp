@@ -45,11 +45,10 @@ int64_t QuantizationOptions::bitsFor(Role role) const {
   llvm_unreachable("unknown role");
 }
 
-FailureOr<TiledType> QuantizationOptions::typeFor(MLIRContext *ctx,
-                                                  ArrayRef<int64_t> shape,
-                                                  Role role,
-                                                  ArrayRef<int64_t> dims,
-                                                  unsigned contracted) const {
+FailureOr<TiledType>
+QuantizationOptions::typeFor(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                             Role role, ArrayRef<int64_t> dims,
+                             unsigned contracted, int64_t tile) const {
   int64_t bits = bitsFor(role);
   unsigned width = containerWidth(bits);
   int64_t sizes[2] = {shape[dims[0]], shape[dims[1]]};
@@ -87,6 +86,13 @@ static unsigned contractedSplitDim(const ComputeOp &c, unsigned i) {
   if (i == 0)
     return c.transposeA ? 0 : 1;
   return c.transposeB ? 1 : 0;
+}
+
+int64_t QuantizationOptions::tileFor(Operation *op) const {
+  if (layerTiles)
+    if (auto it = layerTiles->find(op); it != layerTiles->end())
+      return it->second;
+  return tile;
 }
 
 bool QuantizationOptions::quantizes(Role role) const {
@@ -312,8 +318,8 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
     for (unsigned i = 0; i < 2; ++i) {
       auto shape = cast<RankedTensorType>(operands[i].getType()).getShape();
       unsigned k = contractedSplitDim(*c, i);
-      FailureOr<TiledType> type =
-          o.typeFor(op->getContext(), shape, roles[i], dims[i], k);
+      FailureOr<TiledType> type = o.typeFor(op->getContext(), shape, roles[i],
+                                            dims[i], k, o.tileFor(op));
       if (failed(type)) {
         op->emitOpError("operand #")
             << i << " needs static split dims for this granularity";
@@ -343,6 +349,93 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
+}
+
+/// The constant data behind `v`, seen through transposes, reshapes and
+/// casts, or null.
+static DenseElementsAttr constantData(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    DenseElementsAttr attr;
+    if (matchPattern(v, m_Constant(&attr)))
+      return attr;
+    if (!isa<linalg::TransposeOp, tensor::CastOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
+/// policy=adaptive with tile candidates: for each layer with a constant
+/// operand, the candidate whose per-tile A4 search on that operand gives the
+/// fewest bits per element, counting each tile's 32-bit scale (ties: the
+/// larger tile), among those the int32 partial sum allows. Records the
+/// choice as `tq.tile_choice = {tile, average_bits}` on the op.
+static void chooseLayerTiles(Operation *root, const QuantizationOptions &o,
+                             llvm::DenseMap<Operation *, int64_t> &tiles) {
+  root->walk([&](Operation *op) {
+    FailureOr<ComputeOp> c = matchComputeOp(op);
+    if (failed(c) || keptInFloat(op, o) ||
+        c->kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+      return;
+    Role roles[2];
+    SmallVector<int64_t, 2> dims[2];
+    readAnnotations(*c, roles, dims);
+    Value operands[2] = {c->lhs, c->rhs};
+    for (unsigned i = 0; i < 2; ++i) {
+      DenseElementsAttr data = constantData(operands[i]);
+      if (!data || !data.getElementType().isF32())
+        continue;
+      ::tq::ref::FloatTensor x;
+      auto shape = cast<ShapedType>(data.getType()).getShape();
+      x.shape.assign(shape.begin(), shape.end());
+      for (APFloat v : data.getValues<APFloat>())
+        x.data.push_back(v.convertToFloat());
+      ::tq::ref::BitSearchOptions search;
+      search.low = o.low;
+      search.high = o.high;
+      search.min = o.minBits;
+      search.max = o.maxBits;
+      search.init =
+          std::min(std::max(o.bitsFor(roles[i]), o.minBits), o.maxBits);
+      int64_t bound =
+          ::tq::ref::maxKTile(o.maxBitsFor(roles[0], isConstant(c->lhs)),
+                              o.maxBitsFor(roles[1], isConstant(c->rhs)));
+      int64_t best = 0;
+      double bestBits = 0;
+      for (int64_t v : o.tileCandidates) {
+        if (v <= 0 || v > bound)
+          continue;
+        ::tq::ref::TileLayout layout;
+        layout.tile[0] = layout.tile[1] = v;
+        layout.dims[0] = x.shape.size() - 2;
+        layout.dims[1] = x.shape.size() - 1;
+        double sum = 0;
+        std::vector<::tq::ref::BitSearchResult> results =
+            ::tq::ref::searchBitWidthPerTile(
+                x, layout, ::tq::ref::QuantForm::Scaled, search);
+        for (const ::tq::ref::BitSearchResult &r : results)
+          sum += r.bits;
+        // Each tile also stores a 32-bit scale: count it per element.
+        double average = sum / std::max<size_t>(results.size(), 1) +
+                         32.0 / static_cast<double>(v * v);
+        if (!best || average < bestBits || (average == bestBits && v > best)) {
+          best = v;
+          bestBits = average;
+        }
+      }
+      if (!best)
+        return;
+      tiles[op] = best;
+      Builder b(op->getContext());
+      op->setAttr(
+          "tq.tile_choice",
+          b.getDictionaryAttr(
+              {b.getNamedAttr("tile", b.getI64IntegerAttr(best)),
+               b.getNamedAttr("average_bits", b.getF64FloatAttr(bestBits))}));
+      return;
+    }
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -425,7 +518,7 @@ struct QuantizeComputeOp : RewritePattern {
       auto type = cast<RankedTensorType>(inputs[i].getType());
       FailureOr<TiledType> tiled =
           options.typeFor(op->getContext(), type.getShape(), roles[i], dims[i],
-                          contractedSplitDim(*c, i));
+                          contractedSplitDim(*c, i), options.tileFor(op));
       if (failed(tiled))
         return rewriter.notifyMatchFailure(op, "no static size");
       inputs[i] = quantizeOperand(rewriter, op, inputs[i], *tiled, roles[i]);
@@ -443,6 +536,8 @@ struct QuantizeComputeOp : RewritePattern {
       result = MatmulOp::create(rewriter, loc, resultType, inputs[0], inputs[1],
                                 transposed[0], transposed[1]);
     }
+    if (Attribute choice = op->getAttr("tq.tile_choice"))
+      result.getDefiningOp()->setAttr("tq.tile_choice", choice);
     if (!isZeroInit(c->init))
       result = arith::AddFOp::create(rewriter, loc, result, c->init);
     rewriter.replaceOp(op, result);
@@ -624,8 +719,19 @@ struct TQInsertQuantizationPass
         }
       o.calibrated = &calibrated;
     }
-    if (failed(annotateRolesAndSplitDims(root)) ||
-        failed(verifyQuantization(root, o)))
+    if (failed(annotateRolesAndSplitDims(root)))
+      return signalPassFailure();
+    llvm::DenseMap<Operation *, int64_t> layerTiles;
+    o.tileCandidates.assign(tileCandidates.begin(), tileCandidates.end());
+    if (!o.tileCandidates.empty()) {
+      if (o.policy != BitWidthPolicy::adaptive) {
+        root->emitError("tile-candidates needs policy=adaptive");
+        return signalPassFailure();
+      }
+      chooseLayerTiles(root, o, layerTiles);
+      o.layerTiles = &layerTiles;
+    }
+    if (failed(verifyQuantization(root, o)))
       return signalPassFailure(); // diagnostics name the option or op
     RewritePatternSet patterns(&getContext());
     populateInsertQuantizationPatterns(patterns, o);

@@ -162,6 +162,11 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "policy=adaptive: one width per tile">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
            "policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8">,
+    ListOption<"tileCandidates", "tile-candidates", "int64_t",
+               "policy=adaptive: choose each layer's tile size among these: "
+               "the one whose constant operand needs the fewest bits per "
+               "element in the error band, its tile scales included (ties: "
+               "the larger tile)">,
     Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
            "Calibration file (A8) written by tq-export-calibration: its "
            "layers are quantized as recorded">,

@@ -36,6 +36,10 @@ struct QuantizationOptions {
   int64_t minBits = 2, maxBits = 8;
   bool perTile = false;
   SmallVector<ScheduleEntry> schedule;
+  /// policy=adaptive: tile sizes to choose from per layer (empty: `tile`).
+  SmallVector<int64_t> tileCandidates;
+  /// Tile sizes chosen per layer (owned by the caller).
+  const llvm::DenseMap<Operation *, int64_t> *layerTiles = nullptr;
   std::vector<std::string> keepFloat;
   /// Calibrated layers (A8), by compute op: their operands are quantized
   /// exactly as recorded, whatever the policy. Owned by the caller.
@@ -47,12 +51,15 @@ struct QuantizationOptions {
 
   /// The bit width for a tensor of `role`.
   int64_t bitsFor(Role role) const;
-  /// The tiled type an operand of `shape`, `role` and split `dims` gets;
-  /// `contracted` (0 or 1) says which split dim its product reduces over.
-  /// Fails for granularities that need a static size the shape lacks.
+  /// The tiled type an operand of `shape`, `role` and split `dims` gets
+  /// with tile size `v`; `contracted` (0 or 1) says which split dim its
+  /// product reduces over. Fails for granularities that need a static size
+  /// the shape lacks.
   FailureOr<TiledType> typeFor(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                Role role, ArrayRef<int64_t> dims,
-                               unsigned contracted) const;
+                               unsigned contracted, int64_t v) const;
+  /// The tile size of compute op `op`: its entry in `layerTiles`, or `tile`.
+  int64_t tileFor(Operation *op) const;
   /// Whether operand `i` (of role `role`) of a compute op is quantized.
   bool quantizes(Role role) const;
 };
