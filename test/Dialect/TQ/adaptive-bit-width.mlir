@@ -3,6 +3,8 @@
 // RUN: tq-opt %s -tq-adaptive-bit-width="low=0.005 high=0.02 max-bits=16" -tq-quantize-constants | FileCheck %s --check-prefix=CONST
 // RUN: tq-opt %s -tq-adaptive-bit-width="low=0.005 high=0.02 max-bits=8" | FileCheck %s --check-prefix=CAP
 // RUN: not tq-opt %s -tq-adaptive-bit-width="low=0.5 high=0.1" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tq-opt %s -tq-adaptive-bit-width="low=0.005 high=0.02 max-bits=16 report" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: tq-opt %s -tq-adaptive-bit-width="low=0.005 high=0.02 max-bits=16 per-tile report" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT-TILE
 // SPEC A3/A4 at compile time: two weight tensors with different
 // distributions get different widths from the same thresholds. @uniform is
 // spread evenly over [-1, 1]; @outliers is small Gaussian noise with two
@@ -28,6 +30,11 @@
 // max-bits caps the search: the outliers stop at 8 bits, above the band.
 // CAP-LABEL: func.func @outliers
 // CAP: tq.bit_width = {bits = 8 : i64, error = 0.0{{[2-9]}}
+
+// The per-layer report: width and error of each tensor.
+// REPORT: adaptive-bit-width.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: bit width 8, error 5.465{{[0-9]*}}e-03
+// REPORT: remark: bit width 10, error 1.49{{[0-9]*}}e-02
+// REPORT-TILE: remark: bit widths per tile: average 8.750000e+00, max error 1.98{{[0-9]*}}e-02
 
 // BAD: error: tq-adaptive-bit-width: options must satisfy 0 <= low < high
 

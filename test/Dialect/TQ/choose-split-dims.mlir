@@ -1,4 +1,6 @@
 // RUN: tq-opt %s -tq-choose-split-dims -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: tq-opt %s -tq-choose-split-dims="act-dims=0,2 weight-dims=0,1" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=OPT
+// RUN: not tq-opt %s -tq-choose-split-dims="act-dims=2,1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT
 // SPEC T2: roles from producers, split dims from roles and layout.
 
 // CHECK-LABEL: func.func @forward
@@ -43,6 +45,12 @@ func.func @backward(%dy: tensor<64x128xf32> {tq.role = #tq.role<output_grad>},
 // -----
 
 // Batched matmul: the two innermost dims; conv NHWC x FHWC: (N, C) and (K, C).
+// The options override per role where the rank allows: the 3-D activation
+// gets [0, 2], the weight [0, 1]; the 4-D conv operands too.
+// OPT-LABEL: func.func @batch_and_conv
+// OPT: linalg.batch_matmul {{.*}}tq.split_dims = [array<i64: 0, 2>, array<i64: 0, 1>]
+// OPT: linalg.conv_2d_nhwc_fhwc {{.*}}tq.split_dims = [array<i64: 0, 2>, array<i64: 0, 1>]
+// BADOPT: error: split dims overrides must be two dims d0,d1 with 0 <= d0 < d1
 // CHECK-LABEL: func.func @batch_and_conv
 // CHECK: linalg.batch_matmul {tq.roles = [#tq.role<activation>, #tq.role<weight>], tq.split_dims = [array<i64: 1, 2>, array<i64: 1, 2>]}
 // CHECK: linalg.conv_2d_nhwc_fhwc {{{.*}}tq.roles = [#tq.role<activation>, #tq.role<weight>], tq.split_dims = [array<i64: 0, 3>, array<i64: 0, 3>]}

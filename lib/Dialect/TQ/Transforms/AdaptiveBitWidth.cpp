@@ -146,6 +146,10 @@ struct TQAdaptiveBitWidthPass
       if (reused)
         record.push_back(b.getNamedAttr("reused", b.getBoolAttr(true)));
       op->setAttr(kBitWidthAttr, b.getDictionaryAttr(record));
+      if (report)
+        emitRemark(op.getLoc(), "bit width ")
+            << r.bits << ", error " << r.error
+            << (reused ? " (reused from the previous tensor)" : "");
       return;
     }
     std::vector<::tq::ref::BitSearchResult> results =
@@ -178,6 +182,9 @@ struct TQAdaptiveBitWidthPass
             {b.getNamedAttr("average_bits",
                             b.getF64FloatAttr(sum / results.size())),
              b.getNamedAttr("max_error", b.getF64FloatAttr(maxError))}));
+    if (report)
+      emitRemark(op.getLoc(), "bit widths per tile: average ")
+          << sum / results.size() << ", max error " << maxError;
   }
 };
 } // namespace

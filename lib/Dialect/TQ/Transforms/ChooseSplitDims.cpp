@@ -13,8 +13,13 @@ using namespace mlir::tq;
 namespace {
 struct TQChooseSplitDimsPass
     : mlir::tq::impl::TQChooseSplitDimsBase<TQChooseSplitDimsPass> {
+  using Base::Base;
   void runOnOperation() override {
-    if (failed(annotateRolesAndSplitDims(getOperation())))
+    SplitDimsOverrides overrides;
+    overrides.activation.assign(actDims.begin(), actDims.end());
+    overrides.weight.assign(weightDims.begin(), weightDims.end());
+    overrides.gradient.assign(gradDims.begin(), gradDims.end());
+    if (failed(annotateRolesAndSplitDims(getOperation(), overrides)))
       signalPassFailure(); // the diagnostic names the op
   }
 };

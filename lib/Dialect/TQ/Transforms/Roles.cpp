@@ -155,7 +155,14 @@ mlir::tq::getRolesAndSplitDims(const ComputeOp &op, RoleAnalysis &analysis,
   return success();
 }
 
-LogicalResult mlir::tq::annotateRolesAndSplitDims(Operation *root) {
+LogicalResult
+mlir::tq::annotateRolesAndSplitDims(Operation *root,
+                                    const SplitDimsOverrides &overrides) {
+  for (const SmallVector<int64_t, 2> *o :
+       {&overrides.activation, &overrides.weight, &overrides.gradient})
+    if (!o->empty() && (o->size() != 2 || (*o)[0] < 0 || (*o)[0] >= (*o)[1]))
+      return root->emitError("split dims overrides must be two dims d0,d1 "
+                             "with 0 <= d0 < d1");
   RoleAnalysis analysis;
   // Infer every role before changing anything, so that the answers do not
   // depend on the walk order.
@@ -168,8 +175,19 @@ LogicalResult mlir::tq::annotateRolesAndSplitDims(Operation *root) {
       return WalkResult::advance();
     Role roles[2];
     SmallVector<int64_t, 2> dims[2];
+    bool hadDims = op->hasAttr(kSplitDimsAttr);
     if (failed(getRolesAndSplitDims(*c, analysis, roles, dims)))
       return WalkResult::interrupt();
+    Value operands[2] = {c->lhs, c->rhs};
+    for (unsigned i = 0; i < 2 && !hadDims; ++i) {
+      const SmallVector<int64_t, 2> &o =
+          roles[i] == Role::weight ? overrides.weight
+          : isGradient(roles[i])   ? overrides.gradient
+                                   : overrides.activation;
+      int64_t rank = cast<RankedTensorType>(operands[i].getType()).getRank();
+      if (!o.empty() && o[1] < rank)
+        dims[i] = o;
+    }
     found.push_back({*c, {roles[0], roles[1]}, {dims[0], dims[1]}});
     return WalkResult::advance();
   });

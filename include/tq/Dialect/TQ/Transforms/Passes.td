@@ -58,7 +58,9 @@ def TQChooseSplitDims : Pass<"tq-choose-split-dims"> {
     weight gradient; everything else is an activation.
 
     Attributes already present on an op are kept (that is how a user
-    overrides the choice); malformed ones are an error.
+    overrides the choice for one op); malformed ones are an error. The
+    options `act-dims`, `weight-dims` and `grad-dims` override the split
+    dims of every operand of that role (of the rank they fit).
 
     ```mlir
     %y = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<weight>],
@@ -66,6 +68,14 @@ def TQChooseSplitDims : Pass<"tq-choose-split-dims"> {
            ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) ...
     ```
   }];
+  let options = [
+    ListOption<"actDims", "act-dims", "int64_t",
+               "Split dims of activations, e.g. 0,3">,
+    ListOption<"weightDims", "weight-dims", "int64_t",
+               "Split dims of weights">,
+    ListOption<"gradDims", "grad-dims", "int64_t",
+               "Split dims of gradients">
+  ];
   let dependentDialects = ["::mlir::tq::TQDialect"];
 }
 
@@ -260,6 +270,8 @@ def TQAdaptiveBitWidth : Pass<"tq-adaptive-bit-width"> {
            "Distance from the threshold beyond which far-step applies">,
     Option<"perTile", "per-tile", "bool", /*default=*/"false",
            "Choose one width per tile instead of per tensor">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark per tensor with its width and error">,
     Option<"reuse", "reuse", "bool", /*default=*/"false",
            "Reuse the previous tensor's width when its statistics are close "
            "(SPEC A5)">,

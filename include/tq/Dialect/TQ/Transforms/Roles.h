@@ -68,10 +68,18 @@ LogicalResult getRolesAndSplitDims(const ComputeOp &op, RoleAnalysis &roles,
                                    Role (&outRoles)[2],
                                    SmallVector<int64_t, 2> (&outDims)[2]);
 
+/// Split dims chosen by role, overriding the defaults (empty: default).
+struct SplitDimsOverrides {
+  SmallVector<int64_t, 2> activation, weight, gradient;
+};
+
 /// Sets `tq.roles` and `tq.split_dims` on every compute op under `root`
-/// that does not have them yet; fails (with a diagnostic) on malformed
-/// attributes.
-LogicalResult annotateRolesAndSplitDims(Operation *root);
+/// that does not have them yet (with `overrides` where they fit the
+/// operand's rank); fails (with a diagnostic) on malformed attributes or
+/// overrides.
+LogicalResult
+annotateRolesAndSplitDims(Operation *root,
+                          const SplitDimsOverrides &overrides = {});
 
 } // namespace mlir::tq
 
