@@ -3,6 +3,7 @@
 // RUN: tq-opt %s -tq-insert-quantization="quantize=weights" -split-input-file | FileCheck %s --check-prefix=WEIGHTS
 // RUN: tq-opt %s -tq-insert-quantization="quantize=activations" -split-input-file | FileCheck %s --check-prefix=ACTS
 // RUN: tq-opt %s -tq-insert-quantization="keep-float=linalg.matmul" -split-input-file | FileCheck %s --check-prefix=KEEP
+// RUN: tq-opt %s -tq-insert-quantization="keep-float=backward#1,fc" -split-input-file | FileCheck %s --check-prefix=LAYER
 
 // CHECK-LABEL: func.func @matmul
 // CHECK-DAG: %[[W:.*]] = arith.constant dense<5.000000e-01> : tensor<256x128xf32>
@@ -35,6 +36,11 @@ func.func @matmul(%x: tensor<64x256xf32>) -> tensor<64x128xf32> {
 // -----
 
 // A non-zero init is added back in f32; tq.keep_float leaves an op alone.
+// A layer named by its location can be kept in float by name.
+// LAYER-LABEL: func.func @init_and_keep
+// LAYER-NOT: tq.
+// LAYER: linalg.matmul {tq.roles
+// LAYER: linalg.matmul {tq.keep_float
 // CHECK-LABEL: func.func @init_and_keep
 // CHECK: %[[Y:.*]] = tq.matmul
 // CHECK: %[[S:.*]] = arith.addf %[[Y]], %arg1 : tensor<64x128xf32>
@@ -42,7 +48,7 @@ func.func @matmul(%x: tensor<64x256xf32>) -> tensor<64x128xf32> {
 // CHECK: return %[[S]]
 func.func @init_and_keep(%x: tensor<64x256xf32>, %b: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
   %w = arith.constant dense<0.5> : tensor<256x128xf32>
-  %y = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%b : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%b : tensor<64x128xf32>) -> tensor<64x128xf32> loc("fc")
   %y2 = linalg.matmul {tq.keep_float} ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%b : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %y, %y2 : tensor<64x128xf32>, tensor<64x128xf32>
 }
@@ -59,6 +65,10 @@ func.func @init_and_keep(%x: tensor<64x256xf32>, %b: tensor<64x128xf32>) -> (ten
 // CHECK: %[[X:.*]] = tq.quantize %arg2
 // CHECK: tq.matmul %[[X]], %{{.*}} {transpose_a} : {{.*}} -> tensor<256x128xf32>
 // CHECK-NOT: tq.requantize
+// The second layer of @backward (function#ordinal) kept in float by name.
+// LAYER-LABEL: func.func @backward
+// LAYER: tq.matmul %{{.*}}, %{{.*}} {transpose_b}
+// LAYER: linalg.matmul
 func.func @backward(%dy: tensor<64x128xf32> {tq.role = #tq.role<output_grad>},
                     %w: tensor<256x128xf32> {tq.parameter}, %x: tensor<64x256xf32>,
                     %i1: tensor<64x256xf32>, %i2: tensor<256x128xf32>) -> (tensor<64x256xf32>, tensor<256x128xf32>) {

@@ -182,9 +182,14 @@ static bool isConstant(Value v) {
 }
 
 static bool keptInFloat(Operation *op, const QuantizationOptions &options) {
-  return op->hasAttr(kKeepFloatAttr) ||
-         llvm::is_contained(options.keepFloat,
-                            op->getName().getStringRef().str());
+  if (op->hasAttr(kKeepFloatAttr) ||
+      llvm::is_contained(options.keepFloat, op->getName().getStringRef().str()))
+    return true;
+  if (!options.layerNames)
+    return false;
+  auto it = options.layerNames->find(op);
+  return it != options.layerNames->end() &&
+         llvm::is_contained(options.keepFloat, it->second);
 }
 
 /// The roles and split dims annotated on a compute op.
@@ -700,13 +705,15 @@ struct TQInsertQuantizationPass
     o.keepFloat.assign(keepFloat.begin(), keepFloat.end());
     Operation *root = getOperation();
     llvm::DenseMap<Operation *, const CalibratedLayer *> calibrated;
+    llvm::DenseMap<Operation *, std::string> layerNames = nameLayers(root);
+    o.layerNames = &layerNames;
     FailureOr<CalibrationTable> table;
     if (!calibration.empty()) {
       table = readCalibrationFile(calibration, root->getLoc());
       if (failed(table))
         return signalPassFailure();
       llvm::StringSet<> matched;
-      for (auto &[op, name] : nameLayers(root))
+      for (auto &[op, name] : layerNames)
         if (const CalibratedLayer *layer = table->lookup(name)) {
           calibrated[op] = layer;
           matched.insert(name);

@@ -88,6 +88,8 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
     f32. Zero padding (`tensor.pad`) in front of a convolution becomes the
     padding of `tq.conv2d`. Bit widths follow the operand's role; tiles are
     `tile`×`tile`; the storage type is the narrowest of i4, i8, i16.
+    Layers are named by their location when it is a name (an ONNX node),
+    else `function#ordinal` (the order of compute ops in the function).
 
     `granularity` chooses the subsets that get their own parameters (A1):
     `tile` (V×V), `vector` (1×V along the contracted dim, the per-vector
@@ -181,7 +183,8 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "Calibration file (A8) written by tq-export-calibration: its "
            "layers are quantized as recorded">,
     ListOption<"keepFloat", "keep-float", "std::string",
-               "Names of ops to leave in float (e.g. linalg.batch_matmul)">
+               "Op names (linalg.batch_matmul) or layer names (a name "
+               "location, or function#ordinal) to leave in float">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::arith::ArithDialect"];

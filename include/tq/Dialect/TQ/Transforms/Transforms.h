@@ -40,7 +40,10 @@ struct QuantizationOptions {
   SmallVector<int64_t> tileCandidates;
   /// Tile sizes chosen per layer (owned by the caller).
   const llvm::DenseMap<Operation *, int64_t> *layerTiles = nullptr;
+  /// Op names or layer names (see nameLayers) to leave in float.
   std::vector<std::string> keepFloat;
+  /// Layer names by compute op (owned by the caller).
+  const llvm::DenseMap<Operation *, std::string> *layerNames = nullptr;
   /// Calibrated layers (A8), by compute op: their operands are quantized
   /// exactly as recorded, whatever the policy. Owned by the caller.
   const llvm::DenseMap<Operation *, const struct CalibratedLayer *>
