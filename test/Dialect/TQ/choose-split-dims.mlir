@@ -97,3 +97,15 @@ func.func @bad_dims_range(%x: tensor<64x256xf32>, %w: tensor<256x128xf32>, %i: t
   %y = linalg.matmul {tq.split_dims = [array<i64: 0, 1>, array<i64: 0, 2>]} ins(%x, %w : tensor<64x256xf32>, tensor<256x128xf32>) outs(%i : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %y : tensor<64x128xf32>
 }
+
+// -----
+
+// NCHW x FCHW: (N, C) and (K, C) are dims [0, 1].
+// CHECK-LABEL: func.func @conv_nchw
+// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}tq.roles = [#tq.role<activation>, #tq.role<weight>], tq.split_dims = [array<i64: 0, 1>, array<i64: 0, 1>]}
+func.func @conv_nchw(%x: tensor<2x16x8x8xf32>, %i: tensor<2x32x6x6xf32>) -> tensor<2x32x6x6xf32> {
+  %f = arith.constant dense<1.0> : tensor<32x16x3x3xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %f : tensor<2x16x8x8xf32>, tensor<32x16x3x3xf32>) outs(%i : tensor<2x32x6x6xf32>) -> tensor<2x32x6x6xf32>
+  return %y : tensor<2x32x6x6xf32>
+}

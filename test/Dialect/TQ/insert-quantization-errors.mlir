@@ -17,11 +17,11 @@ func.func @unsupported_dims(%x: tensor<2x8x8x16xf32>, %f: tensor<32x3x3x16xf32>,
 
 // -----
 
-func.func @unsupported_conv(%x: tensor<2x16x8x8xf32>, %f: tensor<32x16x3x3xf32>, %i: tensor<2x32x6x6xf32>) -> tensor<2x32x6x6xf32> {
-  // expected-error @+1 {{'linalg.conv_2d_nchw_fchw' op cannot be quantized: not a matmul, batch_matmul or conv_2d_nhwc_fhwc; list it in keep-float or mark it tq.keep_float}}
-  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%x, %f : tensor<2x16x8x8xf32>, tensor<32x16x3x3xf32>) outs(%i : tensor<2x32x6x6xf32>) -> tensor<2x32x6x6xf32>
-  return %y : tensor<2x32x6x6xf32>
+func.func @unsupported_conv(%x: tensor<2x8x8x16xf32>, %f: tensor<3x3x16x32xf32>, %i: tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32> {
+  // expected-error @+1 {{'linalg.conv_2d_nhwc_hwcf' op cannot be quantized: not a matmul, batch_matmul, conv_2d_nhwc_fhwc or conv_2d_nchw_fchw; list it in keep-float or mark it tq.keep_float}}
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %f : tensor<2x8x8x16xf32>, tensor<3x3x16x32xf32>) outs(%i : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
+  return %y : tensor<2x6x6x32xf32>
 }
 
 // -----
@@ -35,8 +35,8 @@ func.func @unsupported_type(%x: tensor<64x256xf16>, %w: tensor<256x128xf16>, %i:
 // -----
 
 // Kept in float on request: no error.
-func.func @kept(%x: tensor<2x16x8x8xf32>, %f: tensor<32x16x3x3xf32>, %i: tensor<2x32x6x6xf32>) -> tensor<2x32x6x6xf32> {
-  %y = linalg.conv_2d_nchw_fchw {tq.keep_float, dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%x, %f : tensor<2x16x8x8xf32>, tensor<32x16x3x3xf32>) outs(%i : tensor<2x32x6x6xf32>) -> tensor<2x32x6x6xf32>
-  return %y : tensor<2x32x6x6xf32>
+func.func @kept(%x: tensor<2x8x8x16xf32>, %f: tensor<3x3x16x32xf32>, %i: tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32> {
+  %y = linalg.conv_2d_nhwc_hwcf {tq.keep_float, dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %f : tensor<2x8x8x16xf32>, tensor<3x3x16x32xf32>) outs(%i : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
+  return %y : tensor<2x6x6x32xf32>
 }

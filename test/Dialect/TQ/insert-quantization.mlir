@@ -119,3 +119,31 @@ func.func @conv(%x: tensor<2x8x8x16xf32>) -> tensor<2x4x4x32xf32> {
       ins(%p, %f : tensor<2x10x10x16xf32>, tensor<32x3x3x16xf32>) outs(%acc : tensor<2x4x4x32xf32>) -> tensor<2x4x4x32xf32>
   return %y : tensor<2x4x4x32xf32>
 }
+
+// -----
+
+// NCHW x FCHW (as the ONNX importer emits): tiles split (N, C) / (K, C) =
+// [0, 1]; tq.transpose moves C innermost for tq.conv2d, keeping the split
+// dims in order, so every scale is reused (no requantization); the NHWC
+// result goes back to NCHW in float. Zero padding on H and W is folded.
+// CHECK-LABEL: func.func @conv_nchw
+// CHECK: %[[QX:.*]] = tq.quantize %arg0 : tensor<2x16x8x8xf32> -> !tq.tiled<2x16x8x8xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+// CHECK: %[[QF:.*]] = tq.quantize %{{.*}} : tensor<32x16x3x3xf32> -> !tq.tiled<32x16x3x3xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+// CHECK: %[[TX:.*]] = tq.transpose %[[QX]] [0, 2, 3, 1] : {{.*}} -> !tq.tiled<2x8x8x16xi8:8, f32, tile = 32x32, dims = [0, 3], scale = f32>
+// CHECK: %[[TF:.*]] = tq.transpose %[[QF]] [0, 2, 3, 1] : {{.*}} -> !tq.tiled<32x3x3x16xi8:8, f32, tile = 32x32, dims = [0, 3], scale = f32>
+// CHECK: %[[Y:.*]] = tq.conv2d %[[TX]], %[[TF]] {padding = array<i64: 1, 1, 1, 1>} : {{.*}} -> tensor<2x8x8x32xf32>
+// CHECK: linalg.transpose ins(%[[Y]] : tensor<2x8x8x32xf32>) outs(%{{.*}} : tensor<2x32x8x8xf32>) permutation = [0, 3, 1, 2]
+// CHECK-NOT: tq.requantize
+func.func @conv_nchw(%x: tensor<2x16x8x8xf32>) -> tensor<2x32x8x8xf32> {
+  %f = arith.constant dense<1.0> : tensor<32x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x16x8x8xf32> to tensor<2x16x10x10xf32>
+  %e = tensor.empty() : tensor<2x32x8x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x32x8x8xf32>) -> tensor<2x32x8x8xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %f : tensor<2x16x10x10xf32>, tensor<32x16x3x3xf32>) outs(%acc : tensor<2x32x8x8xf32>) -> tensor<2x32x8x8xf32>
+  return %y : tensor<2x32x8x8xf32>
+}

@@ -81,7 +81,7 @@ QuantizationOptions::typeFor(MLIRContext *ctx, ArrayRef<int64_t> shape,
 
 /// Which of operand `i`'s split dims (0 or 1) the product contracts.
 static unsigned contractedSplitDim(const ComputeOp &c, unsigned i) {
-  if (c.kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+  if (c.isConv())
     return 1; // C, for both input and filter
   if (i == 0)
     return c.transposeA ? 0 : 1;
@@ -217,7 +217,7 @@ static LogicalResult verifyCalibratedLayer(const ComputeOp &c,
              << layer.name << "' operand #" << i << ": ";
     };
     if (rec.isFloat) {
-      if (c.kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+      if (c.isConv())
         return fail() << "tq.conv2d cannot take a float operand";
       continue;
     }
@@ -235,7 +235,7 @@ static LogicalResult verifyCalibratedLayer(const ComputeOp &c,
         std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
       bool swapsInnermost = t && t.getPermutation().size() >= 2 &&
                             type.getShape() == ArrayRef<int64_t>(swapped);
-      if (!swapsInnermost || c.kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+      if (!swapsInnermost || c.isConv())
         return fail() << "type " << type
                       << " does not fit the operand of shape "
                       << formatDims(shape, "x");
@@ -312,9 +312,8 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
         op->emitOpError("split dims [")
             << dims[i][0] << ", " << dims[i][1] << "] of operand #" << i
             << " are not supported by "
-            << (c->kind == ComputeOp::Kind::Conv2DNhwcFhwc ? "tq.conv2d"
-                                                           : "tq.matmul")
-            << ", which needs [" << expected[0] << ", " << expected[1] << "]";
+            << (c->isConv() ? "tq.conv2d" : "tq.matmul") << ", which needs ["
+            << expected[0] << ", " << expected[1] << "]";
         return WalkResult::interrupt();
       }
     }
@@ -380,8 +379,7 @@ static void chooseLayerTiles(Operation *root, const QuantizationOptions &o,
                              llvm::DenseMap<Operation *, int64_t> &tiles) {
   root->walk([&](Operation *op) {
     FailureOr<ComputeOp> c = matchComputeOp(op);
-    if (failed(c) || keptInFloat(op, o) ||
-        c->kind == ComputeOp::Kind::Conv2DNhwcFhwc)
+    if (failed(c) || keptInFloat(op, o) || c->isConv())
       return;
     Role roles[2];
     SmallVector<int64_t, 2> dims[2];
@@ -455,9 +453,10 @@ bool isZeroInit(Value init) {
   return fill && matchPattern(fill.value(), m_AnyZeroFloat());
 }
 
-/// Folds a zero tensor.pad on H and W in front of a conv input into the
-/// conv's padding [top, left, bottom, right].
-Value foldInputPadding(Value input, SmallVector<int64_t, 4> &padding) {
+/// Folds a zero tensor.pad on H and W in front of a conv input (NHWC, or
+/// NCHW with `nchw`) into the conv's padding [top, left, bottom, right].
+Value foldInputPadding(Value input, SmallVector<int64_t, 4> &padding,
+                       bool nchw) {
   padding.assign(4, 0);
   auto pad = input.getDefiningOp<tensor::PadOp>();
   if (!pad || pad.getNofold())
@@ -466,11 +465,12 @@ Value foldInputPadding(Value input, SmallVector<int64_t, 4> &padding) {
   if (!padValue || !matchPattern(padValue, m_AnyZeroFloat()))
     return input;
   SmallVector<int64_t> low(pad.getStaticLow()), high(pad.getStaticHigh());
+  unsigned h = nchw ? 2 : 1, w = nchw ? 3 : 2, ch = nchw ? 1 : 3;
   if (llvm::any_of(low, ShapedType::isDynamic) ||
       llvm::any_of(high, ShapedType::isDynamic) || low[0] || high[0] ||
-      low[3] || high[3])
+      low[ch] || high[ch])
     return input;
-  padding = {low[1], low[2], high[1], high[2]};
+  padding = {low[h], low[w], high[h], high[w]};
   return pad.getSource();
 }
 
@@ -494,7 +494,8 @@ struct QuantizeComputeOp : RewritePattern {
     readAnnotations(*c, roles, dims);
     bool quantize[2] = {options.quantizes(roles[0]),
                         options.quantizes(roles[1])};
-    bool isConv = c->kind == ComputeOp::Kind::Conv2DNhwcFhwc;
+    bool isConv = c->isConv();
+    bool nchw = c->kind == ComputeOp::Kind::Conv2DNchwFchw;
     const CalibratedLayer *layer = nullptr;
     if (options.calibrated)
       layer = options.calibrated->lookup(op);
@@ -511,7 +512,7 @@ struct QuantizeComputeOp : RewritePattern {
     Value inputs[2] = {c->lhs, c->rhs};
     bool transposed[2] = {c->transposeA, c->transposeB};
     if (isConv)
-      inputs[0] = foldInputPadding(inputs[0], padding);
+      inputs[0] = foldInputPadding(inputs[0], padding, nchw);
     for (unsigned i = 0; i < 2; ++i) {
       if (layer) {
         inputs[i] = quantizeCalibrated(rewriter, op, inputs[i],
@@ -530,7 +531,33 @@ struct QuantizeComputeOp : RewritePattern {
     }
     Type resultType = op->getResult(0).getType();
     Value result;
-    if (isConv) {
+    if (isConv && nchw) {
+      // tq.conv2d computes on NHWC x KRSC: move C innermost with
+      // tq.transpose, which keeps the split dims (N, C) / (K, C) in order and
+      // so reuses every scale (T4), then move the output back to NCHW.
+      for (Value &in : inputs) {
+        auto t = cast<TiledType>(in.getType());
+        std::string why;
+        TiledType moved = *getTransposedType(t, {0, 2, 3, 1}, why);
+        in = TransposeOp::create(rewriter, loc, moved, in,
+                                 rewriter.getDenseI64ArrayAttr({0, 2, 3, 1}));
+      }
+      auto nchwType = cast<RankedTensorType>(resultType);
+      ArrayRef<int64_t> s = nchwType.getShape();
+      auto nhwcType = RankedTensorType::get({s[0], s[2], s[3], s[1]},
+                                            nchwType.getElementType());
+      Value nhwc = Conv2DOp::create(
+          rewriter, loc, nhwcType, inputs[0], inputs[1],
+          rewriter.getDenseI64ArrayAttr(c->strides),
+          rewriter.getDenseI64ArrayAttr(c->dilations),
+          rewriter.getDenseI64ArrayAttr(padding),
+          ScaleProductAttr::get(op->getContext(), ScaleProduct::exact));
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, s, nchwType.getElementType());
+      result = linalg::TransposeOp::create(rewriter, loc, nhwc, empty,
+                                           ArrayRef<int64_t>{0, 3, 1, 2})
+                   ->getResult(0);
+    } else if (isConv) {
       result = Conv2DOp::create(
           rewriter, loc, resultType, inputs[0], inputs[1],
           rewriter.getDenseI64ArrayAttr(c->strides),
@@ -542,7 +569,8 @@ struct QuantizeComputeOp : RewritePattern {
                                 transposed[0], transposed[1]);
     }
     if (Attribute choice = op->getAttr("tq.tile_choice"))
-      result.getDefiningOp()->setAttr("tq.tile_choice", choice);
+      if (auto mm = result.getDefiningOp<MatmulOp>())
+        mm->setAttr("tq.tile_choice", choice);
     if (!isZeroInit(c->init))
       result = arith::AddFOp::create(rewriter, loc, result, c->init);
     rewriter.replaceOp(op, result);

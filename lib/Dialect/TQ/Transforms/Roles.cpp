@@ -50,15 +50,24 @@ FailureOr<ComputeOp> mlir::tq::matchComputeOp(Operation *op, std::string *why) {
       return fail("indexing maps other than plain or transposed operands");
     return c;
   }
+  auto convParams = [&](auto conv) {
+    for (APInt v : conv.getStrides().template getValues<APInt>())
+      c.strides.push_back(v.getSExtValue());
+    for (APInt v : conv.getDilations().template getValues<APInt>())
+      c.dilations.push_back(v.getSExtValue());
+  };
   if (auto conv = dyn_cast<linalg::Conv2DNhwcFhwcOp>(op)) {
     c.kind = ComputeOp::Kind::Conv2DNhwcFhwc;
-    for (APInt v : conv.getStrides().getValues<APInt>())
-      c.strides.push_back(v.getSExtValue());
-    for (APInt v : conv.getDilations().getValues<APInt>())
-      c.dilations.push_back(v.getSExtValue());
+    convParams(conv);
     return c;
   }
-  return fail("not a matmul, batch_matmul or conv_2d_nhwc_fhwc");
+  if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
+    c.kind = ComputeOp::Kind::Conv2DNchwFchw;
+    convParams(conv);
+    return c;
+  }
+  return fail("not a matmul, batch_matmul, conv_2d_nhwc_fhwc or "
+              "conv_2d_nchw_fchw");
 }
 
 static bool isGradient(Role r) {
@@ -109,6 +118,8 @@ SmallVector<int64_t, 2> mlir::tq::getDefaultSplitDims(const ComputeOp &op,
                                                       unsigned operand) {
   if (op.kind == ComputeOp::Kind::Conv2DNhwcFhwc)
     return {0, 3}; // NHWC activation (N, C); FHWC = KRSC filter (K, C)
+  if (op.kind == ComputeOp::Kind::Conv2DNchwFchw)
+    return {0, 1}; // NCHW activation (N, C); FCHW filter (K, C)
   Value v = operand == 0 ? op.lhs : op.rhs;
   int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
   return {rank - 2, rank - 1};

@@ -41,7 +41,8 @@ def TQChooseSplitDims : Pass<"tq-choose-split-dims"> {
   let description = [{
     Annotates every compute op that tile-quant quantizes (`linalg.matmul`
     and its transposed forms, `linalg.batch_matmul`,
-    `linalg.conv_2d_nhwc_fhwc`) with the role of its two inputs
+    `linalg.conv_2d_nhwc_fhwc`, `linalg.conv_2d_nchw_fchw`) with the role
+    of its two inputs
     (`tq.roles`) and the dims their tiles split (`tq.split_dims`), SPEC T2:
 
     | operand                | role                      | split dims |
@@ -49,6 +50,8 @@ def TQChooseSplitDims : Pass<"tq-choose-split-dims"> {
     | matmul lhs / rhs       | by producer (see below)   | the two innermost (rows, cols) |
     | conv input `[N,H,W,C]` | activation / gradient     | (N, C) = [0, 3] |
     | conv filter `[K,R,S,C]`| weight                    | (K, C) = [0, 3] |
+    | conv input `[N,C,H,W]` | activation / gradient     | (N, C) = [0, 1] |
+    | conv filter `[K,C,R,S]`| weight                    | (K, C) = [0, 1] |
 
     Roles come from how a value is produced: constants and function
     arguments marked `tq.parameter` are weights; a function argument may
@@ -86,7 +89,10 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
     `tq.roles` / `tq.split_dims`, or computing them) by `tq.quantize` of its
     inputs and a `tq.matmul` / `tq.conv2d`; a non-zero init is added back in
     f32. Zero padding (`tensor.pad`) in front of a convolution becomes the
-    padding of `tq.conv2d`. Bit widths follow the operand's role; tiles are
+    padding of `tq.conv2d`. An NCHW convolution reaches `tq.conv2d` through
+    `tq.transpose` of its quantized operands (C innermost: the split dims
+    keep their order, so every scale is reused) and its NHWC result is
+    transposed back in f32. Bit widths follow the operand's role; tiles are
     `tile`×`tile`; the storage type is the narrowest of i4, i8, i16.
     Layers are named by their location when it is a name (an ONNX node),
     else `function#ordinal` (the order of compute ops in the function).

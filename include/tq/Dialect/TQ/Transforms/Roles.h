@@ -27,8 +27,11 @@ constexpr StringLiteral kParameterArgAttr = "tq.parameter";
 
 /// A compute op tile-quant quantizes, seen uniformly.
 struct ComputeOp {
-  enum class Kind { Matmul, BatchMatmul, Conv2DNhwcFhwc };
+  enum class Kind { Matmul, BatchMatmul, Conv2DNhwcFhwc, Conv2DNchwFchw };
   Kind kind;
+  bool isConv() const {
+    return kind == Kind::Conv2DNhwcFhwc || kind == Kind::Conv2DNchwFchw;
+  }
   Operation *op;
   Value lhs, rhs, init;
   bool transposeA = false, transposeB = false;
@@ -37,7 +40,8 @@ struct ComputeOp {
 };
 
 /// Recognizes linalg.matmul (default maps, or A or B transposed),
-/// linalg.batch_matmul (same) and linalg.conv_2d_nhwc_fhwc on f32 tensors.
+/// linalg.batch_matmul (same), linalg.conv_2d_nhwc_fhwc and
+/// linalg.conv_2d_nchw_fchw on f32 tensors.
 /// Fails (with a reason) for anything else.
 FailureOr<ComputeOp> matchComputeOp(Operation *op, std::string *why = nullptr);
 
