@@ -1,0 +1,165 @@
+//===- PPUSim.h - PPU machine model and simulator ---------------*- C++ -*-===//
+//
+// A parameterised, bit-exact model of the PPU of seed 000 (SPEC P1-P6),
+// plain C++ (no MLIR). It executes an instruction stream and counts what the
+// hardware would do: reads and writes per memory, MAC operations, cycles.
+//
+// Memories (all addressed in V x V tiles):
+//   fmem  host-visible f32 memory: inputs and outputs, bound by name.
+//   ub    unified buffer: quantized tiles, each slot holding V*V integers
+//         and the tile's step (scale) and bit width side by side, so one
+//         read of a tile row returns data and scale together (P1, P2).
+//   a, b  the two data buffers feeding the MAC units (P2), `dataRows`
+//         tile slots each.
+//   acc   accumulation unit: f32 tiles (P4).
+//
+// Instructions (16 bytes each, see Instr):
+//   QUANT ub[d] <- fmem[s], bits     quantize a tile, its step computed (T3)
+//   LOAD  a|b[d] <- ub[s] (T)        fetch a tile into a data buffer; with T
+//                                    the datapath unit transposes it: the
+//                                    same V row reads, the scale reused (T4)
+//   MAC   acc[d] (=|+=) a[x] * b[y]  V MAC units, V lanes each: int32
+//                                    partial sums times sA*sB (T5, P3)
+//   POST  ub[d] <- acc[s], bits (R)  post-processing: ReLU if R, then
+//                                    quantization with fresh steps (T6, P5)
+//   STORE fmem[d] <- acc[s]          f32 results to the host
+//   WUPD  ub[d] <- ub[d] - lr*acc[s] weight update in the datapath unit (T7)
+//   HALT
+//
+// Numerics are those of tq/Runtime/Quant.h (symmetric f32 or power-of-two
+// steps, nearest-even rounding); partial edge tiles are zero-padded, which
+// leaves symmetric steps unchanged.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_RUNTIME_PPUSIM_H
+#define TQ_RUNTIME_PPUSIM_H
+
+#include "tq/Runtime/Quant.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tq::ppu {
+
+/// The machine a stream is compiled for; recorded in the stream header.
+struct MachineConfig {
+  uint16_t V = 16;         // tile size, vector length
+  uint16_t macUnits = 16;  // vector MAC units (V lanes each)
+  uint32_t ubTiles = 1024; // unified buffer slots
+  uint16_t dataRows = 8;   // tile slots per data buffer (a and b)
+  uint16_t accTiles = 64;  // accumulator tiles
+  uint32_t fmemTiles = 4096;
+  bool operator==(const MachineConfig &o) const;
+  bool operator!=(const MachineConfig &o) const { return !(*this == o); }
+  std::string str() const;
+};
+
+enum class Op : uint8_t {
+  Halt = 0,
+  Quant = 1,
+  Load = 2,
+  Mac = 3,
+  Post = 4,
+  Store = 5,
+  WUpd = 6,
+};
+
+/// Flags of an instruction.
+enum : uint8_t {
+  kLoadB = 1,       // LOAD: into buffer b (else a)
+  kTranspose = 2,   // LOAD: transpose in the datapath unit
+  kAccumulate = 4,  // MAC: add to acc (else overwrite)
+  kRelu = 8,        // POST: ReLU before quantizing
+  kPow2 = 16,       // QUANT, POST, WUPD: power-of-two steps (else f32)
+  kBF16Product = 32 // MAC: round sA*sB to bf16
+};
+
+/// One 16-byte instruction: op, flags, bits, and three operands whose
+/// meaning depends on the op (dst, src, src2). WUPD keeps lr in `imm`.
+struct Instr {
+  Op op = Op::Halt;
+  uint8_t flags = 0;
+  uint16_t bits = 0;
+  uint32_t dst = 0, src = 0, src2 = 0;
+  float imm = 0.0f;
+};
+
+/// A named host tensor (2-D, row-major) mapped onto consecutive fmem tiles
+/// in row-major tile order.
+struct Binding {
+  bool output = false;
+  std::string name;
+  uint32_t rows = 0, cols = 0, baseTile = 0;
+  uint32_t tileRows(uint16_t V) const { return (rows + V - 1) / V; }
+  uint32_t tileCols(uint16_t V) const { return (cols + V - 1) / V; }
+};
+
+struct Stream {
+  static constexpr uint16_t kVersion = 1;
+  MachineConfig machine;
+  std::vector<Binding> bindings;
+  std::vector<Instr> code;
+};
+
+/// Binary form: "TQPPU\0", version, machine, bindings, instructions (all
+/// little-endian). decode() validates everything (version, machine sanity,
+/// sizes, opcodes, flags, bit widths, every address against the machine
+/// and bindings against fmem) and fails with a message instead of crashing.
+std::vector<uint8_t> encode(const Stream &s);
+bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error);
+
+/// What the simulator counted (P6).
+struct Stats {
+  uint64_t ubReads = 0, ubWrites = 0;     // tile-row accesses
+  uint64_t fmemReads = 0, fmemWrites = 0; // tile-row accesses
+  uint64_t bufferReads = 0, bufferWrites = 0;
+  uint64_t accReads = 0, accWrites = 0;
+  uint64_t macOps = 0;     // multiply-accumulates
+  uint64_t transposes = 0; // tiles transposed by the datapath unit
+  uint64_t requantizations = 0;
+  uint64_t cycles = 0;
+  uint64_t instructions = 0;
+  std::string json() const;
+  std::string text() const;
+};
+
+/// Executes a validated stream. Inputs are given by binding name (2-D
+/// row-major f32); outputs are returned the same way.
+class Simulator {
+public:
+  explicit Simulator(const Stream &stream);
+  /// Sets an input binding; fails when the name or the shape is unknown.
+  bool setInput(const std::string &name, const std::vector<float> &data,
+                uint32_t rows, uint32_t cols, std::string &error);
+  /// Runs to HALT (or the end). Fails on a run-time fault (an instruction
+  /// reading a tile nothing wrote is fine: memories start zeroed).
+  bool run(std::string &error);
+  std::vector<float> output(const std::string &name, uint32_t &rows,
+                            uint32_t &cols) const;
+  const Stats &stats() const { return st; }
+  /// A unified-buffer tile (V*V values, row-major) and its step, for tools
+  /// and tests.
+  const std::vector<int32_t> &ubValues(uint32_t slot) const {
+    return ub[slot].q;
+  }
+  float ubStep(uint32_t slot) const { return ub[slot].params.step(); }
+
+  /// Cycle cost of one instruction under the documented cost model.
+  static uint64_t cycles(const Instr &i, const MachineConfig &m);
+
+private:
+  struct Tile {
+    std::vector<int32_t> q; // V*V
+    tq::ref::TileParams params;
+  };
+  const Stream &s;
+  uint16_t V;
+  std::vector<std::vector<float>> fmem, acc;
+  std::vector<Tile> ub, bufA, bufB;
+  Stats st;
+};
+
+} // namespace tq::ppu
+
+#endif // TQ_RUNTIME_PPUSIM_H

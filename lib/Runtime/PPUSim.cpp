@@ -1,0 +1,481 @@
+//===- PPUSim.cpp - PPU machine model and simulator -----------------------===//
+#include "tq/Runtime/PPUSim.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace tq::ppu {
+
+bool MachineConfig::operator==(const MachineConfig &o) const {
+  return V == o.V && macUnits == o.macUnits && ubTiles == o.ubTiles &&
+         dataRows == o.dataRows && accTiles == o.accTiles &&
+         fmemTiles == o.fmemTiles;
+}
+
+std::string MachineConfig::str() const {
+  std::ostringstream os;
+  os << "V=" << V << " mac=" << macUnits << " ub=" << ubTiles
+     << " rows=" << dataRows << " acc=" << accTiles << " fmem=" << fmemTiles;
+  return os.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Binary format
+//===----------------------------------------------------------------------===//
+
+namespace {
+const char kMagic[6] = {'T', 'Q', 'P', 'P', 'U', '\0'};
+
+struct Writer {
+  std::vector<uint8_t> out;
+  template <typename T> void put(T v) {
+    for (size_t i = 0; i < sizeof(T); ++i)
+      out.push_back(
+          static_cast<uint8_t>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff));
+  }
+};
+
+struct Reader {
+  const uint8_t *data;
+  size_t size, pos = 0;
+  template <typename T> bool get(T &v) {
+    if (size - pos < sizeof(T))
+      return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < sizeof(T); ++i)
+      x |= static_cast<uint64_t>(data[pos + i]) << (8 * i);
+    v = static_cast<T>(x);
+    pos += sizeof(T);
+    return true;
+  }
+};
+
+uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+} // namespace
+
+std::vector<uint8_t> encode(const Stream &s) {
+  Writer w;
+  w.out.assign(kMagic, kMagic + 6);
+  const MachineConfig &m = s.machine;
+  w.put<uint16_t>(Stream::kVersion);
+  w.put<uint16_t>(m.V);
+  w.put<uint16_t>(m.macUnits);
+  w.put<uint32_t>(m.ubTiles);
+  w.put<uint16_t>(m.dataRows);
+  w.put<uint16_t>(m.accTiles);
+  w.put<uint32_t>(m.fmemTiles);
+  w.put<uint32_t>(s.bindings.size());
+  w.put<uint32_t>(s.code.size());
+  for (const Binding &b : s.bindings) {
+    w.put<uint8_t>(b.output);
+    w.put<uint8_t>(b.name.size());
+    w.out.insert(w.out.end(), b.name.begin(), b.name.end());
+    w.put<uint32_t>(b.rows);
+    w.put<uint32_t>(b.cols);
+    w.put<uint32_t>(b.baseTile);
+  }
+  for (const Instr &i : s.code) {
+    w.put<uint8_t>(static_cast<uint8_t>(i.op));
+    w.put<uint8_t>(i.flags);
+    w.put<uint16_t>(i.bits);
+    w.put<uint32_t>(i.dst);
+    w.put<uint32_t>(i.src);
+    w.put<uint32_t>(i.op == Op::WUpd ? floatBits(i.imm) : i.src2);
+  }
+  return w.out;
+}
+
+/// Checks one instruction against the machine; "" when valid.
+static std::string checkInstr(const Instr &i, const MachineConfig &m) {
+  auto range = [](const char *what, uint32_t v, uint32_t n) -> std::string {
+    if (v < n)
+      return "";
+    return std::string(what) + " " + std::to_string(v) +
+           " is out of range (size " + std::to_string(n) + ")";
+  };
+  auto flags = [&](uint8_t allowed) -> std::string {
+    return (i.flags & ~allowed) ? "invalid flags " + std::to_string(i.flags)
+                                : "";
+  };
+  auto bits = [&]() -> std::string {
+    return (i.bits < 2 || i.bits > 16)
+               ? "bit width " + std::to_string(i.bits) + " not in [2, 16]"
+               : "";
+  };
+  std::string e;
+  switch (i.op) {
+  case Op::Halt:
+    return flags(0);
+  case Op::Quant:
+    if (!(e = range("ub slot", i.dst, m.ubTiles)).empty() ||
+        !(e = range("fmem tile", i.src, m.fmemTiles)).empty() ||
+        !(e = bits()).empty())
+      return e;
+    return flags(kPow2);
+  case Op::Load:
+    if (!(e = range("data buffer row", i.dst, m.dataRows)).empty() ||
+        !(e = range("ub slot", i.src, m.ubTiles)).empty())
+      return e;
+    return flags(kLoadB | kTranspose);
+  case Op::Mac:
+    if (!(e = range("acc tile", i.dst, m.accTiles)).empty() ||
+        !(e = range("buffer a row", i.src, m.dataRows)).empty() ||
+        !(e = range("buffer b row", i.src2, m.dataRows)).empty())
+      return e;
+    return flags(kAccumulate | kBF16Product);
+  case Op::Post:
+    if (!(e = range("ub slot", i.dst, m.ubTiles)).empty() ||
+        !(e = range("acc tile", i.src, m.accTiles)).empty() ||
+        !(e = bits()).empty())
+      return e;
+    return flags(kRelu | kPow2);
+  case Op::Store:
+    if (!(e = range("fmem tile", i.dst, m.fmemTiles)).empty() ||
+        !(e = range("acc tile", i.src, m.accTiles)).empty())
+      return e;
+    return flags(0);
+  case Op::WUpd:
+    if (!(e = range("ub slot", i.dst, m.ubTiles)).empty() ||
+        !(e = range("acc tile", i.src, m.accTiles)).empty())
+      return e;
+    if (!std::isfinite(i.imm))
+      return "learning rate is not finite";
+    return flags(kPow2);
+  }
+  return "unknown opcode " + std::to_string(static_cast<int>(i.op));
+}
+
+bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
+  Reader r{data, size};
+  if (size < 6 || std::memcmp(data, kMagic, 6) != 0) {
+    error = "not a PPU instruction stream (bad magic)";
+    return false;
+  }
+  r.pos = 6;
+  uint16_t version;
+  uint32_t nBindings, nInstr;
+  MachineConfig &m = out.machine;
+  if (!r.get(version)) {
+    error = "truncated stream header";
+    return false;
+  }
+  if (version != Stream::kVersion) {
+    error = "unsupported stream version " + std::to_string(version) +
+            " (this simulator reads version " +
+            std::to_string(Stream::kVersion) + ")";
+    return false;
+  }
+  if (!r.get(m.V) || !r.get(m.macUnits) || !r.get(m.ubTiles) ||
+      !r.get(m.dataRows) || !r.get(m.accTiles) || !r.get(m.fmemTiles) ||
+      !r.get(nBindings) || !r.get(nInstr)) {
+    error = "truncated stream header";
+    return false;
+  }
+  if (m.V < 1 || m.V > 256 || m.macUnits < 1 || m.ubTiles < 1 ||
+      m.dataRows < 1 || m.accTiles < 1 || m.fmemTiles < 1) {
+    error = "invalid machine (" + m.str() + ")";
+    return false;
+  }
+  uint64_t tileBytes = uint64_t(m.V) * m.V * 4;
+  uint64_t tiles =
+      uint64_t(m.ubTiles) + m.fmemTiles + m.accTiles + 2 * uint64_t(m.dataRows);
+  if (tiles * tileBytes > (uint64_t(1) << 31)) {
+    error = "machine too large to simulate (" + m.str() + ")";
+    return false;
+  }
+  std::set<std::string> names;
+  out.bindings.clear();
+  for (uint32_t b = 0; b < nBindings; ++b) {
+    Binding bd;
+    uint8_t output, len;
+    if (!r.get(output) || !r.get(len) || size - r.pos < len) {
+      error = "truncated binding table";
+      return false;
+    }
+    bd.output = output != 0;
+    bd.name.assign(reinterpret_cast<const char *>(data + r.pos), len);
+    r.pos += len;
+    if (!r.get(bd.rows) || !r.get(bd.cols) || !r.get(bd.baseTile)) {
+      error = "truncated binding table";
+      return false;
+    }
+    if (output > 1 || bd.name.empty() || !names.insert(bd.name).second ||
+        bd.rows == 0 || bd.cols == 0) {
+      error = "invalid binding #" + std::to_string(b) + " '" + bd.name + "'";
+      return false;
+    }
+    uint64_t end =
+        uint64_t(bd.baseTile) + uint64_t(bd.tileRows(m.V)) * bd.tileCols(m.V);
+    if (end > m.fmemTiles) {
+      error = "binding '" + bd.name + "' overflows fmem (" +
+              std::to_string(end) + " > " + std::to_string(m.fmemTiles) +
+              " tiles)";
+      return false;
+    }
+    out.bindings.push_back(bd);
+  }
+  if (uint64_t(nInstr) * 16 != size - r.pos) {
+    error = "stream size does not match its " + std::to_string(nInstr) +
+            " instructions (truncated or trailing bytes)";
+    return false;
+  }
+  out.code.clear();
+  out.code.reserve(nInstr);
+  for (uint32_t k = 0; k < nInstr; ++k) {
+    Instr i;
+    uint8_t op;
+    uint32_t src2;
+    r.get(op);
+    r.get(i.flags);
+    r.get(i.bits);
+    r.get(i.dst);
+    r.get(i.src);
+    r.get(src2);
+    i.op = static_cast<Op>(op);
+    if (i.op == Op::WUpd)
+      i.imm = bitsFloat(src2);
+    else
+      i.src2 = src2;
+    std::string e = op > static_cast<uint8_t>(Op::WUpd)
+                        ? "unknown opcode " + std::to_string(op)
+                        : checkInstr(i, m);
+    if (!e.empty()) {
+      error = "instruction " + std::to_string(k) + ": " + e;
+      return false;
+    }
+    out.code.push_back(i);
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Simulator
+//===----------------------------------------------------------------------===//
+
+std::string Stats::json() const {
+  std::ostringstream os;
+  os << "{\"instructions\": " << instructions << ", \"cycles\": " << cycles
+     << ", \"mac_ops\": " << macOps << ", \"ub_reads\": " << ubReads
+     << ", \"ub_writes\": " << ubWrites << ", \"fmem_reads\": " << fmemReads
+     << ", \"fmem_writes\": " << fmemWrites
+     << ", \"buffer_reads\": " << bufferReads
+     << ", \"buffer_writes\": " << bufferWrites
+     << ", \"acc_reads\": " << accReads << ", \"acc_writes\": " << accWrites
+     << ", \"transposes\": " << transposes
+     << ", \"requantizations\": " << requantizations << "}";
+  return os.str();
+}
+
+std::string Stats::text() const {
+  std::ostringstream os;
+  os << "instructions      " << instructions << "\n"
+     << "cycles            " << cycles << "\n"
+     << "MAC operations    " << macOps << "\n"
+     << "unified buffer    " << ubReads << " row reads, " << ubWrites
+     << " row writes\n"
+     << "fmem              " << fmemReads << " row reads, " << fmemWrites
+     << " row writes\n"
+     << "data buffers      " << bufferReads << " row reads, " << bufferWrites
+     << " row writes\n"
+     << "accumulator       " << accReads << " row reads, " << accWrites
+     << " row writes\n"
+     << "transposes        " << transposes << "\n"
+     << "requantizations   " << requantizations << "\n";
+  return os.str();
+}
+
+uint64_t Simulator::cycles(const Instr &i, const MachineConfig &m) {
+  uint64_t V = m.V;
+  switch (i.op) {
+  case Op::Halt:
+    return 1;
+  case Op::Quant:
+  case Op::Post:
+    return 2 * V; // one pass for the tile's max, one to quantize
+  case Op::Load:
+    return V; // V row reads; the datapath transposes while rows stream
+  case Op::Mac:
+    // V*V dot products of V lanes; each MAC unit does one per cycle.
+    return (V * V + m.macUnits - 1) / m.macUnits;
+  case Op::Store:
+    return V;
+  case Op::WUpd:
+    return 3 * V;
+  }
+  return 0;
+}
+
+Simulator::Simulator(const Stream &stream) : s(stream), V(stream.machine.V) {
+  size_t n = size_t(V) * V;
+  const MachineConfig &m = s.machine;
+  fmem.assign(m.fmemTiles, std::vector<float>(n, 0.0f));
+  acc.assign(m.accTiles, std::vector<float>(n, 0.0f));
+  Tile empty{std::vector<int32_t>(n, 0), {}};
+  empty.params.factor = 0.0f;
+  ub.assign(m.ubTiles, empty);
+  bufA.assign(m.dataRows, empty);
+  bufB.assign(m.dataRows, empty);
+}
+
+static const Binding *findBinding(const Stream &s, const std::string &name) {
+  for (const Binding &b : s.bindings)
+    if (b.name == name)
+      return &b;
+  return nullptr;
+}
+
+bool Simulator::setInput(const std::string &name,
+                         const std::vector<float> &data, uint32_t rows,
+                         uint32_t cols, std::string &error) {
+  const Binding *b = findBinding(s, name);
+  if (!b || b->output) {
+    error = "no input named '" + name + "'";
+    return false;
+  }
+  if (rows != b->rows || cols != b->cols ||
+      data.size() != size_t(rows) * cols) {
+    error = "input '" + name + "' expects " + std::to_string(b->rows) + "x" +
+            std::to_string(b->cols) + ", got " + std::to_string(rows) + "x" +
+            std::to_string(cols);
+    return false;
+  }
+  uint32_t tc = b->tileCols(V);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < cols; ++c)
+      fmem[b->baseTile + (r / V) * tc + c / V][(r % V) * V + c % V] =
+          data[size_t(r) * cols + c];
+  return true;
+}
+
+std::vector<float> Simulator::output(const std::string &name, uint32_t &rows,
+                                     uint32_t &cols) const {
+  const Binding *b = findBinding(s, name);
+  if (!b)
+    return {};
+  rows = b->rows;
+  cols = b->cols;
+  std::vector<float> out(size_t(rows) * cols);
+  uint32_t tc = b->tileCols(V);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < cols; ++c)
+      out[size_t(r) * cols + c] =
+          fmem[b->baseTile + (r / V) * tc + c / V][(r % V) * V + c % V];
+  return out;
+}
+
+/// Quantizes V*V floats into `t` with fresh parameters (T3).
+static void quantizeTile(const std::vector<float> &x, int bits, bool pow2,
+                         std::vector<int32_t> &q, tq::ref::TileParams &p) {
+  using namespace tq::ref;
+  QuantForm form = pow2 ? QuantForm::Pow2 : QuantForm::Scaled;
+  p = computeParams(computeRange(x.data(), x.size()), bits, form);
+  for (size_t k = 0; k < x.size(); ++k)
+    q[k] = quantizeValue(x[k], p, Rounding::NearestEven);
+}
+
+bool Simulator::run(std::string &error) {
+  using namespace tq::ref;
+  size_t n = size_t(V) * V;
+  std::vector<float> tmp(n);
+  for (size_t pc = 0; pc < s.code.size(); ++pc) {
+    const Instr &i = s.code[pc];
+    ++st.instructions;
+    st.cycles += cycles(i, s.machine);
+    switch (i.op) {
+    case Op::Halt:
+      return true;
+    case Op::Quant: {
+      Tile &t = ub[i.dst];
+      quantizeTile(fmem[i.src], i.bits, i.flags & kPow2, t.q, t.params);
+      st.fmemReads += V;
+      st.ubWrites += V;
+      break;
+    }
+    case Op::Load: {
+      const Tile &src = ub[i.src];
+      Tile &dst = (i.flags & kLoadB) ? bufB[i.dst] : bufA[i.dst];
+      dst.params = src.params; // the scale comes with the rows
+      if (i.flags & kTranspose) {
+        for (uint32_t r = 0; r < V; ++r)
+          for (uint32_t c = 0; c < V; ++c)
+            dst.q[c * V + r] = src.q[r * V + c];
+        ++st.transposes;
+      } else {
+        dst.q = src.q;
+      }
+      st.ubReads += V;
+      st.bufferWrites += V;
+      break;
+    }
+    case Op::Mac: {
+      const Tile &a = bufA[i.src], &b = bufB[i.src2];
+      std::vector<float> &out = acc[i.dst];
+      float scale = a.params.step() * b.params.step();
+      if (i.flags & kBF16Product)
+        scale = roundToBF16(scale);
+      for (uint32_t r = 0; r < V; ++r)
+        for (uint32_t c = 0; c < V; ++c) {
+          int64_t psum = 0;
+          for (uint32_t k = 0; k < V; ++k)
+            psum += int64_t(a.q[r * V + k]) * b.q[k * V + c];
+          if (psum > std::numeric_limits<int32_t>::max() ||
+              psum < std::numeric_limits<int32_t>::min()) {
+            error = "instruction " + std::to_string(pc) +
+                    ": int32 partial sum overflow";
+            return false;
+          }
+          float term = static_cast<float>(static_cast<int32_t>(psum)) * scale;
+          float base = (i.flags & kAccumulate) ? out[r * V + c] : 0.0f;
+          out[r * V + c] = base + term;
+        }
+      st.bufferReads += 2 * V;
+      if (i.flags & kAccumulate)
+        st.accReads += V;
+      st.accWrites += V;
+      st.macOps += uint64_t(V) * V * V;
+      break;
+    }
+    case Op::Post: {
+      const std::vector<float> &src = acc[i.src];
+      for (size_t k = 0; k < n; ++k)
+        tmp[k] = (i.flags & kRelu) && src[k] < 0.0f ? 0.0f : src[k];
+      Tile &t = ub[i.dst];
+      quantizeTile(tmp, i.bits, i.flags & kPow2, t.q, t.params);
+      st.accReads += V;
+      st.ubWrites += V;
+      break;
+    }
+    case Op::Store:
+      fmem[i.dst] = acc[i.src];
+      st.accReads += V;
+      st.fmemWrites += V;
+      break;
+    case Op::WUpd: {
+      Tile &w = ub[i.dst];
+      const std::vector<float> &dw = acc[i.src];
+      for (size_t k = 0; k < n; ++k)
+        tmp[k] = dequantizeValue(w.q[k], w.params) - i.imm * dw[k];
+      quantizeTile(tmp, w.params.bits, i.flags & kPow2, w.q, w.params);
+      st.ubReads += V;
+      st.accReads += V;
+      st.ubWrites += V;
+      break;
+    }
+    }
+  }
+  return true;
+}
+
+} // namespace tq::ppu

@@ -1,0 +1,320 @@
+//===- PPUSimTest.cpp - PPU simulator tests -------------------------------===//
+//
+// The simulator against the reference numerics, bit for bit (SPEC P3-P6,
+// T4, T5, T6, T7), and the stream decoder against corrupt input.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Runtime/PPUSim.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace tq;
+using namespace tq::ppu;
+
+namespace {
+
+std::vector<float> randomData(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+/// Builds a GEMM program C = op(A) . op(B) for 2-D tensors in fmem, with
+/// the transposed operands read through LOAD's transpose (T4).
+struct Gemm {
+  uint32_t M, K, N;
+  bool transA = false, transB = false;
+  int bitsA = 8, bitsB = 8;
+  bool pow2 = false;
+  uint8_t extraMacFlags = 0;
+};
+
+Stream buildGemm(const Gemm &g, const MachineConfig &m) {
+  uint16_t V = m.V;
+  auto tiles = [&](uint32_t n) { return (n + V - 1) / V; };
+  uint32_t aRows = g.transA ? g.K : g.M, aCols = g.transA ? g.M : g.K;
+  uint32_t bRows = g.transB ? g.N : g.K, bCols = g.transB ? g.K : g.N;
+  Stream s;
+  s.machine = m;
+  uint32_t aTiles = tiles(aRows) * tiles(aCols),
+           bTiles = tiles(bRows) * tiles(bCols);
+  s.bindings = {{false, "a", aRows, aCols, 0},
+                {false, "b", bRows, bCols, aTiles},
+                {true, "c", g.M, g.N, aTiles + bTiles}};
+  uint8_t pow2 = g.pow2 ? kPow2 : 0;
+  for (uint32_t t = 0; t < aTiles; ++t)
+    s.code.push_back({Op::Quant, pow2, uint16_t(g.bitsA), t, t, 0, 0});
+  for (uint32_t t = 0; t < bTiles; ++t)
+    s.code.push_back(
+        {Op::Quant, pow2, uint16_t(g.bitsB), aTiles + t, aTiles + t, 0, 0});
+  uint32_t cBase = aTiles + bTiles;
+  for (uint32_t i = 0; i < tiles(g.M); ++i)
+    for (uint32_t j = 0; j < tiles(g.N); ++j) {
+      for (uint32_t t = 0; t < tiles(g.K); ++t) {
+        uint32_t aSlot = g.transA ? t * tiles(aCols) + i : i * tiles(aCols) + t;
+        uint32_t bSlot =
+            aTiles + (g.transB ? j * tiles(bCols) + t : t * tiles(bCols) + j);
+        s.code.push_back(
+            {Op::Load, uint8_t(g.transA ? kTranspose : 0), 0, 0, aSlot, 0, 0});
+        s.code.push_back({Op::Load,
+                          uint8_t(kLoadB | (g.transB ? kTranspose : 0)), 0, 0,
+                          bSlot, 0, 0});
+        s.code.push_back({Op::Mac,
+                          uint8_t((t ? kAccumulate : 0) | g.extraMacFlags), 0,
+                          0, 0, 0, 0});
+      }
+      s.code.push_back({Op::Store, 0, 0, cBase + i * tiles(g.N) + j, 0, 0, 0});
+    }
+  s.code.push_back({Op::Halt, 0, 0, 0, 0, 0, 0});
+  return s;
+}
+
+/// Runs a GEMM on the simulator and with the reference; compares bitwise.
+void checkGemm(const Gemm &g, const MachineConfig &m, Stats *stats = nullptr) {
+  uint32_t aRows = g.transA ? g.K : g.M, aCols = g.transA ? g.M : g.K;
+  uint32_t bRows = g.transB ? g.N : g.K, bCols = g.transB ? g.K : g.N;
+  std::vector<float> a = randomData(size_t(aRows) * aCols, 1 + g.M),
+                     b = randomData(size_t(bRows) * bCols, 2 + g.N);
+  Stream s = buildGemm(g, m);
+  // Through the binary format, as the tools do.
+  std::vector<uint8_t> bin = encode(s);
+  Stream decoded;
+  std::string error;
+  ASSERT_TRUE(decode(bin.data(), bin.size(), decoded, error)) << error;
+  Simulator sim(decoded);
+  ASSERT_TRUE(sim.setInput("a", a, aRows, aCols, error)) << error;
+  ASSERT_TRUE(sim.setInput("b", b, bRows, bCols, error)) << error;
+  ASSERT_TRUE(sim.run(error)) << error;
+  uint32_t rows, cols;
+  std::vector<float> c = sim.output("c", rows, cols);
+  ASSERT_EQ(rows, g.M);
+  ASSERT_EQ(cols, g.N);
+
+  ref::TileLayout l;
+  l.tile[0] = l.tile[1] = m.V;
+  ref::BitsSpec ba, bb;
+  ba.uniform = g.bitsA;
+  bb.uniform = g.bitsB;
+  ref::QuantForm form = g.pow2 ? ref::QuantForm::Pow2 : ref::QuantForm::Scaled;
+  ref::TiledTensor ta = ref::quantizeTiled({{aRows, aCols}, a}, l, ba, form);
+  ref::TiledTensor tb = ref::quantizeTiled({{bRows, bCols}, b}, l, bb, form);
+  ref::FloatTensor expected;
+  ASSERT_TRUE(ref::matmulTiled({&ta, nullptr, g.transA},
+                               {&tb, nullptr, g.transB},
+                               g.extraMacFlags & kBF16Product, expected)
+                  .ok);
+  ASSERT_EQ(expected.data.size(), c.size());
+  for (size_t k = 0; k < c.size(); ++k)
+    ASSERT_EQ(c[k], expected.data[k]) << "element " << k;
+  if (stats)
+    *stats = sim.stats();
+}
+
+MachineConfig machine(uint16_t V) {
+  MachineConfig m;
+  m.V = V;
+  m.macUnits = V;
+  m.ubTiles = 256;
+  m.fmemTiles = 512;
+  return m;
+}
+
+} // namespace
+
+TEST(PPUSim, GemmIsBitExactP3T5) {
+  for (uint16_t V : {8, 16, 32})
+    for (bool pow2 : {false, true}) {
+      SCOPED_TRACE(V);
+      checkGemm({37, 70, 29, false, false, 8, 4, pow2, 0}, machine(V));
+    }
+  checkGemm({16, 16, 16, false, false, 8, 8, false, kBF16Product}, machine(16));
+}
+
+TEST(PPUSim, TransposedOperandsAreBitExactAndCostNoExtraReadsT4) {
+  // Forward Y = X.W, dX = dY.W^T, dW = X^T.dY: the same tiles, the
+  // transposed ones read through the datapath unit.
+  Stats fwd, dx, dw;
+  checkGemm({40, 48, 32, false, false}, machine(16), &fwd);
+  checkGemm({40, 32, 48, false, true}, machine(16), &dx);
+  checkGemm({48, 40, 32, true, false}, machine(16), &dw);
+  EXPECT_EQ(fwd.transposes, 0u);
+  EXPECT_GT(dx.transposes, 0u);
+  EXPECT_GT(dw.transposes, 0u);
+  // The same number of tile loads and MACs, hence the same unified-buffer
+  // and data-buffer reads, whether or not an operand is transposed.
+  EXPECT_EQ(fwd.ubReads, dx.ubReads);
+  EXPECT_EQ(fwd.ubReads, dw.ubReads);
+  EXPECT_EQ(fwd.bufferReads, dx.bufferReads);
+  EXPECT_EQ(fwd.macOps, dw.macOps);
+  EXPECT_EQ(fwd.requantizations + dx.requantizations + dw.requantizations, 0u);
+}
+
+TEST(PPUSim, PostprocessAndWeightUpdateMatchTheReferenceT6T7) {
+  MachineConfig m = machine(8);
+  Stream s;
+  s.machine = m;
+  s.bindings = {{false, "x", 8, 8, 0}, {false, "w", 8, 8, 1}};
+  s.code = {{Op::Quant, 0, 8, 0, 0, 0, 0},
+            {Op::Quant, 0, 8, 1, 1, 0, 0},
+            {Op::Load, 0, 0, 0, 0, 0, 0},
+            {Op::Load, kLoadB, 0, 0, 1, 0, 0},
+            {Op::Mac, 0, 0, 0, 0, 0, 0},
+            {Op::Post, kRelu, 4, 2, 0, 0, 0},  // ub[2] <- relu(acc), 4 bits
+            {Op::WUpd, 0, 0, 1, 0, 0, 0.125f}, // w <- w - 0.125 * acc
+            {Op::Halt, 0, 0, 0, 0, 0, 0}};
+  std::vector<float> x = randomData(64, 5), w = randomData(64, 6);
+  std::string error;
+  Simulator sim(s);
+  ASSERT_TRUE(sim.setInput("x", x, 8, 8, error));
+  ASSERT_TRUE(sim.setInput("w", w, 8, 8, error));
+  ASSERT_TRUE(sim.run(error)) << error;
+
+  ref::TileLayout l;
+  l.tile[0] = l.tile[1] = 8;
+  ref::BitsSpec b8;
+  ref::TiledTensor tx =
+      ref::quantizeTiled({{8, 8}, x}, l, b8, ref::QuantForm::Scaled);
+  ref::TiledTensor tw =
+      ref::quantizeTiled({{8, 8}, w}, l, b8, ref::QuantForm::Scaled);
+  ref::FloatTensor accRef;
+  ASSERT_TRUE(ref::matmulTiled({&tx}, {&tw}, false, accRef).ok);
+  ref::BitsSpec b4;
+  b4.uniform = 4;
+  ref::PostprocessResult post =
+      ref::postprocess(accRef, std::nullopt, false, ref::Activation::Relu, l,
+                       b4, ref::QuantForm::Scaled);
+  EXPECT_EQ(sim.ubValues(2), post.out.q);
+  EXPECT_EQ(sim.ubStep(2), post.out.params[0].step());
+  ref::TiledTensor updated = ref::weightUpdate(tw, accRef, 0.125f);
+  EXPECT_EQ(sim.ubValues(1), updated.q);
+  EXPECT_EQ(sim.ubStep(1), updated.params[0].step());
+}
+
+TEST(PPUSim, CostModelAndOverflow) {
+  MachineConfig m = machine(16);
+  Instr mac{Op::Mac, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(Simulator::cycles(mac, m), 16u); // 256 dot products, 16 units
+  m.macUnits = 4;
+  EXPECT_EQ(Simulator::cycles(mac, m), 64u);
+  // 16-bit tiles of qmax: a K-tile of 16 overflows int32 (T5 bound).
+  MachineConfig m16 = machine(16);
+  Stream s;
+  s.machine = m16;
+  s.bindings = {{false, "x", 16, 16, 0}};
+  s.code = {{Op::Quant, 0, 16, 0, 0, 0, 0},
+            {Op::Load, 0, 0, 0, 0, 0, 0},
+            {Op::Load, kLoadB, 0, 0, 0, 0, 0},
+            {Op::Mac, 0, 0, 0, 0, 0, 0}};
+  Simulator sim(s);
+  std::string error;
+  ASSERT_TRUE(sim.setInput("x", std::vector<float>(256, 1.0f), 16, 16, error));
+  EXPECT_FALSE(sim.run(error));
+  EXPECT_EQ(error, "instruction 3: int32 partial sum overflow");
+}
+
+TEST(PPUSim, InputsAreChecked) {
+  Stream s = buildGemm({8, 8, 8}, machine(8));
+  Simulator sim(s);
+  std::string error;
+  EXPECT_FALSE(sim.setInput("nope", {}, 1, 1, error));
+  EXPECT_EQ(error, "no input named 'nope'");
+  EXPECT_FALSE(sim.setInput("a", std::vector<float>(12), 3, 4, error));
+  EXPECT_EQ(error, "input 'a' expects 8x8, got 3x4");
+  EXPECT_FALSE(sim.setInput("c", std::vector<float>(64), 8, 8, error));
+}
+
+namespace {
+std::string decodeError(const std::vector<uint8_t> &bin) {
+  Stream s;
+  std::string error;
+  EXPECT_FALSE(decode(bin.data(), bin.size(), s, error));
+  return error;
+}
+} // namespace
+
+TEST(PPUStream, CorruptStreamsAreRejectedP6) {
+  Stream s = buildGemm({16, 16, 16}, machine(8));
+  std::vector<uint8_t> bin = encode(s);
+  EXPECT_EQ(decodeError({'x'}), "not a PPU instruction stream (bad magic)");
+  std::vector<uint8_t> v = bin;
+  v[6] = 9;
+  EXPECT_EQ(decodeError(v),
+            "unsupported stream version 9 (this simulator reads version 1)");
+  v = bin;
+  v.resize(12);
+  EXPECT_EQ(decodeError(v), "truncated stream header");
+  v = bin;
+  v.pop_back();
+  EXPECT_NE(decodeError(v).find("truncated or trailing bytes"),
+            std::string::npos);
+  v = bin;
+  v.push_back(0);
+  EXPECT_NE(decodeError(v).find("truncated or trailing bytes"),
+            std::string::npos);
+  // Out-of-range addresses, opcodes, flags and widths.
+  auto withInstr = [&](Instr i) {
+    Stream t = s;
+    t.code.insert(t.code.begin(), i);
+    return encode(t);
+  };
+  EXPECT_EQ(decodeError(withInstr({Op::Load, 0, 0, 8, 0, 0, 0})),
+            "instruction 0: data buffer row 8 is out of range (size 8)");
+  EXPECT_EQ(decodeError(withInstr({Op::Quant, 0, 8, 256, 0, 0, 0})),
+            "instruction 0: ub slot 256 is out of range (size 256)");
+  EXPECT_EQ(decodeError(withInstr({Op::Mac, 0, 0, 64, 0, 0, 0})),
+            "instruction 0: acc tile 64 is out of range (size 64)");
+  EXPECT_EQ(decodeError(withInstr({Op::Quant, 0, 17, 0, 0, 0, 0})),
+            "instruction 0: bit width 17 not in [2, 16]");
+  EXPECT_EQ(decodeError(withInstr({Op::Store, kRelu, 0, 0, 0, 0, 0})),
+            "instruction 0: invalid flags 8");
+  EXPECT_EQ(decodeError(withInstr({static_cast<Op>(42), 0, 0, 0, 0, 0, 0})),
+            "instruction 0: unknown opcode 42");
+  EXPECT_EQ(decodeError(withInstr({Op::WUpd, 0, 0, 0, 0, 0, NAN})),
+            "instruction 0: learning rate is not finite");
+  // A binding beyond fmem.
+  Stream big = s;
+  big.bindings.push_back({true, "huge", 10000, 10000, 0});
+  EXPECT_EQ(decodeError(encode(big)),
+            "binding 'huge' overflows fmem (1562500 > 512 tiles)");
+  Stream dup = s;
+  dup.bindings.push_back(s.bindings[0]);
+  EXPECT_EQ(decodeError(encode(dup)), "invalid binding #3 'a'");
+  Stream huge = s;
+  huge.machine.ubTiles = 4000000000u;
+  EXPECT_NE(decodeError(encode(huge)).find("machine too large"),
+            std::string::npos);
+}
+
+TEST(PPUStream, MutatedStreamsNeverCrash) {
+  Stream s = buildGemm({16, 16, 16}, machine(8));
+  std::vector<uint8_t> good = encode(s);
+  std::mt19937 rng(99);
+  int accepted = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::vector<uint8_t> bin = good;
+    for (int k = 0, n = 1 + rng() % 3; k < n; ++k)
+      bin[rng() % bin.size()] = rng() & 0xff;
+    if (rng() % 5 == 0)
+      bin.resize(rng() % bin.size());
+    Stream t;
+    std::string error;
+    if (!decode(bin.data(), bin.size(), t, error)) {
+      EXPECT_FALSE(error.empty());
+      continue;
+    }
+    ++accepted;
+    // Whatever decodes runs safely (memories are sized by the header; keep
+    // the test quick by running only small machines).
+    const MachineConfig &m = t.machine;
+    if (uint64_t(m.ubTiles + m.fmemTiles + m.accTiles) * m.V * m.V > (1u << 20))
+      continue;
+    Simulator sim(t);
+    sim.run(error);
+  }
+  EXPECT_GT(accepted, 0);
+}
