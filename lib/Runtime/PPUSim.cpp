@@ -123,7 +123,17 @@ static std::string checkInstr(const Instr &i, const MachineConfig &m) {
         !(e = range("fmem tile", i.src, m.fmemTiles)).empty() ||
         !(e = bits()).empty())
       return e;
-    return flags(kPow2);
+    if ((i.flags & kRowVectors) && (i.flags & kColVectors))
+      return "a tile's scales are per row or per column, not both";
+    return flags(kPow2 | kRowVectors | kColVectors);
+  case Op::Req:
+    if (!(e = range("ub slot", i.dst, m.ubTiles)).empty() ||
+        !(e = range("ub slot", i.src, m.ubTiles)).empty() ||
+        !(e = bits()).empty())
+      return e;
+    if ((i.flags & kRowVectors) && (i.flags & kColVectors))
+      return "a tile's scales are per row or per column, not both";
+    return flags(kPow2 | kRowVectors | kColVectors);
   case Op::Load:
     if (!(e = range("data buffer row", i.dst, m.dataRows)).empty() ||
         !(e = range("ub slot", i.src, m.ubTiles)).empty())
@@ -248,7 +258,7 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
       i.imm = bitsFloat(src2);
     else
       i.src2 = src2;
-    std::string e = op > static_cast<uint8_t>(Op::WUpd)
+    std::string e = op > static_cast<uint8_t>(Op::Req)
                         ? "unknown opcode " + std::to_string(op)
                         : checkInstr(i, m);
     if (!e.empty()) {
@@ -312,7 +322,8 @@ uint64_t Simulator::cycles(const Instr &i, const MachineConfig &m) {
   case Op::Store:
     return V;
   case Op::WUpd:
-    return 3 * V;
+  case Op::Req:
+    return 3 * V; // read and dequantize, find the scales, quantize and write
   }
   return 0;
 }
@@ -375,14 +386,58 @@ std::vector<float> Simulator::output(const std::string &name, uint32_t &rows,
   return out;
 }
 
-/// Quantizes V*V floats into `t` with fresh parameters (T3).
-static void quantizeTile(const std::vector<float> &x, int bits, bool pow2,
-                         std::vector<int32_t> &q, tq::ref::TileParams &p) {
+float Simulator::Tile::step(uint32_t r, uint32_t c) const {
+  switch (layout) {
+  case Layout::Square:
+    return params.step();
+  case Layout::Rows:
+    return vp[r].step();
+  case Layout::Cols:
+    return vp[c].step();
+  }
+  return 0.0f;
+}
+
+/// Quantizes V*V floats into `t` with fresh parameters (T3), one set for
+/// the tile or one per row or column as the flags say.
+void Simulator::quantize(const std::vector<float> &x, int bits, uint8_t flags,
+                         Tile &t) {
   using namespace tq::ref;
-  QuantForm form = pow2 ? QuantForm::Pow2 : QuantForm::Scaled;
-  p = computeParams(computeRange(x.data(), x.size()), bits, form);
-  for (size_t k = 0; k < x.size(); ++k)
-    q[k] = quantizeValue(x[k], p, Rounding::NearestEven);
+  QuantForm form = (flags & kPow2) ? QuantForm::Pow2 : QuantForm::Scaled;
+  t.layout = (flags & kRowVectors)   ? Layout::Rows
+             : (flags & kColVectors) ? Layout::Cols
+                                     : Layout::Square;
+  if (t.layout == Layout::Square) {
+    t.params = computeParams(computeRange(x.data(), x.size()), bits, form);
+    for (size_t k = 0; k < x.size(); ++k)
+      t.q[k] = quantizeValue(x[k], t.params, Rounding::NearestEven);
+    return;
+  }
+  bool rows = t.layout == Layout::Rows;
+  t.vp.assign(V, TileParams());
+  t.params = TileParams();
+  t.params.bits = bits;
+  for (uint32_t v = 0; v < V; ++v) {
+    // Vector v: row v (stride 1) or column v (stride V).
+    const float *start = rows ? &x[v * V] : &x[v];
+    t.vp[v] = computeParams(computeRange(start, V, rows ? 1 : V), bits, form);
+    for (uint32_t k = 0; k < V; ++k) {
+      size_t idx = rows ? v * V + k : k * V + v;
+      t.q[idx] = quantizeValue(x[idx], t.vp[v], Rounding::NearestEven);
+    }
+  }
+}
+
+std::vector<float> Simulator::dequantize(const Tile &t) const {
+  std::vector<float> x(size_t(V) * V);
+  for (uint32_t r = 0; r < V; ++r)
+    for (uint32_t c = 0; c < V; ++c) {
+      const tq::ref::TileParams &p = t.layout == Layout::Square ? t.params
+                                     : t.layout == Layout::Rows ? t.vp[r]
+                                                                : t.vp[c];
+      x[r * V + c] = tq::ref::dequantizeValue(t.q[r * V + c], p);
+    }
+  return x;
 }
 
 bool Simulator::run(std::string &error) {
@@ -396,21 +451,35 @@ bool Simulator::run(std::string &error) {
     switch (i.op) {
     case Op::Halt:
       return true;
-    case Op::Quant: {
-      Tile &t = ub[i.dst];
-      quantizeTile(fmem[i.src], i.bits, i.flags & kPow2, t.q, t.params);
+    case Op::Quant:
+      quantize(fmem[i.src], i.bits, i.flags, ub[i.dst]);
       st.fmemReads += V;
       st.ubWrites += V;
+      break;
+    case Op::Req: {
+      Tile t = ub[i.src];
+      quantize(dequantize(t), i.bits, i.flags, ub[i.dst]);
+      st.ubReads += V;
+      st.ubWrites += V;
+      ++st.requantizations;
       break;
     }
     case Op::Load: {
       const Tile &src = ub[i.src];
       Tile &dst = (i.flags & kLoadB) ? bufB[i.dst] : bufA[i.dst];
-      dst.params = src.params; // the scale comes with the rows
+      // The scales come with the rows: one read returns both.
+      dst.params = src.params;
+      dst.vp = src.vp;
+      dst.layout = src.layout;
       if (i.flags & kTranspose) {
         for (uint32_t r = 0; r < V; ++r)
           for (uint32_t c = 0; c < V; ++c)
             dst.q[c * V + r] = src.q[r * V + c];
+        // Per-vector scales travel with their vectors: rows become columns.
+        if (src.layout == Layout::Rows)
+          dst.layout = Layout::Cols;
+        else if (src.layout == Layout::Cols)
+          dst.layout = Layout::Rows;
         ++st.transposes;
       } else {
         dst.q = src.q;
@@ -422,11 +491,18 @@ bool Simulator::run(std::string &error) {
     case Op::Mac: {
       const Tile &a = bufA[i.src], &b = bufB[i.src2];
       std::vector<float> &out = acc[i.dst];
-      float scale = a.params.step() * b.params.step();
-      if (i.flags & kBF16Product)
-        scale = roundToBF16(scale);
+      if (a.layout == Layout::Cols || b.layout == Layout::Rows) {
+        error = "instruction " + std::to_string(pc) + ": operand " +
+                (a.layout == Layout::Cols ? "a" : "b") +
+                " has per-vector scales along the reduction dim; requantize "
+                "it (REQ) first";
+        return false;
+      }
       for (uint32_t r = 0; r < V; ++r)
         for (uint32_t c = 0; c < V; ++c) {
+          float scale = a.step(r, 0) * b.step(0, c);
+          if (i.flags & kBF16Product)
+            scale = roundToBF16(scale);
           int64_t psum = 0;
           for (uint32_t k = 0; k < V; ++k)
             psum += int64_t(a.q[r * V + k]) * b.q[k * V + c];
@@ -451,8 +527,7 @@ bool Simulator::run(std::string &error) {
       const std::vector<float> &src = acc[i.src];
       for (size_t k = 0; k < n; ++k)
         tmp[k] = (i.flags & kRelu) && src[k] < 0.0f ? 0.0f : src[k];
-      Tile &t = ub[i.dst];
-      quantizeTile(tmp, i.bits, i.flags & kPow2, t.q, t.params);
+      quantize(tmp, i.bits, i.flags & kPow2, ub[i.dst]);
       st.accReads += V;
       st.ubWrites += V;
       break;
@@ -465,9 +540,13 @@ bool Simulator::run(std::string &error) {
     case Op::WUpd: {
       Tile &w = ub[i.dst];
       const std::vector<float> &dw = acc[i.src];
+      std::vector<float> wf = dequantize(w);
       for (size_t k = 0; k < n; ++k)
-        tmp[k] = dequantizeValue(w.q[k], w.params) - i.imm * dw[k];
-      quantizeTile(tmp, w.params.bits, i.flags & kPow2, w.q, w.params);
+        tmp[k] = wf[k] - i.imm * dw[k];
+      uint8_t layout = w.layout == Layout::Rows   ? kRowVectors
+                       : w.layout == Layout::Cols ? kColVectors
+                                                  : 0;
+      quantize(tmp, w.params.bits, (i.flags & kPow2) | layout, w);
       st.ubReads += V;
       st.accReads += V;
       st.ubWrites += V;

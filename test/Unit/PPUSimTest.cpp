@@ -32,7 +32,22 @@ struct Gemm {
   int bitsA = 8, bitsB = 8;
   bool pow2 = false;
   uint8_t extraMacFlags = 0;
+  // Scale layouts the operands are stored with (0: square tiles, or
+  // kRowVectors / kColVectors): when it does not suit this product, the
+  // program requantizes the operand first (REQ).
+  uint8_t aStored = 0, bStored = 0;
 };
+
+/// The layout an operand needs in the unified buffer: a's scales constant
+/// along its reduction (rows after the optional transpose), b's likewise.
+uint8_t neededLayout(uint8_t stored, bool isA, bool transposed) {
+  if (!stored)
+    return 0;
+  uint8_t inBuffer = isA ? kRowVectors : kColVectors;
+  if (!transposed)
+    return inBuffer;
+  return inBuffer == kRowVectors ? kColVectors : kRowVectors;
+}
 
 Stream buildGemm(const Gemm &g, const MachineConfig &m) {
   uint16_t V = m.V;
@@ -48,10 +63,23 @@ Stream buildGemm(const Gemm &g, const MachineConfig &m) {
                 {true, "c", g.M, g.N, aTiles + bTiles}};
   uint8_t pow2 = g.pow2 ? kPow2 : 0;
   for (uint32_t t = 0; t < aTiles; ++t)
-    s.code.push_back({Op::Quant, pow2, uint16_t(g.bitsA), t, t, 0, 0});
-  for (uint32_t t = 0; t < bTiles; ++t)
     s.code.push_back(
-        {Op::Quant, pow2, uint16_t(g.bitsB), aTiles + t, aTiles + t, 0, 0});
+        {Op::Quant, uint8_t(pow2 | g.aStored), uint16_t(g.bitsA), t, t, 0, 0});
+  for (uint32_t t = 0; t < bTiles; ++t)
+    s.code.push_back({Op::Quant, uint8_t(pow2 | g.bStored), uint16_t(g.bitsB),
+                      aTiles + t, aTiles + t, 0, 0});
+  // Requantize per-vector operands whose scales run the wrong way (in
+  // place: the stored orientation is not needed again in this program).
+  uint8_t needA = neededLayout(g.aStored, true, g.transA),
+          needB = neededLayout(g.bStored, false, g.transB);
+  if (needA != g.aStored)
+    for (uint32_t t = 0; t < aTiles; ++t)
+      s.code.push_back(
+          {Op::Req, uint8_t(pow2 | needA), uint16_t(g.bitsA), t, t, 0, 0});
+  if (needB != g.bStored)
+    for (uint32_t t = 0; t < bTiles; ++t)
+      s.code.push_back({Op::Req, uint8_t(pow2 | needB), uint16_t(g.bitsB),
+                        aTiles + t, aTiles + t, 0, 0});
   uint32_t cBase = aTiles + bTiles;
   for (uint32_t i = 0; i < tiles(g.M); ++i)
     for (uint32_t j = 0; j < tiles(g.N); ++j) {
@@ -101,8 +129,24 @@ void checkGemm(const Gemm &g, const MachineConfig &m, Stats *stats = nullptr) {
   ba.uniform = g.bitsA;
   bb.uniform = g.bitsB;
   ref::QuantForm form = g.pow2 ? ref::QuantForm::Pow2 : ref::QuantForm::Scaled;
-  ref::TiledTensor ta = ref::quantizeTiled({{aRows, aCols}, a}, l, ba, form);
-  ref::TiledTensor tb = ref::quantizeTiled({{bRows, bCols}, b}, l, bb, form);
+  auto layoutOf = [&](uint8_t flags) {
+    ref::TileLayout v = l;
+    if (flags == kRowVectors)
+      v.tile[0] = 1;
+    if (flags == kColVectors)
+      v.tile[1] = 1;
+    return v;
+  };
+  ref::TiledTensor ta =
+      ref::quantizeTiled({{aRows, aCols}, a}, layoutOf(g.aStored), ba, form);
+  ref::TiledTensor tb =
+      ref::quantizeTiled({{bRows, bCols}, b}, layoutOf(g.bStored), bb, form);
+  uint8_t needA = neededLayout(g.aStored, true, g.transA),
+          needB = neededLayout(g.bStored, false, g.transB);
+  if (needA != g.aStored)
+    ta = ref::requantizeTiled(ta, layoutOf(needA), ba, form);
+  if (needB != g.bStored)
+    tb = ref::requantizeTiled(tb, layoutOf(needB), bb, form);
   ref::FloatTensor expected;
   ASSERT_TRUE(ref::matmulTiled({&ta, nullptr, g.transA},
                                {&tb, nullptr, g.transB},
@@ -152,6 +196,50 @@ TEST(PPUSim, TransposedOperandsAreBitExactAndCostNoExtraReadsT4) {
   EXPECT_EQ(fwd.bufferReads, dx.bufferReads);
   EXPECT_EQ(fwd.macOps, dw.macOps);
   EXPECT_EQ(fwd.requantizations + dx.requantizations + dw.requantizations, 0u);
+}
+
+TEST(PPUSim, PerVectorScalingNeedsRequantizedTransposesT4) {
+  // The prior art: 1xV vectors along the reduction. Forward X.W stores X
+  // with row vectors and W with column vectors; the backward products need
+  // them the other way, so each transposed use is requantized (REQ). All
+  // bit-exact against the reference (requantizeTiled + matmulTiled).
+  Stats fwd, dx, dw, sq;
+  MachineConfig m = machine(16);
+  checkGemm(
+      {40, 48, 32, false, false, 8, 8, false, 0, kRowVectors, kColVectors}, m,
+      &fwd);
+  // dX = dY . W^T: dY stored with row vectors (fine as a); W needs REQ.
+  checkGemm({40, 32, 48, false, true, 8, 8, false, 0, kRowVectors, kColVectors},
+            m, &dx);
+  // dW = X^T . dY: X (row vectors) and dY (row vectors) both need REQ.
+  checkGemm({48, 40, 32, true, false, 8, 8, false, 0, kRowVectors, kRowVectors},
+            m, &dw);
+  EXPECT_EQ(fwd.requantizations, 0u);
+  EXPECT_GT(dx.requantizations, 0u);
+  EXPECT_GT(dw.requantizations, dx.requantizations);
+  // Square tiles: the same dX with no requantization and fewer reads.
+  checkGemm({40, 32, 48, false, true}, m, &sq);
+  EXPECT_EQ(sq.requantizations, 0u);
+  EXPECT_LT(sq.ubReads, dx.ubReads);
+  EXPECT_LT(sq.cycles, dx.cycles);
+}
+
+TEST(PPUSim, MacRejectsScalesAlongTheReduction) {
+  // A transposed row-vector tile in buffer a has column vectors: a fault.
+  MachineConfig m = machine(8);
+  Stream s;
+  s.machine = m;
+  s.bindings = {{false, "x", 8, 8, 0}};
+  s.code = {{Op::Quant, kRowVectors, 8, 0, 0, 0, 0},
+            {Op::Load, kTranspose, 0, 0, 0, 0, 0},
+            {Op::Load, kLoadB, 0, 0, 0, 0, 0},
+            {Op::Mac, 0, 0, 0, 0, 0, 0}};
+  Simulator sim(s);
+  std::string error;
+  ASSERT_TRUE(sim.setInput("x", randomData(64, 3), 8, 8, error));
+  EXPECT_FALSE(sim.run(error));
+  EXPECT_EQ(error, "instruction 3: operand a has per-vector scales along the "
+                   "reduction dim; requantize it (REQ) first");
 }
 
 TEST(PPUSim, PostprocessAndWeightUpdateMatchTheReferenceT6T7) {
@@ -276,6 +364,10 @@ TEST(PPUStream, CorruptStreamsAreRejectedP6) {
             "instruction 0: unknown opcode 42");
   EXPECT_EQ(decodeError(withInstr({Op::WUpd, 0, 0, 0, 0, 0, NAN})),
             "instruction 0: learning rate is not finite");
+  EXPECT_EQ(
+      decodeError(
+          withInstr({Op::Req, kRowVectors | kColVectors, 8, 0, 0, 0, 0})),
+      "instruction 0: a tile's scales are per row or per column, not both");
   // A binding beyond fmem.
   Stream big = s;
   big.bindings.push_back({true, "huge", 10000, 10000, 0});

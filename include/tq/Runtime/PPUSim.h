@@ -24,7 +24,18 @@
 //                                    quantization with fresh steps (T6, P5)
 //   STORE fmem[d] <- acc[s]          f32 results to the host
 //   WUPD  ub[d] <- ub[d] - lr*acc[s] weight update in the datapath unit (T7)
+//   REQ   ub[d] <- ub[s], bits       requantization: dequantize and quantize
+//                                    again with the flags' scale layout
 //   HALT
+//
+// Scale layouts (T4): a tile has one scale (square V x V, the default), or
+// one per row (ROWS: 1 x V vectors) or per column (COLS: V x 1), the
+// per-vector scaling of the prior art. A transposing LOAD turns ROWS into
+// COLS and back, scales travelling with their vectors. MAC needs scales
+// that are constant along the reduction: a square or ROWS tile in a, a
+// square or COLS tile in b; anything else is a fault, so a transposed
+// per-vector operand must first be requantized (REQ), which the statistics
+// count.
 //
 // Numerics are those of tq/Runtime/Quant.h (symmetric f32 or power-of-two
 // steps, nearest-even rounding); partial edge tiles are zero-padded, which
@@ -63,16 +74,19 @@ enum class Op : uint8_t {
   Post = 4,
   Store = 5,
   WUpd = 6,
+  Req = 7,
 };
 
 /// Flags of an instruction.
 enum : uint8_t {
-  kLoadB = 1,       // LOAD: into buffer b (else a)
-  kTranspose = 2,   // LOAD: transpose in the datapath unit
-  kAccumulate = 4,  // MAC: add to acc (else overwrite)
-  kRelu = 8,        // POST: ReLU before quantizing
-  kPow2 = 16,       // QUANT, POST, WUPD: power-of-two steps (else f32)
-  kBF16Product = 32 // MAC: round sA*sB to bf16
+  kLoadB = 1,        // LOAD: into buffer b (else a)
+  kTranspose = 2,    // LOAD: transpose in the datapath unit
+  kAccumulate = 4,   // MAC: add to acc (else overwrite)
+  kRelu = 8,         // POST: ReLU before quantizing
+  kPow2 = 16,        // QUANT, POST, WUPD: power-of-two steps (else f32)
+  kBF16Product = 32, // MAC: round sA*sB to bf16
+  kRowVectors = 64,  // QUANT, REQ: one scale per tile row (1 x V)
+  kColVectors = 128  // QUANT, REQ: one scale per tile column (V x 1)
 };
 
 /// One 16-byte instruction: op, flags, bits, and three operands whose
@@ -149,10 +163,16 @@ public:
   static uint64_t cycles(const Instr &i, const MachineConfig &m);
 
 private:
+  enum class Layout : uint8_t { Square, Rows, Cols };
   struct Tile {
-    std::vector<int32_t> q; // V*V
-    tq::ref::TileParams params;
+    std::vector<int32_t> q;     // V*V
+    tq::ref::TileParams params; // Square
+    Layout layout = Layout::Square;
+    std::vector<tq::ref::TileParams> vp; // Rows / Cols: one per vector
+    float step(uint32_t r, uint32_t c) const;
   };
+  void quantize(const std::vector<float> &x, int bits, uint8_t flags, Tile &t);
+  std::vector<float> dequantize(const Tile &t) const;
   const Stream &s;
   uint16_t V;
   std::vector<std::vector<float>> fmem, acc;
