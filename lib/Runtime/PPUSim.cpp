@@ -167,6 +167,57 @@ static std::string checkInstr(const Instr &i, const MachineConfig &m) {
   return "unknown opcode " + std::to_string(static_cast<int>(i.op));
 }
 
+static bool checkMachine(const MachineConfig &m, std::string &error) {
+  if (m.V < 1 || m.V > 256 || m.macUnits < 1 || m.ubTiles < 1 ||
+      m.dataRows < 1 || m.accTiles < 1 || m.fmemTiles < 1) {
+    error = "invalid machine (" + m.str() + ")";
+    return false;
+  }
+  uint64_t tileBytes = uint64_t(m.V) * m.V * 4;
+  uint64_t tiles =
+      uint64_t(m.ubTiles) + m.fmemTiles + m.accTiles + 2 * uint64_t(m.dataRows);
+  if (tiles * tileBytes > (uint64_t(1) << 31)) {
+    error = "machine too large to simulate (" + m.str() + ")";
+    return false;
+  }
+  return true;
+}
+
+static bool checkBinding(const Binding &bd, const MachineConfig &m,
+                         std::set<std::string> &names, size_t index,
+                         std::string &error) {
+  if (bd.name.empty() || bd.name.size() > 255 ||
+      !names.insert(bd.name).second || bd.rows == 0 || bd.cols == 0) {
+    error = "invalid binding #" + std::to_string(index) + " '" + bd.name + "'";
+    return false;
+  }
+  uint64_t end =
+      uint64_t(bd.baseTile) + uint64_t(bd.tileRows(m.V)) * bd.tileCols(m.V);
+  if (end > m.fmemTiles) {
+    error = "binding '" + bd.name + "' overflows fmem (" + std::to_string(end) +
+            " > " + std::to_string(m.fmemTiles) + " tiles)";
+    return false;
+  }
+  return true;
+}
+
+bool validate(const Stream &s, std::string &error) {
+  if (!checkMachine(s.machine, error))
+    return false;
+  std::set<std::string> names;
+  for (size_t b = 0; b < s.bindings.size(); ++b)
+    if (!checkBinding(s.bindings[b], s.machine, names, b, error))
+      return false;
+  for (size_t k = 0; k < s.code.size(); ++k) {
+    std::string e = checkInstr(s.code[k], s.machine);
+    if (!e.empty()) {
+      error = "instruction " + std::to_string(k) + ": " + e;
+      return false;
+    }
+  }
+  return true;
+}
+
 bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
   Reader r{data, size};
   if (size < 6 || std::memcmp(data, kMagic, 6) != 0) {
@@ -193,18 +244,8 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     error = "truncated stream header";
     return false;
   }
-  if (m.V < 1 || m.V > 256 || m.macUnits < 1 || m.ubTiles < 1 ||
-      m.dataRows < 1 || m.accTiles < 1 || m.fmemTiles < 1) {
-    error = "invalid machine (" + m.str() + ")";
+  if (!checkMachine(m, error))
     return false;
-  }
-  uint64_t tileBytes = uint64_t(m.V) * m.V * 4;
-  uint64_t tiles =
-      uint64_t(m.ubTiles) + m.fmemTiles + m.accTiles + 2 * uint64_t(m.dataRows);
-  if (tiles * tileBytes > (uint64_t(1) << 31)) {
-    error = "machine too large to simulate (" + m.str() + ")";
-    return false;
-  }
   std::set<std::string> names;
   out.bindings.clear();
   for (uint32_t b = 0; b < nBindings; ++b) {
@@ -221,19 +262,12 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
       error = "truncated binding table";
       return false;
     }
-    if (output > 1 || bd.name.empty() || !names.insert(bd.name).second ||
-        bd.rows == 0 || bd.cols == 0) {
+    if (output > 1) {
       error = "invalid binding #" + std::to_string(b) + " '" + bd.name + "'";
       return false;
     }
-    uint64_t end =
-        uint64_t(bd.baseTile) + uint64_t(bd.tileRows(m.V)) * bd.tileCols(m.V);
-    if (end > m.fmemTiles) {
-      error = "binding '" + bd.name + "' overflows fmem (" +
-              std::to_string(end) + " > " + std::to_string(m.fmemTiles) +
-              " tiles)";
+    if (!checkBinding(bd, m, names, b, error))
       return false;
-    }
     out.bindings.push_back(bd);
   }
   if (uint64_t(nInstr) * 16 != size - r.pos) {
@@ -333,7 +367,8 @@ Simulator::Simulator(const Stream &stream) : s(stream), V(stream.machine.V) {
   const MachineConfig &m = s.machine;
   fmem.assign(m.fmemTiles, std::vector<float>(n, 0.0f));
   acc.assign(m.accTiles, std::vector<float>(n, 0.0f));
-  Tile empty{std::vector<int32_t>(n, 0), {}};
+  Tile empty;
+  empty.q.assign(n, 0);
   empty.params.factor = 0.0f;
   ub.assign(m.ubTiles, empty);
   bufA.assign(m.dataRows, empty);

@@ -410,3 +410,48 @@ TEST(PPUStream, MutatedStreamsNeverCrash) {
   }
   EXPECT_GT(accepted, 0);
 }
+
+TEST(PPUText, ListingRoundTripsP6) {
+  Gemm g{40, 48,   32,           true,        false,      8,
+         4,  true, kBF16Product, kRowVectors, kRowVectors};
+  Stream s = buildGemm(g, machine(16));
+  s.code.insert(s.code.end() - 1, {Op::Post, kRelu | kPow2, 6, 0, 0, 0, 0});
+  s.code.insert(s.code.end() - 1, {Op::WUpd, 0, 0, 1, 0, 0, 0.0125f});
+  std::string text = print(s);
+  Stream back;
+  std::string error;
+  ASSERT_TRUE(parse(text, back, error)) << error;
+  EXPECT_EQ(print(back), text);
+  EXPECT_EQ(encode(back), encode(s));
+  EXPECT_NE(text.find("load a[0] <- ub[0] transpose"), std::string::npos);
+  EXPECT_NE(text.find("mac acc[0] += a[0] * b[0] bf16"), std::string::npos);
+  EXPECT_NE(text.find("req ub[0] <- ub[0] bits=8 pow2 cols"),
+            std::string::npos);
+  EXPECT_NE(text.find("wupd ub[1] -= 0.0125000002 * acc[0]"),
+            std::string::npos);
+}
+
+TEST(PPUText, MalformedListingsAreRejected) {
+  auto err = [](const std::string &text) {
+    Stream s;
+    std::string error;
+    EXPECT_FALSE(parse(text, s, error));
+    return error;
+  };
+  const std::string hdr = "ppu v1 V=8 mac=8 ub=16 rows=2 acc=4 fmem=16\n";
+  EXPECT_EQ(err(""), "empty listing: expected the 'ppu v1 ...' header");
+  EXPECT_EQ(err("ppu v2 V=8\n"), "line 1: unsupported listing version 2");
+  EXPECT_EQ(err("ppu v1 V=8 mac=8\n"),
+            "line 1: malformed machine in the header");
+  EXPECT_EQ(err(hdr + "jump 3\n"), "line 2: unknown instruction 'jump'");
+  EXPECT_EQ(err(hdr + "load c[0] <- ub[0]\n"),
+            "line 2: malformed 'load' instruction");
+  EXPECT_EQ(err(hdr + "load a[0] <- ub[0] sideways\n"),
+            "line 2: unknown flag 'sideways'");
+  EXPECT_EQ(err(hdr + "quant ub[16] <- fmem[0] bits=8\n"),
+            "instruction 0: ub slot 16 is out of range (size 16)");
+  EXPECT_EQ(err(hdr + "input x 8 @0\n"),
+            "line 2: expected 'input NAME ROWSxCOLS @TILE'");
+  EXPECT_EQ(err(hdr + "quant ub[99999999999] <- fmem[0] bits=8\n"),
+            "line 2: malformed 'quant' instruction");
+}

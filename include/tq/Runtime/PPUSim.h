@@ -123,6 +123,28 @@ struct Stream {
 std::vector<uint8_t> encode(const Stream &s);
 bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error);
 
+/// Checks a stream against its machine (as decode() does): machine sanity,
+/// bindings inside fmem, every instruction's operands, flags and widths.
+bool validate(const Stream &s, std::string &error);
+
+/// Readable listing, one instruction a line, which parse() reads back:
+///
+///   ppu v1 V=16 mac=16 ub=1024 rows=8 acc=64 fmem=4096
+///   input x 40x48 @0
+///   output y 40x32 @9
+///   quant ub[0] <- fmem[0] bits=8 rows
+///   load b[1] <- ub[3] transpose
+///   mac acc[0] += a[0] * b[1] bf16
+///   post ub[5] <- acc[0] bits=8 relu pow2
+///   store fmem[9] <- acc[0]
+///   wupd ub[1] -= 0.125 * acc[0]
+///   req ub[1] <- ub[1] bits=8 cols
+///   halt
+///
+/// `#` starts a comment. Errors name the line.
+std::string print(const Stream &s);
+bool parse(const std::string &text, Stream &out, std::string &error);
+
 /// What the simulator counted (P6).
 struct Stats {
   uint64_t ubReads = 0, ubWrites = 0;     // tile-row accesses

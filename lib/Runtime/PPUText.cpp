@@ -1,0 +1,254 @@
+//===- PPUText.cpp - readable listing of PPU instruction streams ----------===//
+//
+// The text form documented in PPUSim.h: print() writes it, parse() reads it
+// back (and validates the result like decode()).
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Runtime/PPUSim.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace tq::ppu {
+
+static void printFlags(std::ostream &os, uint8_t flags) {
+  if (flags & kTranspose)
+    os << " transpose";
+  if (flags & kRelu)
+    os << " relu";
+  if (flags & kPow2)
+    os << " pow2";
+  if (flags & kRowVectors)
+    os << " rows";
+  if (flags & kColVectors)
+    os << " cols";
+  if (flags & kBF16Product)
+    os << " bf16";
+}
+
+std::string print(const Stream &s) {
+  std::ostringstream os;
+  const MachineConfig &m = s.machine;
+  os << "ppu v" << Stream::kVersion << " V=" << m.V << " mac=" << m.macUnits
+     << " ub=" << m.ubTiles << " rows=" << m.dataRows << " acc=" << m.accTiles
+     << " fmem=" << m.fmemTiles << "\n";
+  for (const Binding &b : s.bindings)
+    os << (b.output ? "output " : "input ") << b.name << " " << b.rows << "x"
+       << b.cols << " @" << b.baseTile << "\n";
+  for (const Instr &i : s.code) {
+    switch (i.op) {
+    case Op::Halt:
+      os << "halt";
+      break;
+    case Op::Quant:
+      os << "quant ub[" << i.dst << "] <- fmem[" << i.src
+         << "] bits=" << i.bits;
+      break;
+    case Op::Load:
+      os << "load " << ((i.flags & kLoadB) ? "b" : "a") << "[" << i.dst
+         << "] <- ub[" << i.src << "]";
+      break;
+    case Op::Mac:
+      os << "mac acc[" << i.dst << "] "
+         << ((i.flags & kAccumulate) ? "+=" : "=") << " a[" << i.src << "] * b["
+         << i.src2 << "]";
+      break;
+    case Op::Post:
+      os << "post ub[" << i.dst << "] <- acc[" << i.src << "] bits=" << i.bits;
+      break;
+    case Op::Store:
+      os << "store fmem[" << i.dst << "] <- acc[" << i.src << "]";
+      break;
+    case Op::WUpd: {
+      char lr[32];
+      std::snprintf(lr, sizeof(lr), "%.9g", i.imm);
+      os << "wupd ub[" << i.dst << "] -= " << lr << " * acc[" << i.src << "]";
+      break;
+    }
+    case Op::Req:
+      os << "req ub[" << i.dst << "] <- ub[" << i.src << "] bits=" << i.bits;
+      break;
+    }
+    printFlags(os, i.flags);
+    os << "\n";
+  }
+  return os.str();
+}
+
+namespace {
+/// A cursor over one line of the listing.
+struct Line {
+  std::string text;
+  size_t pos = 0;
+
+  void space() {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t'))
+      ++pos;
+  }
+  bool done() {
+    space();
+    return pos >= text.size();
+  }
+  bool lit(const std::string &s) {
+    space();
+    if (text.compare(pos, s.size(), s) != 0)
+      return false;
+    pos += s.size();
+    return true;
+  }
+  bool word(std::string &w) {
+    space();
+    size_t start = pos;
+    while (pos < text.size() && text[pos] != ' ' && text[pos] != '\t' &&
+           text[pos] != '[' && text[pos] != '=')
+      ++pos;
+    w = text.substr(start, pos - start);
+    return !w.empty();
+  }
+  bool number(uint64_t &v, uint64_t max) {
+    space();
+    size_t start = pos;
+    v = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      v = v * 10 + (text[pos++] - '0');
+      if (v > max)
+        return false;
+    }
+    return pos > start;
+  }
+  template <typename T> bool num(T &out) {
+    uint64_t v;
+    if (!number(v, static_cast<T>(~T(0))))
+      return false;
+    out = static_cast<T>(v);
+    return true;
+  }
+  /// name[N]
+  bool slot(const std::string &name, uint32_t &v) {
+    return lit(name) && lit("[") && num(v) && lit("]");
+  }
+  bool key(const std::string &k, uint16_t &v) {
+    return lit(k) && lit("=") && num(v);
+  }
+  template <typename T> bool key32(const std::string &k, T &v) {
+    return lit(k) && lit("=") && num(v);
+  }
+};
+} // namespace
+
+bool parse(const std::string &text, Stream &out, std::string &error) {
+  std::istringstream in(text);
+  std::string raw;
+  size_t lineNo = 0;
+  bool header = false;
+  out = Stream();
+  auto fail = [&](const std::string &msg) {
+    error = "line " + std::to_string(lineNo) + ": " + msg;
+    return false;
+  };
+  while (std::getline(in, raw)) {
+    ++lineNo;
+    Line l{raw.substr(0, raw.find('#'))};
+    if (l.done())
+      continue;
+    if (!header) {
+      uint16_t version;
+      MachineConfig &m = out.machine;
+      if (!l.lit("ppu") || !l.lit("v") || !l.num(version))
+        return fail("expected the header 'ppu v1 V=... mac=... ub=... "
+                    "rows=... acc=... fmem=...'");
+      if (version != Stream::kVersion)
+        return fail("unsupported listing version " + std::to_string(version));
+      if (!l.key("V", m.V) || !l.key("mac", m.macUnits) ||
+          !l.key32("ub", m.ubTiles) || !l.key("rows", m.dataRows) ||
+          !l.key("acc", m.accTiles) || !l.key32("fmem", m.fmemTiles) ||
+          !l.done())
+        return fail("malformed machine in the header");
+      header = true;
+      continue;
+    }
+    std::string op;
+    l.word(op);
+    Instr i;
+    bool ok = true;
+    if (op == "input" || op == "output") {
+      Binding b;
+      b.output = op == "output";
+      ok = l.word(b.name) && l.num(b.rows) && l.lit("x") && l.num(b.cols) &&
+           l.lit("@") && l.num(b.baseTile) && l.done();
+      if (!ok)
+        return fail("expected '" + op + " NAME ROWSxCOLS @TILE'");
+      out.bindings.push_back(b);
+      continue;
+    }
+    if (op == "halt") {
+      i.op = Op::Halt;
+    } else if (op == "quant") {
+      i.op = Op::Quant;
+      ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("fmem", i.src) &&
+           l.key("bits", i.bits);
+    } else if (op == "load") {
+      i.op = Op::Load;
+      std::string buf;
+      ok = l.word(buf) && (buf == "a" || buf == "b") && l.lit("[") &&
+           l.num(i.dst) && l.lit("]") && l.lit("<-") && l.slot("ub", i.src);
+      if (buf == "b")
+        i.flags |= kLoadB;
+    } else if (op == "mac") {
+      i.op = Op::Mac;
+      ok = l.slot("acc", i.dst);
+      if (ok && l.lit("+="))
+        i.flags |= kAccumulate;
+      else
+        ok = ok && l.lit("=");
+      ok = ok && l.slot("a", i.src) && l.lit("*") && l.slot("b", i.src2);
+    } else if (op == "post") {
+      i.op = Op::Post;
+      ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("acc", i.src) &&
+           l.key("bits", i.bits);
+    } else if (op == "store") {
+      i.op = Op::Store;
+      ok = l.slot("fmem", i.dst) && l.lit("<-") && l.slot("acc", i.src);
+    } else if (op == "wupd") {
+      i.op = Op::WUpd;
+      std::string lr;
+      ok = l.slot("ub", i.dst) && l.lit("-=") && l.word(lr);
+      if (ok) {
+        char *end = nullptr;
+        i.imm = std::strtof(lr.c_str(), &end);
+        ok = end && *end == '\0';
+      }
+      ok = ok && l.lit("*") && l.slot("acc", i.src);
+    } else if (op == "req") {
+      i.op = Op::Req;
+      ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("ub", i.src) &&
+           l.key("bits", i.bits);
+    } else {
+      return fail("unknown instruction '" + op + "'");
+    }
+    if (!ok)
+      return fail("malformed '" + op + "' instruction");
+    std::string flag;
+    while (!l.done()) {
+      l.word(flag);
+      uint8_t f = flag == "transpose" ? kTranspose
+                  : flag == "relu"    ? kRelu
+                  : flag == "pow2"    ? kPow2
+                  : flag == "rows"    ? kRowVectors
+                  : flag == "cols"    ? kColVectors
+                  : flag == "bf16"    ? kBF16Product
+                                      : 0;
+      if (!f)
+        return fail("unknown flag '" + flag + "'");
+      i.flags |= f;
+    }
+    out.code.push_back(i);
+  }
+  if (!header) {
+    error = "empty listing: expected the 'ppu v1 ...' header";
+    return false;
+  }
+  return validate(out, error);
+}
+
+} // namespace tq::ppu

@@ -1,0 +1,116 @@
+//===- tq-ppu-sim.cpp - run a PPU instruction stream ----------------------===//
+//
+//   tq-ppu-sim STREAM --input x=x.npy --output y=y.npy [--report=json]
+//
+// STREAM is the binary form or the text listing (tq/Runtime/PPUSim.h).
+// Inputs and outputs are 2-D .npy arrays bound by name; the statistics
+// (reads, writes, MAC operations, cycles) go to stdout or --report-file.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Runtime/Npy.h"
+#include "tq/Runtime/PPUSim.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+namespace ppu = tq::ppu;
+namespace npy = tq::npy;
+
+static cl::opt<std::string> streamPath(cl::Positional, cl::Required,
+                                       cl::desc("<stream>"));
+static cl::list<std::string> inputs("input",
+                                    cl::desc("NAME=FILE.npy: bind an input"));
+static cl::list<std::string>
+    outputs("output", cl::desc("NAME=FILE.npy: write an output"));
+static cl::opt<std::string>
+    statsFormat("report", cl::desc("statistics report: text, json or none"),
+                cl::init("text"));
+static cl::opt<std::string>
+    statsFile("report-file", cl::desc("write statistics here"), cl::init("-"));
+static cl::opt<std::string> machineOpt(
+    "machine",
+    cl::desc("the machine to run on, e.g. \"V=16 mac=16 ub=1024 rows=8 "
+             "acc=64 fmem=4096\"; a stream compiled for another is rejected"));
+
+static int fail(const Twine &msg) {
+  errs() << "tq-ppu-sim: error: " << msg << "\n";
+  return 1;
+}
+
+static bool splitBinding(StringRef arg, std::string &name, std::string &file) {
+  auto [n, f] = arg.split('=');
+  name = n.str();
+  file = f.str();
+  return !name.empty() && !file.empty();
+}
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "PPU simulator\n");
+  if (statsFormat != "text" && statsFormat != "json" && statsFormat != "none")
+    return fail("--report must be text, json or none, got '" + statsFormat +
+                "'");
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+      MemoryBuffer::getFile(streamPath);
+  if (!file)
+    return fail("cannot open '" + streamPath +
+                "': " + file.getError().message());
+  StringRef buf = (*file)->getBuffer();
+  ppu::Stream stream;
+  std::string error;
+  bool ok = buf.starts_with(StringRef("TQPPU\0", 6))
+                ? ppu::decode(reinterpret_cast<const uint8_t *>(buf.data()),
+                              buf.size(), stream, error)
+                : ppu::parse(buf.str(), stream, error);
+  if (!ok)
+    return fail(streamPath + ": " + error);
+  if (!machineOpt.empty()) {
+    ppu::Stream probe;
+    std::string e;
+    if (!ppu::parse("ppu v1 " + machineOpt + "\n", probe, e))
+      return fail("malformed --machine '" + machineOpt + "'");
+    if (probe.machine != stream.machine)
+      return fail("the stream was compiled for the machine (" +
+                  stream.machine.str() + "), not (" + probe.machine.str() +
+                  ")");
+  }
+  ppu::Simulator sim(stream);
+  for (const std::string &arg : inputs) {
+    std::string name, path;
+    if (!splitBinding(arg, name, path))
+      return fail("--input expects NAME=FILE.npy, got '" + arg + "'");
+    npy::Array a;
+    if (!npy::read(path, a, error))
+      return fail(error);
+    if (a.shape.size() != 2)
+      return fail(path + ": expected a 2-D array for input '" + name + "'");
+    if (!sim.setInput(name, a.toFloat(), a.shape[0], a.shape[1], error))
+      return fail(path + ": " + error);
+  }
+  if (!sim.run(error))
+    return fail(error);
+  for (const std::string &arg : outputs) {
+    std::string name, path;
+    if (!splitBinding(arg, name, path))
+      return fail("--output expects NAME=FILE.npy, got '" + arg + "'");
+    uint32_t rows = 0, cols = 0;
+    std::vector<float> data = sim.output(name, rows, cols);
+    if (!rows)
+      return fail("no output named '" + name + "'");
+    if (!npy::write(path, npy::Array::from(npy::DType::F32, {rows, cols}, data),
+                    error))
+      return fail(error);
+  }
+  if (statsFormat != "none") {
+    std::error_code ec;
+    raw_fd_ostream os(statsFile, ec);
+    if (ec)
+      return fail("cannot write '" + statsFile + "': " + ec.message());
+    os << (statsFormat == "json" ? sim.stats().json() + "\n"
+                                 : sim.stats().text());
+  }
+  return 0;
+}
