@@ -305,6 +305,73 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
 }
 
 //===----------------------------------------------------------------------===//
+// Program builder
+//===----------------------------------------------------------------------===//
+
+uint8_t neededLayout(uint8_t stored, bool isA, bool transposed) {
+  if (!stored)
+    return 0;
+  uint8_t inBuffer = isA ? kRowVectors : kColVectors;
+  if (!transposed)
+    return inBuffer;
+  return inBuffer == kRowVectors ? kColVectors : kRowVectors;
+}
+
+bool buildGemm(const GemmSpec &g, const MachineConfig &m, Stream &s,
+               std::string &error) {
+  uint32_t V = m.V;
+  auto tiles = [&](uint32_t n) { return (n + V - 1) / V; };
+  uint32_t aRows = g.transA ? g.K : g.M, aCols = g.transA ? g.M : g.K;
+  uint32_t bRows = g.transB ? g.N : g.K, bCols = g.transB ? g.K : g.N;
+  uint64_t aTiles = uint64_t(tiles(aRows)) * tiles(aCols),
+           bTiles = uint64_t(tiles(bRows)) * tiles(bCols),
+           cTiles = uint64_t(tiles(g.M)) * tiles(g.N);
+  if (aTiles + bTiles > m.ubTiles || aTiles + bTiles + cTiles > m.fmemTiles) {
+    error = "the operands do not fit the machine's memories (" + m.str() + ")";
+    return false;
+  }
+  s = Stream();
+  s.machine = m;
+  uint32_t bBase = aTiles, cBase = aTiles + bTiles;
+  s.bindings = {{false, "a", aRows, aCols, 0},
+                {false, "b", bRows, bCols, bBase},
+                {true, "c", g.M, g.N, cBase}};
+  uint8_t pow2 = g.pow2 ? kPow2 : 0;
+  for (uint32_t t = 0; t < aTiles; ++t)
+    s.code.push_back({Op::Quant, uint8_t(pow2 | g.aStored), g.bitsA, t, t});
+  for (uint32_t t = 0; t < bTiles; ++t)
+    s.code.push_back(
+        {Op::Quant, uint8_t(pow2 | g.bStored), g.bitsB, bBase + t, bBase + t});
+  uint8_t needA = neededLayout(g.aStored, true, g.transA),
+          needB = neededLayout(g.bStored, false, g.transB);
+  if (needA != g.aStored)
+    for (uint32_t t = 0; t < aTiles; ++t)
+      s.code.push_back({Op::Req, uint8_t(pow2 | needA), g.bitsA, t, t});
+  if (needB != g.bStored)
+    for (uint32_t t = 0; t < bTiles; ++t)
+      s.code.push_back(
+          {Op::Req, uint8_t(pow2 | needB), g.bitsB, bBase + t, bBase + t});
+  for (uint32_t i = 0; i < tiles(g.M); ++i)
+    for (uint32_t j = 0; j < tiles(g.N); ++j) {
+      for (uint32_t t = 0; t < tiles(g.K); ++t) {
+        uint32_t aSlot = g.transA ? t * tiles(aCols) + i : i * tiles(aCols) + t;
+        uint32_t bSlot =
+            bBase + (g.transB ? j * tiles(bCols) + t : t * tiles(bCols) + j);
+        s.code.push_back(
+            {Op::Load, uint8_t(g.transA ? kTranspose : 0), 0, 0, aSlot});
+        s.code.push_back({Op::Load,
+                          uint8_t(kLoadB | (g.transB ? kTranspose : 0)), 0, 0,
+                          bSlot});
+        s.code.push_back(
+            {Op::Mac, uint8_t((t ? kAccumulate : 0) | g.macFlags), 0, 0, 0});
+      }
+      s.code.push_back({Op::Store, 0, 0, cBase + i * tiles(g.N) + j, 0});
+    }
+  s.code.push_back({Op::Halt});
+  return validate(s, error);
+}
+
+//===----------------------------------------------------------------------===//
 // Simulator
 //===----------------------------------------------------------------------===//
 

@@ -24,81 +24,12 @@ std::vector<float> randomData(size_t n, uint32_t seed) {
   return v;
 }
 
-/// Builds a GEMM program C = op(A) . op(B) for 2-D tensors in fmem, with
-/// the transposed operands read through LOAD's transpose (T4).
-struct Gemm {
-  uint32_t M, K, N;
-  bool transA = false, transB = false;
-  int bitsA = 8, bitsB = 8;
-  bool pow2 = false;
-  uint8_t extraMacFlags = 0;
-  // Scale layouts the operands are stored with (0: square tiles, or
-  // kRowVectors / kColVectors): when it does not suit this product, the
-  // program requantizes the operand first (REQ).
-  uint8_t aStored = 0, bStored = 0;
-};
-
-/// The layout an operand needs in the unified buffer: a's scales constant
-/// along its reduction (rows after the optional transpose), b's likewise.
-uint8_t neededLayout(uint8_t stored, bool isA, bool transposed) {
-  if (!stored)
-    return 0;
-  uint8_t inBuffer = isA ? kRowVectors : kColVectors;
-  if (!transposed)
-    return inBuffer;
-  return inBuffer == kRowVectors ? kColVectors : kRowVectors;
-}
+using Gemm = GemmSpec;
 
 Stream buildGemm(const Gemm &g, const MachineConfig &m) {
-  uint16_t V = m.V;
-  auto tiles = [&](uint32_t n) { return (n + V - 1) / V; };
-  uint32_t aRows = g.transA ? g.K : g.M, aCols = g.transA ? g.M : g.K;
-  uint32_t bRows = g.transB ? g.N : g.K, bCols = g.transB ? g.K : g.N;
   Stream s;
-  s.machine = m;
-  uint32_t aTiles = tiles(aRows) * tiles(aCols),
-           bTiles = tiles(bRows) * tiles(bCols);
-  s.bindings = {{false, "a", aRows, aCols, 0},
-                {false, "b", bRows, bCols, aTiles},
-                {true, "c", g.M, g.N, aTiles + bTiles}};
-  uint8_t pow2 = g.pow2 ? kPow2 : 0;
-  for (uint32_t t = 0; t < aTiles; ++t)
-    s.code.push_back(
-        {Op::Quant, uint8_t(pow2 | g.aStored), uint16_t(g.bitsA), t, t, 0, 0});
-  for (uint32_t t = 0; t < bTiles; ++t)
-    s.code.push_back({Op::Quant, uint8_t(pow2 | g.bStored), uint16_t(g.bitsB),
-                      aTiles + t, aTiles + t, 0, 0});
-  // Requantize per-vector operands whose scales run the wrong way (in
-  // place: the stored orientation is not needed again in this program).
-  uint8_t needA = neededLayout(g.aStored, true, g.transA),
-          needB = neededLayout(g.bStored, false, g.transB);
-  if (needA != g.aStored)
-    for (uint32_t t = 0; t < aTiles; ++t)
-      s.code.push_back(
-          {Op::Req, uint8_t(pow2 | needA), uint16_t(g.bitsA), t, t, 0, 0});
-  if (needB != g.bStored)
-    for (uint32_t t = 0; t < bTiles; ++t)
-      s.code.push_back({Op::Req, uint8_t(pow2 | needB), uint16_t(g.bitsB),
-                        aTiles + t, aTiles + t, 0, 0});
-  uint32_t cBase = aTiles + bTiles;
-  for (uint32_t i = 0; i < tiles(g.M); ++i)
-    for (uint32_t j = 0; j < tiles(g.N); ++j) {
-      for (uint32_t t = 0; t < tiles(g.K); ++t) {
-        uint32_t aSlot = g.transA ? t * tiles(aCols) + i : i * tiles(aCols) + t;
-        uint32_t bSlot =
-            aTiles + (g.transB ? j * tiles(bCols) + t : t * tiles(bCols) + j);
-        s.code.push_back(
-            {Op::Load, uint8_t(g.transA ? kTranspose : 0), 0, 0, aSlot, 0, 0});
-        s.code.push_back({Op::Load,
-                          uint8_t(kLoadB | (g.transB ? kTranspose : 0)), 0, 0,
-                          bSlot, 0, 0});
-        s.code.push_back({Op::Mac,
-                          uint8_t((t ? kAccumulate : 0) | g.extraMacFlags), 0,
-                          0, 0, 0, 0});
-      }
-      s.code.push_back({Op::Store, 0, 0, cBase + i * tiles(g.N) + j, 0, 0, 0});
-    }
-  s.code.push_back({Op::Halt, 0, 0, 0, 0, 0, 0});
+  std::string error;
+  EXPECT_TRUE(ppu::buildGemm(g, m, s, error)) << error;
   return s;
 }
 
@@ -150,7 +81,7 @@ void checkGemm(const Gemm &g, const MachineConfig &m, Stats *stats = nullptr) {
   ref::FloatTensor expected;
   ASSERT_TRUE(ref::matmulTiled({&ta, nullptr, g.transA},
                                {&tb, nullptr, g.transB},
-                               g.extraMacFlags & kBF16Product, expected)
+                               g.macFlags & kBF16Product, expected)
                   .ok);
   ASSERT_EQ(expected.data.size(), c.size());
   for (size_t k = 0; k < c.size(); ++k)
@@ -174,7 +105,7 @@ TEST(PPUSim, GemmIsBitExactP3T5) {
   for (uint16_t V : {8, 16, 32})
     for (bool pow2 : {false, true}) {
       SCOPED_TRACE(V);
-      checkGemm({37, 70, 29, false, false, 8, 4, pow2, 0}, machine(V));
+      checkGemm({37, 70, 29, false, false, 8, 4, pow2, 0, 0, 0}, machine(V));
     }
   checkGemm({16, 16, 16, false, false, 8, 8, false, kBF16Product}, machine(16));
 }

@@ -145,6 +145,28 @@ bool validate(const Stream &s, std::string &error);
 std::string print(const Stream &s);
 bool parse(const std::string &text, Stream &out, std::string &error);
 
+/// A GEMM program C = op(A) . op(B) for 2-D host tensors "a", "b" (inputs)
+/// and "c" (output): quantize A and B tile by tile into the unified buffer
+/// with the given scale layouts (0: square tiles, or kRowVectors /
+/// kColVectors), requantize an operand whose per-vector scales do not run
+/// along the reduction, then for each output tile accumulate over K-tiles
+/// (a transposed operand read through LOAD's transpose) and store it. This
+/// is the loop nest tq-to-ppu emits for one tq.matmul.
+struct GemmSpec {
+  uint32_t M = 0, K = 0, N = 0;
+  bool transA = false, transB = false;
+  uint16_t bitsA = 8, bitsB = 8;
+  bool pow2 = false;
+  uint8_t macFlags = 0; // e.g. kBF16Product
+  uint8_t aStored = 0, bStored = 0;
+};
+/// The scale layout operand a (or b) needs in the unified buffer given how
+/// it is stored and whether it is read transposed.
+uint8_t neededLayout(uint8_t stored, bool isA, bool transposed);
+/// Fails (with a message) when the machine's memories are too small.
+bool buildGemm(const GemmSpec &g, const MachineConfig &m, Stream &out,
+               std::string &error);
+
 /// What the simulator counted (P6).
 struct Stats {
   uint64_t ubReads = 0, ubWrites = 0;     // tile-row accesses
