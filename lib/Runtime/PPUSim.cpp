@@ -97,8 +97,7 @@ std::vector<uint8_t> encode(const Stream &s) {
   return w.out;
 }
 
-/// Checks one instruction against the machine; "" when valid.
-static std::string checkInstr(const Instr &i, const MachineConfig &m) {
+std::string verifyInstr(const Instr &i, const MachineConfig &m) {
   auto range = [](const char *what, uint32_t v, uint32_t n) -> std::string {
     if (v < n)
       return "";
@@ -183,6 +182,11 @@ static bool checkMachine(const MachineConfig &m, std::string &error) {
   return true;
 }
 
+std::string verifyMachine(const MachineConfig &m) {
+  std::string error;
+  return checkMachine(m, error) ? "" : error;
+}
+
 static bool checkBinding(const Binding &bd, const MachineConfig &m,
                          std::set<std::string> &names, size_t index,
                          std::string &error) {
@@ -209,7 +213,7 @@ bool validate(const Stream &s, std::string &error) {
     if (!checkBinding(s.bindings[b], s.machine, names, b, error))
       return false;
   for (size_t k = 0; k < s.code.size(); ++k) {
-    std::string e = checkInstr(s.code[k], s.machine);
+    std::string e = verifyInstr(s.code[k], s.machine);
     if (!e.empty()) {
       error = "instruction " + std::to_string(k) + ": " + e;
       return false;
@@ -294,7 +298,7 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
       i.src2 = src2;
     std::string e = op > static_cast<uint8_t>(Op::Req)
                         ? "unknown opcode " + std::to_string(op)
-                        : checkInstr(i, m);
+                        : verifyInstr(i, m);
     if (!e.empty()) {
       error = "instruction " + std::to_string(k) + ": " + e;
       return false;

@@ -6,6 +6,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 #include "tq/Pipelines/Pipelines.h"
@@ -16,9 +17,9 @@ int main(int argc, char **argv) {
   mlir::tq::registerTQPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::tq::TQDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
-                  mlir::tensor::TensorDialect>();
+  registry.insert<mlir::tq::TQDialect, mlir::ppu::PPUDialect,
+                  mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                  mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tile-quant optimizer driver\n", registry));
 }

@@ -126,6 +126,10 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error);
 /// Checks a stream against its machine (as decode() does): machine sanity,
 /// bindings inside fmem, every instruction's operands, flags and widths.
 bool validate(const Stream &s, std::string &error);
+/// Checks one instruction against a machine; "" when valid, else why not.
+std::string verifyInstr(const Instr &i, const MachineConfig &m);
+/// Checks a machine configuration; "" when valid.
+std::string verifyMachine(const MachineConfig &m);
 
 /// Readable listing, one instruction a line, which parse() reads back:
 ///

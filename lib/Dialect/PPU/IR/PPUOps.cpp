@@ -1,0 +1,198 @@
+//===- PPUOps.cpp - PPU instruction-level dialect -------------------------===//
+#include "tq/Dialect/PPU/IR/PPU.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ppu;
+namespace sim = ::tq::ppu;
+
+#include "tq/Dialect/PPU/IR/PPUOpsDialect.cpp.inc"
+#include "tq/Dialect/PPU/IR/PPUOpsEnums.cpp.inc"
+
+void PPUDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tq/Dialect/PPU/IR/PPUOps.cpp.inc"
+      >();
+}
+
+sim::MachineConfig mlir::ppu::getMachine(ProgramOp p) {
+  sim::MachineConfig m;
+  m.V = p.getV();
+  m.macUnits = p.getMac();
+  m.ubTiles = p.getUb();
+  m.dataRows = p.getRows();
+  m.accTiles = p.getAcc();
+  m.fmemTiles = p.getFmem();
+  return m;
+}
+
+FailureOr<sim::Instr> mlir::ppu::toInstr(Operation *op) {
+  using sim::Instr;
+  using sim::Op;
+  return TypeSwitch<Operation *, FailureOr<Instr>>(op)
+      .Case([](QuantOp o) {
+        return Instr{Op::Quant,
+                     uint8_t((o.getPow2() ? sim::kPow2 : 0) |
+                             (o.getRowVectors() ? sim::kRowVectors : 0) |
+                             (o.getColVectors() ? sim::kColVectors : 0)),
+                     uint16_t(o.getBits()), o.getDst(), o.getSrc()};
+      })
+      .Case([](LoadOp o) {
+        return Instr{Op::Load,
+                     uint8_t((o.getBuffer() == Buffer::b ? sim::kLoadB : 0) |
+                             (o.getTranspose() ? sim::kTranspose : 0)),
+                     0, o.getDst(), o.getSrc()};
+      })
+      .Case([](MacOp o) {
+        return Instr{Op::Mac,
+                     uint8_t((o.getAccumulate() ? sim::kAccumulate : 0) |
+                             (o.getBf16() ? sim::kBF16Product : 0)),
+                     0,
+                     o.getDst(),
+                     o.getA(),
+                     o.getB()};
+      })
+      .Case([](PostOp o) {
+        return Instr{Op::Post,
+                     uint8_t((o.getRelu() ? sim::kRelu : 0) |
+                             (o.getPow2() ? sim::kPow2 : 0)),
+                     uint16_t(o.getBits()), o.getDst(), o.getSrc()};
+      })
+      .Case([](StoreOp o) {
+        return Instr{Op::Store, 0, 0, o.getDst(), o.getSrc()};
+      })
+      .Case([](WUpdOp o) {
+        Instr i{Op::WUpd, uint8_t(o.getPow2() ? sim::kPow2 : 0), 0, o.getDst(),
+                o.getSrc()};
+        i.imm = o.getLr().convertToFloat();
+        return i;
+      })
+      .Case([](ReqOp o) {
+        return Instr{Op::Req,
+                     uint8_t((o.getPow2() ? sim::kPow2 : 0) |
+                             (o.getRowVectors() ? sim::kRowVectors : 0) |
+                             (o.getColVectors() ? sim::kColVectors : 0)),
+                     uint16_t(o.getBits()), o.getDst(), o.getSrc()};
+      })
+      .Case([](HaltOp) { return Instr{Op::Halt}; })
+      .Default([](Operation *) { return failure(); });
+}
+
+sim::Stream mlir::ppu::toStream(ProgramOp p) {
+  sim::Stream s;
+  s.machine = getMachine(p);
+  for (Operation &op : p.getBody().front()) {
+    if (auto b = dyn_cast<BindingOp>(op)) {
+      s.bindings.push_back({b.getOutput(), b.getName().str(), b.getTensorRows(),
+                            b.getTensorCols(), b.getBase()});
+      continue;
+    }
+    if (FailureOr<sim::Instr> i = toInstr(&op); succeeded(i))
+      s.code.push_back(*i);
+  }
+  return s;
+}
+
+ProgramOp mlir::ppu::fromStream(OpBuilder &b, Location loc, StringRef name,
+                                const sim::Stream &s) {
+  const sim::MachineConfig &m = s.machine;
+  auto program = ProgramOp::create(b, loc, name, m.V, m.macUnits, m.ubTiles,
+                                   m.dataRows, m.accTiles, m.fmemTiles);
+  Block *body = new Block();
+  program.getBody().push_back(body);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(body);
+  for (const sim::Binding &bd : s.bindings)
+    BindingOp::create(b, loc, bd.name, bd.output, bd.rows, bd.cols,
+                      bd.baseTile);
+  for (const sim::Instr &i : s.code) {
+    bool pow2 = i.flags & sim::kPow2, rows = i.flags & sim::kRowVectors,
+         cols = i.flags & sim::kColVectors;
+    switch (i.op) {
+    case sim::Op::Quant:
+      QuantOp::create(b, loc, i.dst, i.src, i.bits, pow2, rows, cols);
+      break;
+    case sim::Op::Load:
+      LoadOp::create(b, loc, (i.flags & sim::kLoadB) ? Buffer::b : Buffer::a,
+                     i.dst, i.src, bool(i.flags & sim::kTranspose));
+      break;
+    case sim::Op::Mac:
+      MacOp::create(b, loc, i.dst, i.src, i.src2,
+                    bool(i.flags & sim::kAccumulate),
+                    bool(i.flags & sim::kBF16Product));
+      break;
+    case sim::Op::Post:
+      PostOp::create(b, loc, i.dst, i.src, i.bits, bool(i.flags & sim::kRelu),
+                     pow2);
+      break;
+    case sim::Op::Store:
+      StoreOp::create(b, loc, i.dst, i.src);
+      break;
+    case sim::Op::WUpd:
+      WUpdOp::create(b, loc, i.dst, i.src, llvm::APFloat(i.imm), pow2);
+      break;
+    case sim::Op::Req:
+      ReqOp::create(b, loc, i.dst, i.src, i.bits, pow2, rows, cols);
+      break;
+    case sim::Op::Halt:
+      HaltOp::create(b, loc);
+      break;
+    }
+  }
+  return program;
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers: the simulator's own rules
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProgramOp::verify() {
+  auto fits = [](uint64_t v, uint64_t max) { return v <= max; };
+  if (!fits(getV(), 65535) || !fits(getMac(), 65535) ||
+      !fits(getRows(), 65535) || !fits(getAcc(), 65535))
+    return emitOpError("machine parameters out of range");
+  std::string why = sim::verifyMachine(getMachine(*this));
+  if (!why.empty())
+    return emitOpError(why);
+  return success();
+}
+
+LogicalResult ProgramOp::verifyRegions() {
+  sim::Stream s = toStream(*this);
+  s.code.clear(); // instructions verify themselves, with their location
+  std::string error;
+  if (!sim::validate(s, error))
+    return emitOpError(error);
+  return success();
+}
+
+/// Checks an instruction op against its program's machine.
+static LogicalResult verifyInstruction(Operation *op) {
+  auto program = op->getParentOfType<ProgramOp>();
+  FailureOr<sim::Instr> i = toInstr(op);
+  if (!program || failed(i))
+    return success(); // HasParent reports a missing program
+  if (op->getAttrOfType<IntegerAttr>("bits") &&
+      op->getAttrOfType<IntegerAttr>("bits").getInt() > 65535)
+    return op->emitOpError("bit width out of range");
+  std::string why = sim::verifyInstr(*i, getMachine(program));
+  if (!why.empty())
+    return op->emitOpError(why);
+  return success();
+}
+
+LogicalResult QuantOp::verify() { return verifyInstruction(*this); }
+LogicalResult LoadOp::verify() { return verifyInstruction(*this); }
+LogicalResult MacOp::verify() { return verifyInstruction(*this); }
+LogicalResult PostOp::verify() { return verifyInstruction(*this); }
+LogicalResult StoreOp::verify() { return verifyInstruction(*this); }
+LogicalResult WUpdOp::verify() { return verifyInstruction(*this); }
+LogicalResult ReqOp::verify() { return verifyInstruction(*this); }
+LogicalResult HaltOp::verify() { return verifyInstruction(*this); }
+
+#define GET_OP_CLASSES
+#include "tq/Dialect/PPU/IR/PPUOps.cpp.inc"

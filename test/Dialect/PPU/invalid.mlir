@@ -1,0 +1,70 @@
+// RUN: tq-opt %s -split-input-file -verify-diagnostics
+// The verifiers apply the simulator's rules, one case per message kind.
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.quant' op ub slot 4 is out of range (size 4)}}
+  ppu.quant ub[4], fmem[0] bits 8
+}
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.load' op data buffer row 2 is out of range (size 2)}}
+  ppu.load a[2], ub[0]
+}
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.mac' op acc tile 1 is out of range (size 1)}}
+  ppu.mac acc[1], a[0], b[0]
+}
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.post' op bit width 1 not in [2, 16]}}
+  ppu.post ub[0], acc[0] bits 1
+}
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.req' op a tile's scales are per row or per column, not both}}
+  ppu.req ub[0], ub[1] bits 8 {row_vectors, col_vectors}
+}
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.store' op fmem tile 9 is out of range (size 4)}}
+  ppu.store fmem[9], acc[0]
+}
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.wupd' op learning rate is not finite}}
+  ppu.wupd ub[0], acc[0] lr 0x7FC00000
+}
+
+// -----
+
+// expected-error @+1 {{'ppu.program' op invalid machine (V=0 mac=8 ub=4 rows=2 acc=1 fmem=4)}}
+ppu.program @p V = 0 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+}
+
+// -----
+
+// expected-error @+1 {{'ppu.program' op binding 'x' overflows fmem (16 > 4 tiles)}}
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  ppu.binding "x" 32 x 32 at 0
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'ppu.halt' op expects parent op 'ppu.program'}}
+  ppu.halt
+  return
+}

@@ -1,0 +1,32 @@
+// RUN: tq-opt %s | tq-opt | FileCheck %s
+// Round trip of every ppu op.
+
+// CHECK-LABEL: ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
+// CHECK-NEXT: ppu.binding "x" 16 x 16 at 0
+// CHECK-NEXT: ppu.binding "y" 16 x 8 at 4 {output}
+// CHECK-NEXT: ppu.quant ub[0], fmem[0] bits 8
+// CHECK-NEXT: ppu.quant ub[1], fmem[1] bits 4 {col_vectors, pow2}
+// CHECK-NEXT: ppu.load a[0], ub[0]
+// CHECK-NEXT: ppu.load b[1], ub[1] {transpose}
+// CHECK-NEXT: ppu.mac acc[0], a[0], b[1]
+// CHECK-NEXT: ppu.mac acc[0], a[0], b[1] {accumulate, bf16}
+// CHECK-NEXT: ppu.post ub[2], acc[0] bits 8 {relu}
+// CHECK-NEXT: ppu.store fmem[4], acc[0]
+// CHECK-NEXT: ppu.wupd ub[1], acc[0] lr 1.250000e-01
+// CHECK-NEXT: ppu.req ub[1], ub[1] bits 8 {row_vectors}
+// CHECK-NEXT: ppu.halt
+ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
+  ppu.binding "x" 16 x 16 at 0
+  ppu.binding "y" 16 x 8 at 4 {output}
+  ppu.quant ub[0], fmem[0] bits 8
+  ppu.quant ub[1], fmem[1] bits 4 {col_vectors, pow2}
+  ppu.load a[0], ub[0]
+  ppu.load b[1], ub[1] {transpose}
+  ppu.mac acc[0], a[0], b[1]
+  ppu.mac acc[0], a[0], b[1] {accumulate, bf16}
+  ppu.post ub[2], acc[0] bits 8 {relu}
+  ppu.store fmem[4], acc[0]
+  ppu.wupd ub[1], acc[0] lr 0.125
+  ppu.req ub[1], ub[1] bits 8 {row_vectors}
+  ppu.halt
+}
