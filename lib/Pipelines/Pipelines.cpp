@@ -4,6 +4,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "tq/Conversion/Passes.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 
 using namespace mlir;
@@ -58,7 +59,23 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   }
 }
 
+void mlir::tq::buildToPPUPipeline(OpPassManager &pm,
+                                  const ToPPUPipelineOptions &o) {
+  pm.addPass(createCanonicalizerPass());
+  ConvertTQToPPUOptions c;
+  c.v = o.v;
+  c.mac = o.mac;
+  c.ub = o.ub;
+  c.rows = o.rows;
+  c.acc = o.acc;
+  c.fmem = o.fmem;
+  pm.addPass(createConvertTQToPPU(c));
+}
+
 void mlir::tq::registerTQPipelines() {
+  PassPipelineRegistration<ToPPUPipelineOptions>(
+      "tq-to-ppu", "Lower a tq program to a PPU instruction program",
+      buildToPPUPipeline);
   PassPipelineRegistration<QuantizePipelineOptions>(
       "tq-quantize",
       "Quantize a float program (linalg on tensors) into tiled tq ops",

@@ -6,6 +6,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "tq/Conversion/Passes.h"
 #include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
@@ -14,6 +15,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::tq::registerTQPasses();
+  mlir::tq::registerTQConversionPasses();
   mlir::tq::registerTQPipelines();
 
   mlir::DialectRegistry registry;

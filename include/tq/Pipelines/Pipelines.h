@@ -113,6 +113,30 @@ struct QuantizePipelineOptions
 void buildQuantizePipeline(OpPassManager &pm,
                            const QuantizePipelineOptions &options);
 
+/// Options of the `tq-to-ppu` pipeline: the machine to compile for.
+struct ToPPUPipelineOptions : public PassPipelineOptions<ToPPUPipelineOptions> {
+  Option<int64_t> v{*this, "v", llvm::cl::desc("Tile size V"),
+                    llvm::cl::init(16)};
+  Option<int64_t> mac{*this, "mac", llvm::cl::desc("MAC units (0: V)"),
+                      llvm::cl::init(0)};
+  Option<int64_t> ub{*this, "ub",
+                     llvm::cl::desc("Unified buffer capacity, in tiles "
+                                    "(0: what the program needs)"),
+                     llvm::cl::init(0)};
+  Option<int64_t> rows{*this, "rows",
+                       llvm::cl::desc("Tile slots per data buffer"),
+                       llvm::cl::init(2)};
+  Option<int64_t> acc{*this, "acc", llvm::cl::desc("Accumulator tiles"),
+                      llvm::cl::init(64)};
+  Option<int64_t> fmem{*this, "fmem",
+                       llvm::cl::desc("Host memory, in tiles (0: what the "
+                                      "program needs)"),
+                       llvm::cl::init(0)};
+};
+
+/// tq-to-ppu: canonicalization, then convert-tq-to-ppu for the machine.
+void buildToPPUPipeline(OpPassManager &pm, const ToPPUPipelineOptions &o);
+
 /// Registers the named pipelines with the pass registry (tq-opt).
 void registerTQPipelines();
 

@@ -1,0 +1,100 @@
+// RUN: tq-opt %s -convert-tq-to-ppu="v=8 rows=2" -split-input-file -verify-diagnostics | FileCheck %s
+
+// Y = X . W^T with a transposed operand: QUANT per tile, then per output
+// tile a K-loop of LOADs (the transposed one through the datapath unit),
+// MACs alternating data-buffer rows, and a STORE. Memories sized to fit.
+// CHECK-LABEL: ppu.program @gemm V = 8 mac = 8 ub = 4 rows = 2 acc = 64 fmem = 5 {
+// CHECK-NEXT: ppu.binding "arg0" 8 x 16 at 0
+// CHECK-NEXT: ppu.binding "arg1" 8 x 16 at 2
+// CHECK-NEXT: ppu.binding "result0" 8 x 8 at 4 {output}
+// CHECK-NEXT: ppu.quant ub[0], fmem[0] bits 8
+// CHECK-NEXT: ppu.quant ub[1], fmem[1] bits 8
+// CHECK-NEXT: ppu.quant ub[2], fmem[2] bits 4 {pow2}
+// CHECK-NEXT: ppu.quant ub[3], fmem[3] bits 4 {pow2}
+// CHECK-NEXT: ppu.load a[0], ub[0]
+// CHECK-NEXT: ppu.load b[0], ub[2] {transpose}
+// CHECK-NEXT: ppu.mac acc[0], a[0], b[0]
+// CHECK-NEXT: ppu.load a[1], ub[1]
+// CHECK-NEXT: ppu.load b[1], ub[3] {transpose}
+// CHECK-NEXT: ppu.mac acc[0], a[1], b[1] {accumulate}
+// CHECK-NEXT: ppu.store fmem[4], acc[0]
+// CHECK-NEXT: ppu.halt
+// CHECK-NOT: func.func
+func.func @gemm(%x: tensor<8x16xf32>, %w: tensor<8x16xf32>) -> tensor<8x8xf32> {
+  %qx = tq.quantize %x : tensor<8x16xf32> -> !tq.tiled<8x16xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  %qw = tq.quantize %w : tensor<8x16xf32> -> !tq.tiled<8x16xi4:4, f32, tile = 8x8, dims = [0, 1], scale = pow2>
+  %y = tq.matmul %qx, %qw {transpose_b} : !tq.tiled<8x16xi8:8, f32, tile = 8x8, dims = [0, 1]>, !tq.tiled<8x16xi4:4, f32, tile = 8x8, dims = [0, 1], scale = pow2> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Post-processing (ReLU, requantization) goes from the accumulator into
+// the unified buffer; per-vector operands are requantized with REQ.
+// CHECK-LABEL: ppu.program @layers
+// CHECK: ppu.quant ub[0], fmem[0] bits 8 {row_vectors}
+// CHECK: ppu.quant ub[1], fmem[1] bits 8 {row_vectors}
+// CHECK: ppu.req ub[2], ub[1] bits 8 {col_vectors}
+// CHECK: ppu.mac acc[0], a[0], b[0]
+// CHECK-NEXT: ppu.post ub[3], acc[0] bits 8 {relu}
+// CHECK: ppu.quant ub[4], fmem[2] bits 8
+// CHECK: ppu.store fmem[3], acc[0]
+func.func @layers(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %qx = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 1x8, dims = [0, 1]>
+  %qw = tq.quantize %w : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 1x8, dims = [0, 1]>
+  %rw = tq.requantize %qw : !tq.tiled<8x8xi8:8, f32, tile = 1x8, dims = [0, 1]> -> !tq.tiled<8x8xi8:8, f32, tile = 8x1, dims = [0, 1]>
+  %h = tq.matmul %qx, %rw : !tq.tiled<8x8xi8:8, f32, tile = 1x8, dims = [0, 1]>, !tq.tiled<8x8xi8:8, f32, tile = 8x1, dims = [0, 1]> -> tensor<8x8xf32>
+  %p, %s = tq.postprocess %h {activation = #tq.activation<relu>} : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  %qw2 = tq.quantize %w2 : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  %y = tq.matmul %p, %qw2 : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>, !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @wrong_tile(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'tq.quantize' op tiles 16x16 do not match the machine's V = 8 (VxV, 1xV or Vx1)}}
+  %qx = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 16x16, dims = [0, 1]>
+  %y = tq.matmul %qx, %qx : !tq.tiled<8x8xi8:8, f32, tile = 16x16, dims = [0, 1]>, !tq.tiled<8x8xi8:8, f32, tile = 16x16, dims = [0, 1]> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Column vectors in a (and row vectors in b): legal tq (a K-tile of 1),
+// but MAC needs scales constant along the reduction.
+func.func @along_reduction(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %qa = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x1, dims = [0, 1]>
+  %qb = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 1x8, dims = [0, 1]>
+  // expected-error @+1 {{'tq.matmul' op operand #0 has per-vector scales along the reduction; requantize it (tq.requantize) first}}
+  %y = tq.matmul %qa, %qb : !tq.tiled<8x8xi8:8, f32, tile = 8x1, dims = [0, 1]>, !tq.tiled<8x8xi8:8, f32, tile = 1x8, dims = [0, 1]> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @mixed(%x: tensor<8x8xf32>, %f: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %qx = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  // expected-error @+1 {{'tq.matmul' op tq-to-ppu needs both operands tiled (no mixed case)}}
+  %y = tq.matmul %qx, %f : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @dequant(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %qx = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  %d = tq.dequantize %qx : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]> -> tensor<8x8xf32>
+  // expected-error @+1 {{'func.return' op tq-to-ppu returns tq.matmul results only}}
+  return %d : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @unsupported(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %qx = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  // expected-error @+1 {{'tq.transpose' op is not supported by tq-to-ppu}}
+  %t = tq.transpose %qx [1, 0] : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  %y = tq.matmul %qx, %t : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>, !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
