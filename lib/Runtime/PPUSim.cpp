@@ -23,6 +23,51 @@ std::string MachineConfig::str() const {
 }
 
 //===----------------------------------------------------------------------===//
+// Bindings
+//===----------------------------------------------------------------------===//
+
+std::vector<uint64_t> Binding::grid(uint16_t V) const {
+  std::vector<uint64_t> g(shape.begin(), shape.end());
+  if (g.empty())
+    return g;
+  g.front() = (g.front() + V - 1) / V;
+  g.back() = (g.back() + V - 1) / V;
+  return g;
+}
+
+uint64_t Binding::tiles(uint16_t V) const {
+  uint64_t n = 1;
+  for (uint64_t d : grid(V))
+    n *= d;
+  return n;
+}
+
+uint64_t Binding::numElements() const {
+  uint64_t n = 1;
+  for (uint32_t d : shape)
+    n *= d;
+  return n;
+}
+
+void Binding::locate(uint64_t linear, uint16_t V, uint64_t &tile,
+                     uint32_t &pos) const {
+  // Unravel the row-major index; the first and last dims are split.
+  size_t rank = shape.size();
+  std::vector<uint64_t> idx(rank);
+  for (size_t d = rank; d-- > 0;) {
+    idx[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  std::vector<uint64_t> g = grid(V);
+  tile = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    uint64_t i = (d == 0 || d == rank - 1) ? idx[d] / V : idx[d];
+    tile = tile * g[d] + i;
+  }
+  pos = uint32_t((idx[0] % V) * V + idx[rank - 1] % V);
+}
+
+//===----------------------------------------------------------------------===//
 // Binary format
 //===----------------------------------------------------------------------===//
 
@@ -82,8 +127,9 @@ std::vector<uint8_t> encode(const Stream &s) {
     w.put<uint8_t>(b.output);
     w.put<uint8_t>(b.name.size());
     w.out.insert(w.out.end(), b.name.begin(), b.name.end());
-    w.put<uint32_t>(b.rows);
-    w.put<uint32_t>(b.cols);
+    w.put<uint8_t>(b.shape.size());
+    for (uint32_t d : b.shape)
+      w.put<uint32_t>(d);
     w.put<uint32_t>(b.baseTile);
   }
   for (const Instr &i : s.code) {
@@ -190,13 +236,16 @@ std::string verifyMachine(const MachineConfig &m) {
 static bool checkBinding(const Binding &bd, const MachineConfig &m,
                          std::set<std::string> &names, size_t index,
                          std::string &error) {
+  bool dimsOk = bd.shape.size() == 2 || bd.shape.size() == 4;
+  for (uint32_t d : bd.shape)
+    dimsOk = dimsOk && d > 0 && d <= (1u << 24);
   if (bd.name.empty() || bd.name.size() > 255 ||
-      !names.insert(bd.name).second || bd.rows == 0 || bd.cols == 0) {
-    error = "invalid binding #" + std::to_string(index) + " '" + bd.name + "'";
+      !names.insert(bd.name).second || !dimsOk) {
+    error = "invalid binding #" + std::to_string(index) + " '" + bd.name +
+            "' (a unique name and 2 or 4 positive dims)";
     return false;
   }
-  uint64_t end =
-      uint64_t(bd.baseTile) + uint64_t(bd.tileRows(m.V)) * bd.tileCols(m.V);
+  uint64_t end = uint64_t(bd.baseTile) + bd.tiles(m.V);
   if (end > m.fmemTiles) {
     error = "binding '" + bd.name + "' overflows fmem (" + std::to_string(end) +
             " > " + std::to_string(m.fmemTiles) + " tiles)";
@@ -262,7 +311,19 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     bd.output = output != 0;
     bd.name.assign(reinterpret_cast<const char *>(data + r.pos), len);
     r.pos += len;
-    if (!r.get(bd.rows) || !r.get(bd.cols) || !r.get(bd.baseTile)) {
+    uint8_t rank;
+    if (!r.get(rank) || rank > 8) {
+      error = rank > 8 ? "invalid binding #" + std::to_string(b)
+                       : "truncated binding table";
+      return false;
+    }
+    bd.shape.resize(rank);
+    for (uint32_t &d : bd.shape)
+      if (!r.get(d)) {
+        error = "truncated binding table";
+        return false;
+      }
+    if (!r.get(bd.baseTile)) {
       error = "truncated binding table";
       return false;
     }
@@ -337,9 +398,9 @@ bool buildGemm(const GemmSpec &g, const MachineConfig &m, Stream &s,
   s = Stream();
   s.machine = m;
   uint32_t bBase = aTiles, cBase = aTiles + bTiles;
-  s.bindings = {{false, "a", aRows, aCols, 0},
-                {false, "b", bRows, bCols, bBase},
-                {true, "c", g.M, g.N, cBase}};
+  s.bindings = {{false, "a", {aRows, aCols}, 0},
+                {false, "b", {bRows, bCols}, bBase},
+                {true, "c", {g.M, g.N}, cBase}};
   uint8_t pow2 = g.pow2 ? kPow2 : 0;
   for (uint32_t t = 0; t < aTiles; ++t)
     s.code.push_back({Op::Quant, uint8_t(pow2 | g.aStored), g.bitsA, t, t});
@@ -454,41 +515,47 @@ static const Binding *findBinding(const Stream &s, const std::string &name) {
 }
 
 bool Simulator::setInput(const std::string &name,
-                         const std::vector<float> &data, uint32_t rows,
-                         uint32_t cols, std::string &error) {
+                         const std::vector<float> &data,
+                         const std::vector<uint32_t> &shape,
+                         std::string &error) {
   const Binding *b = findBinding(s, name);
   if (!b || b->output) {
     error = "no input named '" + name + "'";
     return false;
   }
-  if (rows != b->rows || cols != b->cols ||
-      data.size() != size_t(rows) * cols) {
-    error = "input '" + name + "' expects " + std::to_string(b->rows) + "x" +
-            std::to_string(b->cols) + ", got " + std::to_string(rows) + "x" +
-            std::to_string(cols);
+  auto str = [](const std::vector<uint32_t> &v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i)
+      out += (i ? "x" : "") + std::to_string(v[i]);
+    return out;
+  };
+  if (shape != b->shape || data.size() != b->numElements()) {
+    error =
+        "input '" + name + "' expects " + str(b->shape) + ", got " + str(shape);
     return false;
   }
-  uint32_t tc = b->tileCols(V);
-  for (uint32_t r = 0; r < rows; ++r)
-    for (uint32_t c = 0; c < cols; ++c)
-      fmem[b->baseTile + (r / V) * tc + c / V][(r % V) * V + c % V] =
-          data[size_t(r) * cols + c];
+  for (uint64_t i = 0; i < data.size(); ++i) {
+    uint64_t tile;
+    uint32_t pos;
+    b->locate(i, V, tile, pos);
+    fmem[b->baseTile + tile][pos] = data[i];
+  }
   return true;
 }
 
-std::vector<float> Simulator::output(const std::string &name, uint32_t &rows,
-                                     uint32_t &cols) const {
+std::vector<float> Simulator::output(const std::string &name,
+                                     std::vector<uint32_t> &shape) const {
   const Binding *b = findBinding(s, name);
   if (!b)
     return {};
-  rows = b->rows;
-  cols = b->cols;
-  std::vector<float> out(size_t(rows) * cols);
-  uint32_t tc = b->tileCols(V);
-  for (uint32_t r = 0; r < rows; ++r)
-    for (uint32_t c = 0; c < cols; ++c)
-      out[size_t(r) * cols + c] =
-          fmem[b->baseTile + (r / V) * tc + c / V][(r % V) * V + c % V];
+  shape = b->shape;
+  std::vector<float> out(b->numElements());
+  for (uint64_t i = 0; i < out.size(); ++i) {
+    uint64_t tile;
+    uint32_t pos;
+    b->locate(i, V, tile, pos);
+    out[i] = fmem[b->baseTile + tile][pos];
+  }
   return out;
 }
 

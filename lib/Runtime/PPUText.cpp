@@ -32,9 +32,12 @@ std::string print(const Stream &s) {
   os << "ppu v" << Stream::kVersion << " V=" << m.V << " mac=" << m.macUnits
      << " ub=" << m.ubTiles << " rows=" << m.dataRows << " acc=" << m.accTiles
      << " fmem=" << m.fmemTiles << "\n";
-  for (const Binding &b : s.bindings)
-    os << (b.output ? "output " : "input ") << b.name << " " << b.rows << "x"
-       << b.cols << " @" << b.baseTile << "\n";
+  for (const Binding &b : s.bindings) {
+    os << (b.output ? "output " : "input ") << b.name << " ";
+    for (size_t d = 0; d < b.shape.size(); ++d)
+      os << (d ? "x" : "") << b.shape[d];
+    os << " @" << b.baseTile << "\n";
+  }
   for (const Instr &i : s.code) {
     switch (i.op) {
     case Op::Halt:
@@ -174,10 +177,17 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     if (op == "input" || op == "output") {
       Binding b;
       b.output = op == "output";
-      ok = l.word(b.name) && l.num(b.rows) && l.lit("x") && l.num(b.cols) &&
-           l.lit("@") && l.num(b.baseTile) && l.done();
+      uint32_t d;
+      ok = l.word(b.name) && l.num(d);
+      if (ok)
+        b.shape.push_back(d);
+      while (ok && l.lit("x")) {
+        ok = l.num(d);
+        b.shape.push_back(d);
+      }
+      ok = ok && l.lit("@") && l.num(b.baseTile) && l.done();
       if (!ok)
-        return fail("expected '" + op + " NAME ROWSxCOLS @TILE'");
+        return fail("expected '" + op + " NAME DxDx... @TILE'");
       out.bindings.push_back(b);
       continue;
     }

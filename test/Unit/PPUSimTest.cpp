@@ -46,13 +46,12 @@ void checkGemm(const Gemm &g, const MachineConfig &m, Stats *stats = nullptr) {
   std::string error;
   ASSERT_TRUE(decode(bin.data(), bin.size(), decoded, error)) << error;
   Simulator sim(decoded);
-  ASSERT_TRUE(sim.setInput("a", a, aRows, aCols, error)) << error;
-  ASSERT_TRUE(sim.setInput("b", b, bRows, bCols, error)) << error;
+  ASSERT_TRUE(sim.setInput("a", a, {aRows, aCols}, error)) << error;
+  ASSERT_TRUE(sim.setInput("b", b, {bRows, bCols}, error)) << error;
   ASSERT_TRUE(sim.run(error)) << error;
-  uint32_t rows, cols;
-  std::vector<float> c = sim.output("c", rows, cols);
-  ASSERT_EQ(rows, g.M);
-  ASSERT_EQ(cols, g.N);
+  std::vector<uint32_t> shape;
+  std::vector<float> c = sim.output("c", shape);
+  ASSERT_EQ(shape, (std::vector<uint32_t>{g.M, g.N}));
 
   ref::TileLayout l;
   l.tile[0] = l.tile[1] = m.V;
@@ -160,14 +159,14 @@ TEST(PPUSim, MacRejectsScalesAlongTheReduction) {
   MachineConfig m = machine(8);
   Stream s;
   s.machine = m;
-  s.bindings = {{false, "x", 8, 8, 0}};
+  s.bindings = {{false, "x", {8, 8}, 0}};
   s.code = {{Op::Quant, kRowVectors, 8, 0, 0, 0, 0},
             {Op::Load, kTranspose, 0, 0, 0, 0, 0},
             {Op::Load, kLoadB, 0, 0, 0, 0, 0},
             {Op::Mac, 0, 0, 0, 0, 0, 0}};
   Simulator sim(s);
   std::string error;
-  ASSERT_TRUE(sim.setInput("x", randomData(64, 3), 8, 8, error));
+  ASSERT_TRUE(sim.setInput("x", randomData(64, 3), {8, 8}, error));
   EXPECT_FALSE(sim.run(error));
   EXPECT_EQ(error, "instruction 3: operand a has per-vector scales along the "
                    "reduction dim; requantize it (REQ) first");
@@ -177,7 +176,7 @@ TEST(PPUSim, PostprocessAndWeightUpdateMatchTheReferenceT6T7) {
   MachineConfig m = machine(8);
   Stream s;
   s.machine = m;
-  s.bindings = {{false, "x", 8, 8, 0}, {false, "w", 8, 8, 1}};
+  s.bindings = {{false, "x", {8, 8}, 0}, {false, "w", {8, 8}, 1}};
   s.code = {{Op::Quant, 0, 8, 0, 0, 0, 0},
             {Op::Quant, 0, 8, 1, 1, 0, 0},
             {Op::Load, 0, 0, 0, 0, 0, 0},
@@ -189,8 +188,8 @@ TEST(PPUSim, PostprocessAndWeightUpdateMatchTheReferenceT6T7) {
   std::vector<float> x = randomData(64, 5), w = randomData(64, 6);
   std::string error;
   Simulator sim(s);
-  ASSERT_TRUE(sim.setInput("x", x, 8, 8, error));
-  ASSERT_TRUE(sim.setInput("w", w, 8, 8, error));
+  ASSERT_TRUE(sim.setInput("x", x, {8, 8}, error));
+  ASSERT_TRUE(sim.setInput("w", w, {8, 8}, error));
   ASSERT_TRUE(sim.run(error)) << error;
 
   ref::TileLayout l;
@@ -224,14 +223,15 @@ TEST(PPUSim, CostModelAndOverflow) {
   MachineConfig m16 = machine(16);
   Stream s;
   s.machine = m16;
-  s.bindings = {{false, "x", 16, 16, 0}};
+  s.bindings = {{false, "x", {16, 16}, 0}};
   s.code = {{Op::Quant, 0, 16, 0, 0, 0, 0},
             {Op::Load, 0, 0, 0, 0, 0, 0},
             {Op::Load, kLoadB, 0, 0, 0, 0, 0},
             {Op::Mac, 0, 0, 0, 0, 0, 0}};
   Simulator sim(s);
   std::string error;
-  ASSERT_TRUE(sim.setInput("x", std::vector<float>(256, 1.0f), 16, 16, error));
+  ASSERT_TRUE(
+      sim.setInput("x", std::vector<float>(256, 1.0f), {16, 16}, error));
   EXPECT_FALSE(sim.run(error));
   EXPECT_EQ(error, "instruction 3: int32 partial sum overflow");
 }
@@ -240,11 +240,13 @@ TEST(PPUSim, InputsAreChecked) {
   Stream s = buildGemm({8, 8, 8}, machine(8));
   Simulator sim(s);
   std::string error;
-  EXPECT_FALSE(sim.setInput("nope", {}, 1, 1, error));
+  EXPECT_FALSE(sim.setInput("nope", {}, {1, 1}, error));
   EXPECT_EQ(error, "no input named 'nope'");
-  EXPECT_FALSE(sim.setInput("a", std::vector<float>(12), 3, 4, error));
+  EXPECT_FALSE(sim.setInput("a", std::vector<float>(12), {3, 4}, error));
   EXPECT_EQ(error, "input 'a' expects 8x8, got 3x4");
-  EXPECT_FALSE(sim.setInput("c", std::vector<float>(64), 8, 8, error));
+  EXPECT_FALSE(sim.setInput("a", std::vector<float>(64), {8, 1, 1, 8}, error));
+  EXPECT_EQ(error, "input 'a' expects 8x8, got 8x1x1x8");
+  EXPECT_FALSE(sim.setInput("c", std::vector<float>(64), {8, 8}, error));
 }
 
 namespace {
@@ -301,12 +303,13 @@ TEST(PPUStream, CorruptStreamsAreRejectedP6) {
       "instruction 0: a tile's scales are per row or per column, not both");
   // A binding beyond fmem.
   Stream big = s;
-  big.bindings.push_back({true, "huge", 10000, 10000, 0});
+  big.bindings.push_back({true, "huge", {10000, 10000}, 0});
   EXPECT_EQ(decodeError(encode(big)),
             "binding 'huge' overflows fmem (1562500 > 512 tiles)");
   Stream dup = s;
   dup.bindings.push_back(s.bindings[0]);
-  EXPECT_EQ(decodeError(encode(dup)), "invalid binding #3 'a'");
+  EXPECT_EQ(decodeError(encode(dup)),
+            "invalid binding #3 'a' (a unique name and 2 or 4 positive dims)");
   Stream huge = s;
   huge.machine.ubTiles = 4000000000u;
   EXPECT_NE(decodeError(encode(huge)).find("machine too large"),
@@ -381,8 +384,10 @@ TEST(PPUText, MalformedListingsAreRejected) {
             "line 2: unknown flag 'sideways'");
   EXPECT_EQ(err(hdr + "quant ub[16] <- fmem[0] bits=8\n"),
             "instruction 0: ub slot 16 is out of range (size 16)");
+  EXPECT_EQ(err(hdr + "input x 8 0\n"),
+            "line 2: expected 'input NAME DxDx... @TILE'");
   EXPECT_EQ(err(hdr + "input x 8 @0\n"),
-            "line 2: expected 'input NAME ROWSxCOLS @TILE'");
+            "invalid binding #0 'x' (a unique name and 2 or 4 positive dims)");
   EXPECT_EQ(err(hdr + "quant ub[99999999999] <- fmem[0] bits=8\n"),
             "line 2: malformed 'quant' instruction");
 }

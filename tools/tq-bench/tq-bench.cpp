@@ -63,10 +63,10 @@ bool runGemm(const ppu::GemmSpec &g, uint16_t V, Totals &t,
   for (const ppu::Binding &bd : s.bindings) {
     if (bd.output)
       continue;
-    std::vector<float> data(size_t(bd.rows) * bd.cols);
+    std::vector<float> data(bd.numElements());
     for (float &x : data)
       x = dist(rng);
-    if (!sim.setInput(bd.name, data, bd.rows, bd.cols, error))
+    if (!sim.setInput(bd.name, data, bd.shape, error))
       return false;
   }
   if (!sim.run(error))

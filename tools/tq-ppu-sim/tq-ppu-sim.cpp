@@ -3,7 +3,7 @@
 //   tq-ppu-sim STREAM --input x=x.npy --output y=y.npy [--report=json]
 //
 // STREAM is the binary form or the text listing (tq/Runtime/PPUSim.h).
-// Inputs and outputs are 2-D .npy arrays bound by name; the statistics
+// Inputs and outputs are .npy arrays bound by name; the statistics
 // (reads, writes, MAC operations, cycles) go to stdout or --report-file.
 //
 //===----------------------------------------------------------------------===//
@@ -85,9 +85,8 @@ int main(int argc, char **argv) {
     npy::Array a;
     if (!npy::read(path, a, error))
       return fail(error);
-    if (a.shape.size() != 2)
-      return fail(path + ": expected a 2-D array for input '" + name + "'");
-    if (!sim.setInput(name, a.toFloat(), a.shape[0], a.shape[1], error))
+    std::vector<uint32_t> shape(a.shape.begin(), a.shape.end());
+    if (!sim.setInput(name, a.toFloat(), shape, error))
       return fail(path + ": " + error);
   }
   if (!sim.run(error))
@@ -96,12 +95,12 @@ int main(int argc, char **argv) {
     std::string name, path;
     if (!splitBinding(arg, name, path))
       return fail("--output expects NAME=FILE.npy, got '" + arg + "'");
-    uint32_t rows = 0, cols = 0;
-    std::vector<float> data = sim.output(name, rows, cols);
-    if (!rows)
+    std::vector<uint32_t> shape;
+    std::vector<float> data = sim.output(name, shape);
+    if (shape.empty())
       return fail("no output named '" + name + "'");
-    if (!npy::write(path, npy::Array::from(npy::DType::F32, {rows, cols}, data),
-                    error))
+    std::vector<int64_t> dims(shape.begin(), shape.end());
+    if (!npy::write(path, npy::Array::from(npy::DType::F32, dims, data), error))
       return fail(error);
   }
   if (statsFormat != "none") {

@@ -99,14 +99,21 @@ struct Instr {
   float imm = 0.0f;
 };
 
-/// A named host tensor (2-D, row-major) mapped onto consecutive fmem tiles
-/// in row-major tile order.
+/// A named host tensor mapped onto consecutive fmem tiles, V x V each:
+/// 2-D [R, C] split on (R, C), or 4-D NHWC / KRSC [N, H, W, C] split on
+/// (N, C) with a row of tiles per (h, w). Tiles in row-major grid order.
 struct Binding {
   bool output = false;
   std::string name;
-  uint32_t rows = 0, cols = 0, baseTile = 0;
-  uint32_t tileRows(uint16_t V) const { return (rows + V - 1) / V; }
-  uint32_t tileCols(uint16_t V) const { return (cols + V - 1) / V; }
+  std::vector<uint32_t> shape; // rank 2 or 4
+  uint32_t baseTile = 0;
+  /// The tile grid: [ceil(R/V), ceil(C/V)] or [ceil(N/V), H, W, ceil(C/V)].
+  std::vector<uint64_t> grid(uint16_t V) const;
+  uint64_t tiles(uint16_t V) const;
+  uint64_t numElements() const;
+  /// The fmem tile (from baseTile) and the position in it of element
+  /// `linear` (row-major over shape).
+  void locate(uint64_t linear, uint16_t V, uint64_t &tile, uint32_t &pos) const;
 };
 
 struct Stream {
@@ -135,6 +142,7 @@ std::string verifyMachine(const MachineConfig &m);
 ///
 ///   ppu v1 V=16 mac=16 ub=1024 rows=8 acc=64 fmem=4096
 ///   input x 40x48 @0
+///   input f 32x3x3x16 @24
 ///   output y 40x32 @9
 ///   quant ub[0] <- fmem[0] bits=8 rows
 ///   load b[1] <- ub[3] transpose
@@ -193,12 +201,13 @@ public:
   explicit Simulator(const Stream &stream);
   /// Sets an input binding; fails when the name or the shape is unknown.
   bool setInput(const std::string &name, const std::vector<float> &data,
-                uint32_t rows, uint32_t cols, std::string &error);
+                const std::vector<uint32_t> &shape, std::string &error);
   /// Runs to HALT (or the end). Fails on a run-time fault (an instruction
   /// reading a tile nothing wrote is fine: memories start zeroed).
   bool run(std::string &error);
-  std::vector<float> output(const std::string &name, uint32_t &rows,
-                            uint32_t &cols) const;
+  /// An output (or input) binding's data and shape; empty if unknown.
+  std::vector<float> output(const std::string &name,
+                            std::vector<uint32_t> &shape) const;
   const Stats &stats() const { return st; }
   /// A unified-buffer tile (V*V values, row-major) and its step, for tools
   /// and tests.

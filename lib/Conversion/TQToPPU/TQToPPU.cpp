@@ -290,7 +290,7 @@ LogicalResult ProgramEmitter::run() {
       return failure();
     ppu::BindingOp::create(builder, loc,
                            "arg" + std::to_string(arg.getArgNumber()), false,
-                           t.getDimSize(0), t.getDimSize(1), base);
+                           t.getShape(), base);
   }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -305,7 +305,7 @@ LogicalResult ProgramEmitter::run() {
     if (failed(allocate(v, gridOf(t.getShape(), V).size(), false, base, ret)))
       return failure();
     ppu::BindingOp::create(builder, loc, "result" + std::to_string(i), true,
-                           t.getDimSize(0), t.getDimSize(1), base);
+                           t.getShape(), base);
   }
   for (Operation &op : func.getBody().front()) {
     LogicalResult r =

@@ -4,9 +4,9 @@
 // tile a K-loop of LOADs (the transposed one through the datapath unit),
 // MACs alternating data-buffer rows, and a STORE. Memories sized to fit.
 // CHECK-LABEL: ppu.program @gemm V = 8 mac = 8 ub = 4 rows = 2 acc = 64 fmem = 5 {
-// CHECK-NEXT: ppu.binding "arg0" 8 x 16 at 0
-// CHECK-NEXT: ppu.binding "arg1" 8 x 16 at 2
-// CHECK-NEXT: ppu.binding "result0" 8 x 8 at 4 {output}
+// CHECK-NEXT: ppu.binding "arg0" [8, 16] at 0
+// CHECK-NEXT: ppu.binding "arg1" [8, 16] at 2
+// CHECK-NEXT: ppu.binding "result0" [8, 8] at 4 {output}
 // CHECK-NEXT: ppu.quant ub[0], fmem[0] bits 8
 // CHECK-NEXT: ppu.quant ub[1], fmem[1] bits 8
 // CHECK-NEXT: ppu.quant ub[2], fmem[2] bits 4 {pow2}

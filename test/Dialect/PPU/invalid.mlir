@@ -58,7 +58,7 @@ ppu.program @p V = 0 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
 
 // expected-error @+1 {{'ppu.program' op binding 'x' overflows fmem (16 > 4 tiles)}}
 ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
-  ppu.binding "x" 32 x 32 at 0
+  ppu.binding "x" [32, 32] at 0
 }
 
 // -----

@@ -2,8 +2,8 @@
 // Round trip of every ppu op.
 
 // CHECK-LABEL: ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
-// CHECK-NEXT: ppu.binding "x" 16 x 16 at 0
-// CHECK-NEXT: ppu.binding "y" 16 x 8 at 4 {output}
+// CHECK-NEXT: ppu.binding "x" [16, 16] at 0
+// CHECK-NEXT: ppu.binding "y" [16, 8] at 4 {output}
 // CHECK-NEXT: ppu.quant ub[0], fmem[0] bits 8
 // CHECK-NEXT: ppu.quant ub[1], fmem[1] bits 4 {col_vectors, pow2}
 // CHECK-NEXT: ppu.load a[0], ub[0]
@@ -16,8 +16,8 @@
 // CHECK-NEXT: ppu.req ub[1], ub[1] bits 8 {row_vectors}
 // CHECK-NEXT: ppu.halt
 ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
-  ppu.binding "x" 16 x 16 at 0
-  ppu.binding "y" 16 x 8 at 4 {output}
+  ppu.binding "x" [16, 16] at 0
+  ppu.binding "y" [16, 8] at 4 {output}
   ppu.quant ub[0], fmem[0] bits 8
   ppu.quant ub[1], fmem[1] bits 4 {col_vectors, pow2}
   ppu.load a[0], ub[0]

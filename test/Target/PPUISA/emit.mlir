@@ -20,8 +20,8 @@
 // STATS: "instructions": 6, "cycles": {{[0-9]+}}, "mac_ops": 512, "ub_reads": 16, {{.*}}"transposes": 1, "requantizations": 0
 // Y: (8, 8) 4.0 0.0
 ppu.program @gram V = 8 mac = 8 ub = 2 rows = 2 acc = 1 fmem = 2 {
-  ppu.binding "x" 8 x 8 at 0
-  ppu.binding "y" 8 x 8 at 1 {output}
+  ppu.binding "x" [8, 8] at 0
+  ppu.binding "y" [8, 8] at 1 {output}
   ppu.quant ub[0], fmem[0] bits 8
   ppu.load a[0], ub[0]
   ppu.load b[0], ub[0] {transpose}

@@ -87,8 +87,13 @@ sim::Stream mlir::ppu::toStream(ProgramOp p) {
   s.machine = getMachine(p);
   for (Operation &op : p.getBody().front()) {
     if (auto b = dyn_cast<BindingOp>(op)) {
-      s.bindings.push_back({b.getOutput(), b.getName().str(), b.getTensorRows(),
-                            b.getTensorCols(), b.getBase()});
+      sim::Binding bd;
+      bd.output = b.getOutput();
+      bd.name = b.getName().str();
+      for (int64_t d : b.getShape())
+        bd.shape.push_back(d < 0 || d > (int64_t(1) << 24) ? 0 : uint32_t(d));
+      bd.baseTile = b.getBase();
+      s.bindings.push_back(bd);
       continue;
     }
     if (FailureOr<sim::Instr> i = toInstr(&op); succeeded(i))
@@ -107,7 +112,8 @@ ProgramOp mlir::ppu::fromStream(OpBuilder &b, Location loc, StringRef name,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(body);
   for (const sim::Binding &bd : s.bindings)
-    BindingOp::create(b, loc, bd.name, bd.output, bd.rows, bd.cols,
+    BindingOp::create(b, loc, bd.name, bd.output,
+                      SmallVector<int64_t>(bd.shape.begin(), bd.shape.end()),
                       bd.baseTile);
   for (const sim::Instr &i : s.code) {
     bool pow2 = i.flags & sim::kPow2, rows = i.flags & sim::kRowVectors,

@@ -38,8 +38,8 @@ def PPU_ProgramOp : Op<PPU_Dialect, "program",
 
     ```mlir
     ppu.program @gemm V = 16 mac = 16 ub = 1024 rows = 8 acc = 64 fmem = 4096 {
-      ppu.binding "x" 40 x 48 at 0
-      ppu.binding "y" 40 x 48 at 12 {output}
+      ppu.binding "x" [40, 48] at 0
+      ppu.binding "y" [40, 48] at 12 {output}
       ppu.quant ub[0], fmem[0] bits 8
       ppu.halt
     }
@@ -58,19 +58,20 @@ def PPU_ProgramOp : Op<PPU_Dialect, "program",
 }
 
 def PPU_BindingOp : PPU_Op<"binding"> {
-  let summary = "a host tensor (2-D, row-major) in fmem tiles";
+  let summary = "a host tensor (2-D, or 4-D NHWC/KRSC) in fmem tiles";
   let description = [{
     The named host tensor (an input, or with `output` an output) occupies
-    consecutive fmem tiles from `base`, in row-major tile order.
+    consecutive fmem tiles from `base`, in row-major tile order: 2-D tensors
+    split on (rows, cols), 4-D ones on their first and last dims.
 
     ```mlir
-    ppu.binding "y" 40 x 32 at 9 {output}
+    ppu.binding "y" [40, 32] at 9 {output}
     ```
   }];
-  let arguments = (ins StrAttr:$name, UnitAttr:$output, I32Attr:$tensor_rows,
-                       I32Attr:$tensor_cols, I32Attr:$base);
+  let arguments = (ins StrAttr:$name, UnitAttr:$output,
+                       DenseI64ArrayAttr:$shape, I32Attr:$base);
   let assemblyFormat = [{
-    $name $tensor_rows `x` $tensor_cols `at` $base attr-dict
+    $name $shape `at` $base attr-dict
   }];
 }
 
