@@ -170,3 +170,34 @@ def matmul(qa, sa, tile_a, qb, sb, tile_b):
         scale = (s_a[:, None] * s_b[None, :]).astype(F32)
         acc = (acc + (psum.astype(F32) * scale).astype(F32)).astype(F32)
     return acc
+
+
+def conv2d(qx, sx, qw, sw, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0)):
+    """SPEC T5 for NHWC x KRSC, tiles split on (N, C) / (K, C): for each
+    output, over r, then s, then C-tiles, int partial sums times
+    sx(n, h, w, t) * sw(k, r, s, t) in f32, accumulated in f32; padding
+    contributes nothing."""
+    n_, h_, w_, c_ = qx.shape
+    k_, r_, s_, _ = qw.shape
+    p_ = (h_ + pad[0] + pad[2] - dilation[0] * (r_ - 1) - 1) // stride[0] + 1
+    q_ = (w_ + pad[1] + pad[3] - dilation[1] * (s_ - 1) - 1) // stride[1] + 1
+    out = np.zeros((n_, p_, q_, k_), F32)
+    for p in range(p_):
+        for q in range(q_):
+            acc = np.zeros((n_, k_), F32)
+            for r in range(r_):
+                for s in range(s_):
+                    h = p * stride[0] - pad[0] + r * dilation[0]
+                    w = q * stride[1] - pad[1] + s * dilation[1]
+                    if not (0 <= h < h_ and 0 <= w < w_):
+                        continue
+                    for t, c0 in enumerate(range(0, c_, v)):
+                        c1 = min(c_, c0 + v)
+                        psum = (qx[:, h, w, c0:c1].astype(np.int64)
+                                @ qw[:, r, s, c0:c1].astype(np.int64).T)
+                        s_x = np.repeat(sx[:, h, w, t], v)[:n_].astype(F32)
+                        s_w = np.repeat(sw[:, r, s, t], v)[:k_].astype(F32)
+                        scale = (s_x[:, None] * s_w[None, :]).astype(F32)
+                        acc = (acc + (psum.astype(F32) * scale).astype(F32)).astype(F32)
+            out[:, p, q, :] = acc
+    return out

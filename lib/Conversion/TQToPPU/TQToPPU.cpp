@@ -38,12 +38,18 @@ Grid gridOf(ArrayRef<int64_t> shape, int64_t V) {
 }
 
 /// Scale-layout and form flags of a tiled type on this machine, or an
-/// error naming `op`.
-FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V) {
-  if (t.getRank() != 2 || !t.hasStaticShape() || t.getSplitDims()[0] != 0 ||
-      t.getSplitDims()[1] != 1)
+/// error naming `op`. 2-D tensors split on [0, 1]; with `conv`, 4-D NHWC /
+/// KRSC tensors split on [0, 3] with square tiles.
+FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
+                               bool conv = false) {
+  bool ok2D =
+      t.getRank() == 2 && t.getSplitDims()[0] == 0 && t.getSplitDims()[1] == 1;
+  bool ok4D = conv && t.getRank() == 4 && t.getSplitDims()[0] == 0 &&
+              t.getSplitDims()[1] == 3;
+  if (!t.hasStaticShape() || !(ok2D || ok4D))
     return op->emitOpError("tq-to-ppu supports static 2-D tensors split on "
-                           "[0, 1], got ")
+                           "[0, 1] (and 4-D ones split on [0, 3] for "
+                           "convolutions), got ")
            << t;
   if (t.getBitsKind() != BitsKind::fixed)
     return op->emitOpError("tq-to-ppu needs fixed bit widths, got ") << t;
@@ -55,13 +61,21 @@ FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V) {
   ArrayRef<int64_t> tile = t.getTileShape();
   if (tile[0] == V && tile[1] == V)
     return flags;
-  if (tile[0] == 1 && tile[1] == V)
+  if (ok2D && tile[0] == 1 && tile[1] == V)
     return uint8_t(flags | sim::kRowVectors);
-  if (tile[0] == V && tile[1] == 1)
+  if (ok2D && tile[0] == V && tile[1] == 1)
     return uint8_t(flags | sim::kColVectors);
   return op->emitOpError("tiles ")
          << formatDims(tile, "x") << " do not match the machine's V = " << V
-         << " (VxV, 1xV or Vx1)";
+         << " (VxV, or 1xV / Vx1 for 2-D tensors)";
+}
+
+/// Number of tiles (grid entries) of a tiled type.
+uint32_t gridTiles(TiledType t) {
+  uint64_t n = 1;
+  for (int64_t d : t.getGridShape())
+    n *= d;
+  return uint32_t(n);
 }
 
 class ProgramEmitter {
@@ -78,7 +92,22 @@ private:
   LogicalResult emitQuantize(QuantizeOp op);
   LogicalResult emitRequantize(RequantizeOp op);
   LogicalResult emitMatmul(MatmulOp op);
+  LogicalResult emitConv(Conv2DOp op);
   LogicalResult checkPostprocess(PostprocessOp op);
+
+  /// Where the accumulated tiles of a tq.matmul / tq.conv2d result go:
+  /// POSTed into the unified buffer for each tq.postprocess user, STOREd to
+  /// host memory when returned.
+  struct Sinks {
+    SmallVector<std::tuple<uint32_t, uint8_t, uint16_t>>
+        posts; // base,flags,bits
+    bool stored = false;
+    uint32_t storeBase = 0;
+  };
+  FailureOr<Sinks> collectSinks(Operation *op, Value result, uint32_t tiles,
+                                bool conv);
+  void emitSinks(const Sinks &sinks, Location loc, uint32_t tile,
+                 uint32_t accTile);
 
   func::FuncOp func;
   sim::MachineConfig m;
@@ -116,14 +145,14 @@ LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
     return op.emitOpError("tq-to-ppu quantizes host tensors (function "
                           "arguments) only");
   TiledType t = op.getResult().getType();
-  FailureOr<uint8_t> flags = layoutFlags(t, op, V);
+  FailureOr<uint8_t> flags = layoutFlags(t, op, V, /*conv=*/true);
   if (failed(flags))
     return failure();
-  Grid g = gridOf(t.getShape(), V);
+  uint32_t tiles = gridTiles(t);
   uint32_t base;
-  if (failed(allocate(op.getResult(), g.size(), /*ub=*/true, base, op)))
+  if (failed(allocate(op.getResult(), tiles, /*ub=*/true, base, op)))
     return failure();
-  for (uint32_t k = 0; k < g.size(); ++k)
+  for (uint32_t k = 0; k < tiles; ++k)
     ppu::QuantOp::create(*b, op.getLoc(), base + k, src->second + k,
                          t.getBits(), *flags & sim::kPow2,
                          *flags & sim::kRowVectors, *flags & sim::kColVectors);
@@ -199,39 +228,10 @@ LogicalResult ProgramEmitter::emitMatmul(MatmulOp op) {
     return op.emitOpError("tq-to-ppu supports 2-D products");
   Grid out = gridOf(result.getShape(), V);
   uint32_t kTiles = transposed[0] ? grid[0].rows : grid[0].cols;
-  // Where each output tile goes: post-processed into the unified buffer,
-  // and/or stored to host memory for a returned result.
-  SmallVector<std::pair<PostprocessOp, uint8_t>> posts;
-  SmallVector<uint32_t> posted;
-  bool stored = false;
-  for (Operation *user : op.getResult().getUsers()) {
-    if (auto post = dyn_cast<PostprocessOp>(user)) {
-      if (failed(checkPostprocess(post)))
-        return failure();
-      FailureOr<uint8_t> flags =
-          layoutFlags(post.getResult().getType(), post, V);
-      if (failed(flags))
-        return failure();
-      if (*flags & (sim::kRowVectors | sim::kColVectors))
-        return post.emitOpError("tq-to-ppu post-processes into VxV tiles");
-      uint32_t pb;
-      if (failed(allocate(post.getResult(), out.size(), true, pb, post)))
-        return failure();
-      posts.push_back(
-          {post, uint8_t(*flags |
-                         (post.getActivation() == Activation::relu ? sim::kRelu
-                                                                   : 0))});
-      posted.push_back(pb);
-    } else if (isa<func::ReturnOp>(user)) {
-      stored = true;
-    } else {
-      return user->emitOpError("tq-to-ppu cannot consume a tq.matmul result "
-                               "here (only tq.postprocess and return)");
-    }
-  }
-  uint32_t storeBase = 0;
-  if (stored)
-    storeBase = fmemBase.lookup(op.getResult());
+  FailureOr<Sinks> sinks =
+      collectSinks(op, op.getResult(), out.size(), /*conv=*/false);
+  if (failed(sinks))
+    return failure();
   bool bf16 = op.getScaleProduct() == ScaleProduct::bf16;
   for (uint32_t i = 0; i < out.rows; ++i)
     for (uint32_t j = 0; j < out.cols; ++j) {
@@ -249,15 +249,113 @@ LogicalResult ProgramEmitter::emitMatmul(MatmulOp op) {
                             base[1] + bSlot, transposed[1]);
         ppu::MacOp::create(*b, op.getLoc(), 0, row, row, t > 0, bf16);
       }
-      uint32_t tile = i * out.cols + j;
-      for (auto [post, pb] : llvm::zip(posts, posted)) {
-        TiledType t = post.first.getResult().getType();
-        ppu::PostOp::create(*b, op.getLoc(), pb + tile, 0, t.getBits(),
-                            post.second & sim::kRelu, post.second & sim::kPow2);
-      }
-      if (stored)
-        ppu::StoreOp::create(*b, op.getLoc(), storeBase + tile, 0);
+      emitSinks(*sinks, op.getLoc(), i * out.cols + j, 0);
     }
+  return success();
+}
+
+FailureOr<ProgramEmitter::Sinks> ProgramEmitter::collectSinks(Operation *op,
+                                                              Value result,
+                                                              uint32_t tiles,
+                                                              bool conv) {
+  Sinks sinks;
+  for (Operation *user : result.getUsers()) {
+    if (auto post = dyn_cast<PostprocessOp>(user)) {
+      if (failed(checkPostprocess(post)))
+        return failure();
+      TiledType t = post.getResult().getType();
+      FailureOr<uint8_t> flags = layoutFlags(t, post, V, conv);
+      if (failed(flags))
+        return failure();
+      if (*flags & (sim::kRowVectors | sim::kColVectors))
+        return post.emitOpError("tq-to-ppu post-processes into VxV tiles");
+      uint32_t base;
+      if (failed(allocate(post.getResult(), tiles, true, base, post)))
+        return failure();
+      uint8_t relu = post.getActivation() == Activation::relu ? sim::kRelu : 0;
+      sinks.posts.push_back(
+          {base, uint8_t(*flags | relu), uint16_t(t.getBits())});
+    } else if (isa<func::ReturnOp>(user)) {
+      sinks.stored = true;
+      sinks.storeBase = fmemBase.lookup(result);
+    } else {
+      return user->emitOpError("tq-to-ppu cannot consume a ")
+             << op->getName() << " result here (only tq.postprocess and "
+             << "return)";
+    }
+  }
+  return sinks;
+}
+
+void ProgramEmitter::emitSinks(const Sinks &sinks, Location loc, uint32_t tile,
+                               uint32_t accTile) {
+  for (auto [base, flags, bits] : sinks.posts)
+    ppu::PostOp::create(*b, loc, base + tile, accTile, bits, flags & sim::kRelu,
+                        flags & sim::kPow2);
+  if (sinks.stored)
+    ppu::StoreOp::create(*b, loc, sinks.storeBase + tile, accTile);
+}
+
+LogicalResult ProgramEmitter::emitConv(Conv2DOp op) {
+  TiledType x = op.getInput().getType(), w = op.getFilter().getType();
+  for (auto [t, v] :
+       {std::pair<TiledType, Value>{x, op.getInput()}, {w, op.getFilter()}}) {
+    FailureOr<uint8_t> flags = layoutFlags(t, op, V, /*conv=*/true);
+    if (failed(flags))
+      return failure();
+    if (!ubBase.count(v))
+      return op.emitOpError("operand is not in the unified buffer");
+  }
+  if (m.accTiles < 2)
+    return op.emitOpError("tq-to-ppu needs 2 accumulator tiles for "
+                          "convolutions (option acc)");
+  uint32_t xb = ubBase.lookup(op.getInput()),
+           wb = ubBase.lookup(op.getFilter());
+  SmallVector<int64_t> xg = x.getGridShape(), wg = w.getGridShape();
+  ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape();
+  auto res = cast<RankedTensorType>(op.getResult().getType());
+  ArrayRef<int64_t> ys = res.getShape();
+  int64_t gN = xg[0], gK = wg[0], gC = xg[3], H = xs[1], W = xs[2];
+  int64_t R = ws[1], S = ws[2], P = ys[1], Q = ys[2];
+  ArrayRef<int64_t> stride = op.getStrides(), dil = op.getDilations(),
+                    pad = op.getPadding();
+  uint32_t outTiles = uint32_t(gN * P * Q * gK);
+  FailureOr<Sinks> sinks =
+      collectSinks(op, op.getResult(), outTiles, /*conv=*/true);
+  if (failed(sinks))
+    return failure();
+  bool bf16 = op.getScaleProduct() == ScaleProduct::bf16;
+  // An output whose window lies in the padding reads a never-written
+  // (zero) accumulator tile.
+  uint32_t zeroAcc = m.accTiles - 1;
+  for (int64_t n = 0; n < gN; ++n)
+    for (int64_t p = 0; p < P; ++p)
+      for (int64_t q = 0; q < Q; ++q)
+        for (int64_t k = 0; k < gK; ++k) {
+          bool first = true;
+          // The reference's order: r, then s, then C-tiles.
+          for (int64_t r = 0; r < R; ++r)
+            for (int64_t s = 0; s < S; ++s) {
+              int64_t h = p * stride[0] - pad[0] + r * dil[0];
+              int64_t ww = q * stride[1] - pad[1] + s * dil[1];
+              if (h < 0 || h >= H || ww < 0 || ww >= W)
+                continue;
+              for (int64_t t = 0; t < gC; ++t) {
+                uint32_t row = nextRow++ % m.dataRows;
+                ppu::LoadOp::create(*b, op.getLoc(), ppu::Buffer::a, row,
+                                    xb + ((n * H + h) * W + ww) * gC + t,
+                                    false);
+                // KRSC filter tile (k, c), transposed to (c, k).
+                ppu::LoadOp::create(*b, op.getLoc(), ppu::Buffer::b, row,
+                                    wb + ((k * R + r) * S + s) * gC + t, true);
+                ppu::MacOp::create(*b, op.getLoc(), 0, row, row, !first, bf16);
+                first = false;
+              }
+            }
+          emitSinks(*sinks, op.getLoc(),
+                    uint32_t(((n * P + p) * Q + q) * gK + k),
+                    first ? zeroAcc : 0);
+        }
   return success();
 }
 
@@ -274,19 +372,28 @@ LogicalResult ProgramEmitter::run() {
   auto check2D = [&](Type type, Operation *op,
                      StringRef what) -> LogicalResult {
     auto t = dyn_cast<RankedTensorType>(type);
-    if (!t || t.getRank() != 2 || !t.hasStaticShape() ||
+    if (!t || (t.getRank() != 2 && t.getRank() != 4) || !t.hasStaticShape() ||
         !t.getElementType().isF32())
-      return op->emitOpError("tq-to-ppu needs static 2-D f32 ")
+      return op->emitOpError("tq-to-ppu needs static 2-D or 4-D f32 ")
              << what << ", got " << type;
     return success();
+  };
+  // fmem tiles of a host tensor: split on its first and last dims.
+  auto hostTiles = [&](RankedTensorType t) {
+    SmallVector<int64_t> g(t.getShape());
+    g.front() = (g.front() + V - 1) / V;
+    g.back() = (g.back() + V - 1) / V;
+    uint64_t n = 1;
+    for (int64_t d : g)
+      n *= d;
+    return uint32_t(n);
   };
   for (BlockArgument arg : func.getArguments()) {
     if (failed(check2D(arg.getType(), func, "arguments")))
       return failure();
     auto t = cast<RankedTensorType>(arg.getType());
     uint32_t base;
-    if (failed(
-            allocate(arg, gridOf(t.getShape(), V).size(), false, base, func)))
+    if (failed(allocate(arg, hostTiles(t), false, base, func)))
       return failure();
     ppu::BindingOp::create(builder, loc,
                            "arg" + std::to_string(arg.getArgNumber()), false,
@@ -296,13 +403,14 @@ LogicalResult ProgramEmitter::run() {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (failed(check2D(v.getType(), ret, "results")))
       return failure();
-    if (!v.getDefiningOp<MatmulOp>())
-      return ret.emitOpError("tq-to-ppu returns tq.matmul results only");
+    if (!v.getDefiningOp<MatmulOp>() && !v.getDefiningOp<Conv2DOp>())
+      return ret.emitOpError("tq-to-ppu returns tq.matmul and tq.conv2d "
+                             "results only");
     if (fmemBase.count(v))
       return ret.emitOpError("a result is returned twice");
     auto t = cast<RankedTensorType>(v.getType());
     uint32_t base;
-    if (failed(allocate(v, gridOf(t.getShape(), V).size(), false, base, ret)))
+    if (failed(allocate(v, hostTiles(t), false, base, ret)))
       return failure();
     ppu::BindingOp::create(builder, loc, "result" + std::to_string(i), true,
                            t.getShape(), base);
@@ -313,6 +421,7 @@ LogicalResult ProgramEmitter::run() {
             .Case([&](QuantizeOp q) { return emitQuantize(q); })
             .Case([&](RequantizeOp q) { return emitRequantize(q); })
             .Case([&](MatmulOp mm) { return emitMatmul(mm); })
+            .Case([&](Conv2DOp c) { return emitConv(c); })
             .Case([&](PostprocessOp p) -> LogicalResult {
               // Emitted with its producer.
               if (!ubBase.count(p.getResult()))
