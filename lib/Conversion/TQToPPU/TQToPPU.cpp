@@ -70,11 +70,13 @@ FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
          << " (VxV, or 1xV / Vx1 for 2-D tensors)";
 }
 
-/// Number of tiles (grid entries) of a tiled type.
-uint32_t gridTiles(TiledType t) {
+/// Number of V x V blocks of a shape split on its first and last dims: the
+/// host-memory tiles and unified-buffer slots it takes (a per-vector tile
+/// slot holds a V x V block with a scale per row or column).
+uint32_t blockCount(ArrayRef<int64_t> shape, int64_t V) {
   uint64_t n = 1;
-  for (int64_t d : t.getGridShape())
-    n *= d;
+  for (size_t d = 0; d < shape.size(); ++d)
+    n *= (d == 0 || d + 1 == shape.size()) ? (shape[d] + V - 1) / V : shape[d];
   return uint32_t(n);
 }
 
@@ -148,7 +150,7 @@ LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
   FailureOr<uint8_t> flags = layoutFlags(t, op, V, /*conv=*/true);
   if (failed(flags))
     return failure();
-  uint32_t tiles = gridTiles(t);
+  uint32_t tiles = blockCount(t.getShape(), V);
   uint32_t base;
   if (failed(allocate(op.getResult(), tiles, /*ub=*/true, base, op)))
     return failure();
@@ -378,22 +380,12 @@ LogicalResult ProgramEmitter::run() {
              << what << ", got " << type;
     return success();
   };
-  // fmem tiles of a host tensor: split on its first and last dims.
-  auto hostTiles = [&](RankedTensorType t) {
-    SmallVector<int64_t> g(t.getShape());
-    g.front() = (g.front() + V - 1) / V;
-    g.back() = (g.back() + V - 1) / V;
-    uint64_t n = 1;
-    for (int64_t d : g)
-      n *= d;
-    return uint32_t(n);
-  };
   for (BlockArgument arg : func.getArguments()) {
     if (failed(check2D(arg.getType(), func, "arguments")))
       return failure();
     auto t = cast<RankedTensorType>(arg.getType());
     uint32_t base;
-    if (failed(allocate(arg, hostTiles(t), false, base, func)))
+    if (failed(allocate(arg, blockCount(t.getShape(), V), false, base, func)))
       return failure();
     ppu::BindingOp::create(builder, loc,
                            "arg" + std::to_string(arg.getArgNumber()), false,
@@ -410,7 +402,7 @@ LogicalResult ProgramEmitter::run() {
       return ret.emitOpError("a result is returned twice");
     auto t = cast<RankedTensorType>(v.getType());
     uint32_t base;
-    if (failed(allocate(v, hostTiles(t), false, base, ret)))
+    if (failed(allocate(v, blockCount(t.getShape(), V), false, base, ret)))
       return failure();
     ppu::BindingOp::create(builder, loc, "result" + std::to_string(i), true,
                            t.getShape(), base);
