@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from tq.examples import mlp_mlir
+
 
 def run(tool, *args):
     proc = subprocess.run([tool, *map(str, args)], capture_output=True, text=True)
@@ -83,25 +85,7 @@ def main():
     sim = os.path.join(bindir, "tq-ppu-sim")
     m_, k_, h_, n_ = 64, 96, 48, 10
     mlp_src = os.path.join(tmp, "mlp.mlir")
-    open(mlp_src, "w").write(f"""
-func.func @mlp(%x: tensor<{m_}x{k_}xf32>, %w1: tensor<{k_}x{h_}xf32> {{tq.parameter}},
-               %w2: tensor<{h_}x{n_}xf32> {{tq.parameter}}) -> tensor<{m_}x{n_}xf32> {{
-  %zero = arith.constant 0.0 : f32
-  %e1 = tensor.empty() : tensor<{m_}x{h_}xf32>
-  %a1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{m_}x{h_}xf32>) -> tensor<{m_}x{h_}xf32>
-  %h = linalg.matmul ins(%x, %w1 : tensor<{m_}x{k_}xf32>, tensor<{k_}x{h_}xf32>) outs(%a1 : tensor<{m_}x{h_}xf32>) -> tensor<{m_}x{h_}xf32>
-  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}}
-      ins(%h : tensor<{m_}x{h_}xf32>) outs(%e1 : tensor<{m_}x{h_}xf32>) {{
-  ^bb0(%in: f32, %out: f32):
-    %m = arith.maximumf %in, %zero : f32
-    linalg.yield %m : f32
-  }} -> tensor<{m_}x{h_}xf32>
-  %e2 = tensor.empty() : tensor<{m_}x{n_}xf32>
-  %a2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<{m_}x{n_}xf32>) -> tensor<{m_}x{n_}xf32>
-  %y = linalg.matmul ins(%r, %w2 : tensor<{m_}x{h_}xf32>, tensor<{h_}x{n_}xf32>) outs(%a2 : tensor<{m_}x{n_}xf32>) -> tensor<{m_}x{n_}xf32>
-  return %y : tensor<{m_}x{n_}xf32>
-}}
-""")
+    open(mlp_src, "w").write(mlp_mlir(m_, k_, h_, n_))
     rng = np.random.default_rng(1)
     xs = rng.standard_normal((m_, k_)).astype(np.float32)
     w1 = (rng.standard_normal((k_, h_)) / np.sqrt(k_)).astype(np.float32)

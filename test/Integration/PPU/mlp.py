@@ -12,30 +12,13 @@ import tempfile
 import numpy as np
 
 from tq import reference as ref
+from tq.examples import mlp_mlir
 
 OPT, TRANSLATE, SIM = sys.argv[1:4]
 tmp = tempfile.mkdtemp()
 rng = np.random.default_rng(9)
 M, K, H, N = 20, 24, 16, 10
-SRC = f"""
-func.func @mlp(%x: tensor<{M}x{K}xf32>, %w1: tensor<{K}x{H}xf32> {{tq.parameter}},
-               %w2: tensor<{H}x{N}xf32> {{tq.parameter}}) -> tensor<{M}x{N}xf32> {{
-  %zero = arith.constant 0.0 : f32
-  %e1 = tensor.empty() : tensor<{M}x{H}xf32>
-  %a1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{M}x{H}xf32>) -> tensor<{M}x{H}xf32>
-  %h = linalg.matmul ins(%x, %w1 : tensor<{M}x{K}xf32>, tensor<{K}x{H}xf32>) outs(%a1 : tensor<{M}x{H}xf32>) -> tensor<{M}x{H}xf32>
-  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}}
-      ins(%h : tensor<{M}x{H}xf32>) outs(%e1 : tensor<{M}x{H}xf32>) {{
-  ^bb0(%in: f32, %out: f32):
-    %m = arith.maximumf %in, %zero : f32
-    linalg.yield %m : f32
-  }} -> tensor<{M}x{H}xf32>
-  %e2 = tensor.empty() : tensor<{M}x{N}xf32>
-  %a2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
-  %y = linalg.matmul ins(%r, %w2 : tensor<{M}x{H}xf32>, tensor<{H}x{N}xf32>) outs(%a2 : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
-  return %y : tensor<{M}x{N}xf32>
-}}
-"""
+SRC = mlp_mlir(M, K, H, N)
 src = os.path.join(tmp, "mlp.mlir")
 open(src, "w").write(SRC)
 x = rng.standard_normal((M, K)).astype(np.float32)
