@@ -21,6 +21,10 @@ def ConvertTQToPPU : Pass<"convert-tq-to-ppu", "::mlir::ModuleOp"> {
       `POST`ed into the unified buffer for a `tq.postprocess` (ReLU and
       requantization, T6) and `STORE`d for a returned result.
 
+    Unified-buffer slots are released after a value's last use and reused
+    first-fit, so the buffer holds the live values only; a program whose
+    live values exceed `ub` is an error (no spilling yet).
+
     Supported: static 2-D shapes split on [0, 1], tiles V×V, 1×V or V×1
     with the machine's V, fixed widths, `f32` or `pow2` scales without
     offsets, nearest-even rounding. Anything else is an error naming the op

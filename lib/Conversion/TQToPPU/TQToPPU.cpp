@@ -16,6 +16,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <map>
+
 namespace mlir::tq {
 #define GEN_PASS_DEF_CONVERTTQTOPPU
 #include "tq/Conversion/Passes.h.inc"
@@ -116,12 +118,34 @@ private:
   int64_t V;
   OpBuilder *b = nullptr;
   Location loc = func.getLoc();
+  /// Frees the unified-buffer slots of values whose last use is `op`.
+  void release(Operation *op);
+
   llvm::DenseMap<Value, uint32_t> fmemBase, ubBase;
+  llvm::DenseMap<Value, uint32_t> ubSize;
+  /// Free unified-buffer ranges (start -> length), reused first-fit: a
+  /// tiled value's slots are released after its last use, so the buffer
+  /// holds the live values only.
+  std::map<uint32_t, uint32_t> ubFree;
   uint64_t nextFmem = 0, nextUb = 0, nextRow = 0;
 };
 
 LogicalResult ProgramEmitter::allocate(Value v, uint32_t tiles, bool ub,
                                        uint32_t &base, Operation *op) {
+  if (ub) {
+    for (auto it = ubFree.begin(); it != ubFree.end(); ++it) {
+      if (it->second < tiles)
+        continue;
+      base = it->first;
+      uint32_t rest = it->second - tiles;
+      ubFree.erase(it);
+      if (rest)
+        ubFree[base + tiles] = rest;
+      ubBase[v] = base;
+      ubSize[v] = tiles;
+      return success();
+    }
+  }
   uint64_t &next = ub ? nextUb : nextFmem;
   // 0: as large as the program needs.
   uint64_t capacity = ub ? m.ubTiles : m.fmemTiles;
@@ -134,7 +158,40 @@ LogicalResult ProgramEmitter::allocate(Value v, uint32_t tiles, bool ub,
   base = next;
   next += tiles;
   (ub ? ubBase : fmemBase)[v] = base;
+  if (ub)
+    ubSize[v] = tiles;
   return success();
+}
+
+void ProgramEmitter::release(Operation *op) {
+  for (Value v : op->getOperands()) {
+    auto it = ubBase.find(v);
+    if (it == ubBase.end() || !ubSize.count(v))
+      continue;
+    // Still needed by a later op in the block?
+    bool live = llvm::any_of(v.getUsers(), [&](Operation *user) {
+      return user != op && op->isBeforeInBlock(user);
+    });
+    if (live)
+      continue;
+    uint32_t start = it->second, len = ubSize[v];
+    ubSize.erase(v);
+    // Insert and merge with neighbours.
+    auto next = ubFree.lower_bound(start);
+    if (next != ubFree.end() && start + len == next->first) {
+      len += next->second;
+      ubFree.erase(next);
+    }
+    auto prev = ubFree.lower_bound(start);
+    if (prev != ubFree.begin()) {
+      --prev;
+      if (prev->first + prev->second == start) {
+        prev->second += len;
+        continue;
+      }
+    }
+    ubFree[start] = len;
+  }
 }
 
 LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
@@ -431,6 +488,7 @@ LogicalResult ProgramEmitter::run() {
       program.erase();
       return failure();
     }
+    release(&op);
   }
   ppu::HaltOp::create(builder, loc);
   // Memories sized to the program unless the options fixed them.

@@ -30,14 +30,15 @@ func.func @gemm(%x: tensor<8x16xf32>, %w: tensor<8x16xf32>) -> tensor<8x8xf32> {
 // -----
 
 // Post-processing (ReLU, requantization) goes from the accumulator into
-// the unified buffer; per-vector operands are requantized with REQ.
-// CHECK-LABEL: ppu.program @layers
+// the unified buffer; per-vector operands are requantized with REQ. Slots
+// are reused once their value is dead: 3 slots for 5 tiled values.
+// CHECK-LABEL: ppu.program @layers V = 8 mac = 8 ub = 3
 // CHECK: ppu.quant ub[0], fmem[0] bits 8 {row_vectors}
 // CHECK: ppu.quant ub[1], fmem[1] bits 8 {row_vectors}
 // CHECK: ppu.req ub[2], ub[1] bits 8 {col_vectors}
 // CHECK: ppu.mac acc[0], a[0], b[0]
-// CHECK-NEXT: ppu.post ub[3], acc[0] bits 8 {relu}
-// CHECK: ppu.quant ub[4], fmem[2] bits 8
+// CHECK-NEXT: ppu.post ub[1], acc[0] bits 8 {relu}
+// CHECK: ppu.quant ub[0], fmem[2] bits 8
 // CHECK: ppu.store fmem[3], acc[0]
 func.func @layers(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %qx = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 1x8, dims = [0, 1]>
