@@ -22,8 +22,11 @@ def ConvertTQToPPU : Pass<"convert-tq-to-ppu", "::mlir::ModuleOp"> {
       requantization, T6) and `STORE`d for a returned result.
 
     Unified-buffer slots are released after a value's last use and reused
-    first-fit, so the buffer holds the live values only; a program whose
-    live values exceed `ub` is an error (no spilling yet).
+    first-fit, so the buffer holds the live values only. A quantized lhs of
+    a matmul that does not fit is quantized inside the matmul one row panel
+    at a time (tiling to the buffer's capacity; every tile is still
+    quantized once). A program whose live values exceed `ub` otherwise is an
+    error naming the op (no spilling yet).
 
     Supported: static 2-D shapes split on [0, 1], tiles V×V, 1×V or V×1
     with the machine's V, fixed widths, `f32` or `pow2` scales without

@@ -120,6 +120,20 @@ private:
   Location loc = func.getLoc();
   /// Frees the unified-buffer slots of values whose last use is `op`.
   void release(Operation *op);
+  /// Returns a range of slots to the free list.
+  void freeRange(uint32_t start, uint32_t len);
+  /// Whether `tiles` more unified-buffer slots fit.
+  bool fits(uint32_t tiles) const;
+
+  /// A quantized lhs too large for the unified buffer, streamed into its
+  /// matmul one row panel at a time (tiling to the buffer's capacity):
+  /// each of its tiles is still quantized exactly once.
+  struct Streamed {
+    uint32_t fmemBase;
+    uint8_t flags;
+    uint16_t bits;
+  };
+  llvm::DenseMap<Value, Streamed> streamed;
 
   llvm::DenseMap<Value, uint32_t> fmemBase, ubBase;
   llvm::DenseMap<Value, uint32_t> ubSize;
@@ -174,24 +188,35 @@ void ProgramEmitter::release(Operation *op) {
     });
     if (live)
       continue;
-    uint32_t start = it->second, len = ubSize[v];
+    freeRange(it->second, ubSize[v]);
     ubSize.erase(v);
-    // Insert and merge with neighbours.
-    auto next = ubFree.lower_bound(start);
-    if (next != ubFree.end() && start + len == next->first) {
-      len += next->second;
-      ubFree.erase(next);
-    }
-    auto prev = ubFree.lower_bound(start);
-    if (prev != ubFree.begin()) {
-      --prev;
-      if (prev->first + prev->second == start) {
-        prev->second += len;
-        continue;
-      }
-    }
-    ubFree[start] = len;
   }
+}
+
+void ProgramEmitter::freeRange(uint32_t start, uint32_t len) {
+  // Insert and merge with neighbours.
+  auto next = ubFree.lower_bound(start);
+  if (next != ubFree.end() && start + len == next->first) {
+    len += next->second;
+    ubFree.erase(next);
+  }
+  auto prev = ubFree.lower_bound(start);
+  if (prev != ubFree.begin()) {
+    --prev;
+    if (prev->first + prev->second == start) {
+      prev->second += len;
+      return;
+    }
+  }
+  ubFree[start] = len;
+}
+
+bool ProgramEmitter::fits(uint32_t tiles) const {
+  for (const auto &[start, len] : ubFree)
+    if (len >= tiles)
+      return true;
+  uint64_t capacity = m.ubTiles ? m.ubTiles : uint64_t(1) << 24;
+  return nextUb + tiles <= capacity;
 }
 
 LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
@@ -208,6 +233,16 @@ LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
   if (failed(flags))
     return failure();
   uint32_t tiles = blockCount(t.getShape(), V);
+  // Too large, and the non-transposed lhs of its only user, a matmul:
+  // quantize it there, one row panel at a time.
+  auto mm = op.getResult().hasOneUse()
+                ? dyn_cast<MatmulOp>(*op.getResult().getUsers().begin())
+                : MatmulOp();
+  if (!fits(tiles) && t.getRank() == 2 && mm && mm.getLhs() == op.getResult() &&
+      mm.getRhs() != op.getResult() && !mm.getTransposeA()) {
+    streamed[op.getResult()] = {src->second, *flags, uint16_t(t.getBits())};
+    return success();
+  }
   uint32_t base;
   if (failed(allocate(op.getResult(), tiles, /*ub=*/true, base, op)))
     return failure();
@@ -274,13 +309,15 @@ LogicalResult ProgramEmitter::emitMatmul(MatmulOp op) {
       return op.emitOpError("operand #")
              << i << " has per-vector scales along the reduction; "
              << "requantize it (tq.requantize) first";
+    grid[i] = gridOf(t.getShape(), V);
+    if (i == 0 && streamed.count(operands[i]))
+      continue; // quantized below, a row panel at a time
     auto it = ubBase.find(operands[i]);
     if (it == ubBase.end())
       return op.emitOpError("operand #") << i
                                          << " is not in the unified "
                                             "buffer";
     base[i] = it->second;
-    grid[i] = gridOf(t.getShape(), V);
   }
   auto result = cast<RankedTensorType>(op.getResult().getType());
   if (result.getRank() != 2)
@@ -292,11 +329,31 @@ LogicalResult ProgramEmitter::emitMatmul(MatmulOp op) {
   if (failed(sinks))
     return failure();
   bool bf16 = op.getScaleProduct() == ScaleProduct::bf16;
-  for (uint32_t i = 0; i < out.rows; ++i)
+  auto panel = streamed.find(operands[0]);
+  bool streaming = panel != streamed.end();
+  if (streaming) {
+    // One row of lhs tiles at a time.
+    if (!fits(kTiles))
+      return op.emitOpError("the lhs row panel (")
+             << kTiles << " tiles) does not fit the unified buffer "
+             << "(option ub)";
+    if (failed(allocate(op.getLhs(), kTiles, /*ub=*/true, base[0], op)))
+      return failure();
+  }
+  for (uint32_t i = 0; i < out.rows; ++i) {
+    if (streaming)
+      for (uint32_t t = 0; t < kTiles; ++t) {
+        const Streamed &p = panel->second;
+        ppu::QuantOp::create(*b, op.getLoc(), base[0] + t,
+                             p.fmemBase + i * grid[0].cols + t, p.bits,
+                             p.flags & sim::kPow2, p.flags & sim::kRowVectors,
+                             p.flags & sim::kColVectors);
+      }
     for (uint32_t j = 0; j < out.cols; ++j) {
       for (uint32_t t = 0; t < kTiles; ++t) {
-        uint32_t aSlot =
-            transposed[0] ? t * grid[0].cols + i : i * grid[0].cols + t;
+        uint32_t aSlot = streaming       ? t
+                         : transposed[0] ? t * grid[0].cols + i
+                                         : i * grid[0].cols + t;
         uint32_t bSlot =
             transposed[1] ? j * grid[1].cols + t : t * grid[1].cols + j;
         // Alternate data-buffer rows: the next tiles load while these
@@ -310,6 +367,7 @@ LogicalResult ProgramEmitter::emitMatmul(MatmulOp op) {
       }
       emitSinks(*sinks, op.getLoc(), i * out.cols + j, 0);
     }
+  }
   return success();
 }
 

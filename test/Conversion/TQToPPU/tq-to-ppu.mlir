@@ -99,3 +99,4 @@ func.func @unsupported(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %y = tq.matmul %qx, %t : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>, !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]> -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
+
