@@ -163,6 +163,11 @@ std::string verifyInstr(const Instr &i, const MachineConfig &m) {
   switch (i.op) {
   case Op::Halt:
     return flags(0);
+  case Op::Deq:
+    if (!(e = range("fmem tile", i.dst, m.fmemTiles)).empty() ||
+        !(e = range("ub slot", i.src, m.ubTiles)).empty())
+      return e;
+    return flags(0);
   case Op::Quant:
     if (!(e = range("ub slot", i.dst, m.ubTiles)).empty() ||
         !(e = range("fmem tile", i.src, m.fmemTiles)).empty() ||
@@ -357,7 +362,7 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
       i.imm = bitsFloat(src2);
     else
       i.src2 = src2;
-    std::string e = op > static_cast<uint8_t>(Op::Req)
+    std::string e = op > static_cast<uint8_t>(Op::Deq)
                         ? "unknown opcode " + std::to_string(op)
                         : verifyInstr(i, m);
     if (!e.empty()) {
@@ -487,6 +492,8 @@ uint64_t Simulator::cycles(const Instr &i, const MachineConfig &m) {
     return (V * V + m.macUnits - 1) / m.macUnits;
   case Op::Store:
     return V;
+  case Op::Deq:
+    return 2 * V; // read and dequantize, write
   case Op::WUpd:
   case Op::Req:
     return 3 * V; // read and dequantize, find the scales, quantize and write
@@ -708,6 +715,11 @@ bool Simulator::run(std::string &error) {
     case Op::Store:
       fmem[i.dst] = acc[i.src];
       st.accReads += V;
+      st.fmemWrites += V;
+      break;
+    case Op::Deq:
+      fmem[i.dst] = dequantize(ub[i.src]);
+      st.ubReads += V;
       st.fmemWrites += V;
       break;
     case Op::WUpd: {

@@ -71,6 +71,9 @@ std::string print(const Stream &s) {
     case Op::Req:
       os << "req ub[" << i.dst << "] <- ub[" << i.src << "] bits=" << i.bits;
       break;
+    case Op::Deq:
+      os << "deq fmem[" << i.dst << "] <- ub[" << i.src << "]";
+      break;
     }
     printFlags(os, i.flags);
     os << "\n";
@@ -229,6 +232,9 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
         ok = end && *end == '\0';
       }
       ok = ok && l.lit("*") && l.slot("acc", i.src);
+    } else if (op == "deq") {
+      i.op = Op::Deq;
+      ok = l.slot("fmem", i.dst) && l.lit("<-") && l.slot("ub", i.src);
     } else if (op == "req") {
       i.op = Op::Req;
       ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("ub", i.src) &&

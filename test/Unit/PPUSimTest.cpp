@@ -351,6 +351,7 @@ TEST(PPUText, ListingRoundTripsP6) {
   Stream s = buildGemm(g, machine(16));
   s.code.insert(s.code.end() - 1, {Op::Post, kRelu | kPow2, 6, 0, 0, 0, 0});
   s.code.insert(s.code.end() - 1, {Op::WUpd, 0, 0, 1, 0, 0, 0.0125f});
+  s.code.insert(s.code.end() - 1, {Op::Deq, 0, 0, 3, 1});
   std::string text = print(s);
   Stream back;
   std::string error;
@@ -363,6 +364,7 @@ TEST(PPUText, ListingRoundTripsP6) {
             std::string::npos);
   EXPECT_NE(text.find("wupd ub[1] -= 0.0125000002 * acc[0]"),
             std::string::npos);
+  EXPECT_NE(text.find("deq fmem[3] <- ub[1]"), std::string::npos);
 }
 
 TEST(PPUText, MalformedListingsAreRejected) {

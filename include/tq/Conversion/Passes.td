@@ -19,7 +19,10 @@ def ConvertTQToPPU : Pass<"convert-tq-to-ppu", "::mlir::ModuleOp"> {
       unit's transpose, scales reused) and `MAC`, alternating data-buffer
       rows (double buffering when `rows` >= 2); the accumulated tile is
       `POST`ed into the unified buffer for a `tq.postprocess` (ReLU and
-      requantization, T6) and `STORE`d for a returned result.
+      requantization, T6), `STORE`d for a returned result, and applied
+      in place to the weight of a `tq.weight_update` (`WUPD`, T7; constant
+      learning rate);
+    - a returned tiled value goes back to the host dequantized (`DEQ`).
 
     Unified-buffer slots are released after a value's last use and reused
     first-fit, so the buffer holds the live values only. A quantized lhs of

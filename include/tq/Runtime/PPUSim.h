@@ -26,6 +26,8 @@
 //   WUPD  ub[d] <- ub[d] - lr*acc[s] weight update in the datapath unit (T7)
 //   REQ   ub[d] <- ub[s], bits       requantization: dequantize and quantize
 //                                    again with the flags' scale layout
+//   DEQ   fmem[d] <- ub[s]           a quantized tile back to the host, as
+//                                    f32 (e.g. updated weights)
 //   HALT
 //
 // Scale layouts (T4): a tile has one scale (square V x V, the default), or
@@ -75,6 +77,7 @@ enum class Op : uint8_t {
   Store = 5,
   WUpd = 6,
   Req = 7,
+  Deq = 8,
 };
 
 /// Flags of an instruction.

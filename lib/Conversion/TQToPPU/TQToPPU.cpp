@@ -11,8 +11,10 @@
 #include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -98,6 +100,7 @@ private:
   LogicalResult emitMatmul(MatmulOp op);
   LogicalResult emitConv(Conv2DOp op);
   LogicalResult checkPostprocess(PostprocessOp op);
+  LogicalResult checkWeightUpdate(WeightUpdateOp op, Operation *producer);
 
   /// Where the accumulated tiles of a tq.matmul / tq.conv2d result go:
   /// POSTed into the unified buffer for each tq.postprocess user, STOREd to
@@ -107,6 +110,9 @@ private:
         posts; // base,flags,bits
     bool stored = false;
     uint32_t storeBase = 0;
+    // Weight updates W <- W - lr * this (in place in W's slots): base,
+    // lr, pow2.
+    SmallVector<std::tuple<uint32_t, float, bool>> updates;
   };
   FailureOr<Sinks> collectSinks(Operation *op, Value result, uint32_t tiles,
                                 bool conv);
@@ -395,10 +401,23 @@ FailureOr<ProgramEmitter::Sinks> ProgramEmitter::collectSinks(Operation *op,
     } else if (isa<func::ReturnOp>(user)) {
       sinks.stored = true;
       sinks.storeBase = fmemBase.lookup(result);
+    } else if (auto upd = dyn_cast<WeightUpdateOp>(user)) {
+      if (failed(checkWeightUpdate(upd, op)))
+        return failure();
+      Value w = upd.getWeight();
+      TiledType wt = upd.getWeight().getType();
+      FloatAttr lr;
+      matchPattern(upd.getLr(), m_Constant(&lr));
+      sinks.updates.push_back({ubBase.lookup(w), float(lr.getValueAsDouble()),
+                               wt.getScaleKind() == ScaleKind::pow2});
+      // The update happens in place: the result owns W's slots.
+      ubBase[upd.getResult()] = ubBase.lookup(w);
+      ubSize[upd.getResult()] = ubSize.lookup(w);
+      ubSize.erase(w);
     } else {
       return user->emitOpError("tq-to-ppu cannot consume a ")
-             << op->getName() << " result here (only tq.postprocess and "
-             << "return)";
+             << op->getName() << " result here (only tq.postprocess, "
+             << "tq.weight_update and return)";
     }
   }
   return sinks;
@@ -411,6 +430,33 @@ void ProgramEmitter::emitSinks(const Sinks &sinks, Location loc, uint32_t tile,
                         flags & sim::kPow2);
   if (sinks.stored)
     ppu::StoreOp::create(*b, loc, sinks.storeBase + tile, accTile);
+  for (auto [base, lr, pow2] : sinks.updates)
+    ppu::WUpdOp::create(*b, loc, base + tile, accTile, llvm::APFloat(lr), pow2);
+}
+
+LogicalResult ProgramEmitter::checkWeightUpdate(WeightUpdateOp upd,
+                                                Operation *producer) {
+  FloatAttr lr;
+  if (!matchPattern(upd.getLr(), m_Constant(&lr)))
+    return upd.emitOpError("tq-to-ppu needs a constant learning rate");
+  if (upd.getGrad().getDefiningOp() != producer || upd.getSeed() ||
+      upd.getRounding() != RoundingMode::nearest_even)
+    return upd.emitOpError("tq-to-ppu updates weights from a tq.matmul "
+                           "gradient with nearest-even rounding");
+  TiledType wt = upd.getWeight().getType();
+  FailureOr<uint8_t> flags = layoutFlags(wt, upd, V);
+  if (failed(flags))
+    return failure();
+  if (*flags & (sim::kRowVectors | sim::kColVectors))
+    return upd.emitOpError("tq-to-ppu updates VxV-tiled weights");
+  if (!ubSize.count(upd.getWeight()))
+    return upd.emitOpError("the weight is not in the unified buffer");
+  // In place: no other use of W may come after the gradient is computed.
+  for (Operation *user : upd.getWeight().getUsers())
+    if (user != upd.getOperation() && producer->isBeforeInBlock(user))
+      return upd.emitOpError("the weight is used after its gradient is "
+                             "computed; the PPU updates it in place");
+  return success();
 }
 
 LogicalResult ProgramEmitter::emitConv(Conv2DOp op) {
@@ -488,6 +534,8 @@ LogicalResult ProgramEmitter::run() {
   builder.setInsertionPointToEnd(body);
   auto check2D = [&](Type type, Operation *op,
                      StringRef what) -> LogicalResult {
+    if (isa<TiledType>(type))
+      return success(); // checked with its layout below
     auto t = dyn_cast<RankedTensorType>(type);
     if (!t || (t.getRank() != 2 && t.getRank() != 4) || !t.hasStaticShape() ||
         !t.getElementType().isF32())
@@ -510,6 +558,19 @@ LogicalResult ProgramEmitter::run() {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (failed(check2D(v.getType(), ret, "results")))
       return failure();
+    if (auto tiled = dyn_cast<TiledType>(v.getType())) {
+      // A tiled result goes back to the host dequantized (DEQ).
+      FailureOr<uint8_t> flags = layoutFlags(tiled, ret, V);
+      if (failed(flags))
+        return failure();
+      uint32_t base;
+      if (failed(
+              allocate(v, blockCount(tiled.getShape(), V), false, base, ret)))
+        return failure();
+      ppu::BindingOp::create(builder, loc, "result" + std::to_string(i), true,
+                             tiled.getShape(), base);
+      continue;
+    }
     if (!v.getDefiningOp<MatmulOp>() && !v.getDefiningOp<Conv2DOp>())
       return ret.emitOpError("tq-to-ppu returns tq.matmul and tq.conv2d "
                              "results only");
@@ -536,7 +597,31 @@ LogicalResult ProgramEmitter::run() {
                                      "results only");
               return success();
             })
-            .Case([&](func::ReturnOp) { return success(); })
+            // Scalar constants become instruction immediates (the
+            // learning rate of WUPD).
+            .Case([&](arith::ConstantOp) { return success(); })
+            .Case([&](WeightUpdateOp u) -> LogicalResult {
+              // Emitted with the gradient's producer.
+              if (!ubBase.count(u.getResult()))
+                return u.emitOpError("tq-to-ppu updates weights from a "
+                                     "tq.matmul gradient only");
+              return success();
+            })
+            .Case([&](func::ReturnOp r) -> LogicalResult {
+              for (Value v : r.getOperands())
+                if (isa<TiledType>(v.getType())) {
+                  auto src = ubBase.find(v);
+                  if (src == ubBase.end())
+                    return r.emitOpError("a returned tiled value is not in "
+                                         "the unified buffer");
+                  uint32_t tiles =
+                      blockCount(cast<TiledType>(v.getType()).getShape(), V);
+                  for (uint32_t k = 0; k < tiles; ++k)
+                    ppu::DeqOp::create(*b, r.getLoc(), fmemBase.lookup(v) + k,
+                                       src->second + k);
+                }
+              return success();
+            })
             .Default([&](Operation *other) -> LogicalResult {
               if (isOpTriviallyDead(other))
                 return success();

@@ -100,3 +100,30 @@ func.func @unsupported(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   return %y : tensor<8x8xf32>
 }
 
+
+// -----
+
+!w = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+func.func @lr_not_constant(%x: tensor<8x8xf32>) -> !w {
+  %q = tq.quantize %x : tensor<8x8xf32> -> !w
+  %dw = tq.matmul %q, %q {transpose_a} : !w, !w -> tensor<8x8xf32>
+  %c = arith.constant 0.25 : f32
+  %lr = arith.addf %c, %c : f32
+  // expected-error @+1 {{'tq.weight_update' op tq-to-ppu needs a constant learning rate}}
+  %w2 = tq.weight_update %q, %dw, %lr : !w, tensor<8x8xf32>
+  return %w2 : !w
+}
+
+// -----
+
+!w = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+func.func @used_after(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (!w, tensor<8x8xf32>) {
+  %lr = arith.constant 0.5 : f32
+  %qx = tq.quantize %x : tensor<8x8xf32> -> !w
+  %qw = tq.quantize %w : tensor<8x8xf32> -> !w
+  %dw = tq.matmul %qx, %qx {transpose_a} : !w, !w -> tensor<8x8xf32>
+  // expected-error @+1 {{'tq.weight_update' op the weight is used after its gradient is computed; the PPU updates it in place}}
+  %w2 = tq.weight_update %qw, %dw, %lr : !w, tensor<8x8xf32>
+  %y = tq.matmul %qx, %qw : !w, !w -> tensor<8x8xf32>
+  return %w2, %y : !w, tensor<8x8xf32>
+}

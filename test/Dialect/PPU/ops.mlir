@@ -14,6 +14,7 @@
 // CHECK-NEXT: ppu.store fmem[4], acc[0]
 // CHECK-NEXT: ppu.wupd ub[1], acc[0] lr 1.250000e-01
 // CHECK-NEXT: ppu.req ub[1], ub[1] bits 8 {row_vectors}
+// CHECK-NEXT: ppu.deq fmem[5], ub[1]
 // CHECK-NEXT: ppu.halt
 ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
   ppu.binding "x" [16, 16] at 0
@@ -28,5 +29,6 @@ ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
   ppu.store fmem[4], acc[0]
   ppu.wupd ub[1], acc[0] lr 0.125
   ppu.req ub[1], ub[1] bits 8 {row_vectors}
+  ppu.deq fmem[5], ub[1]
   ppu.halt
 }

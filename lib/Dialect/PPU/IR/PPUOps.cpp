@@ -78,6 +78,9 @@ FailureOr<sim::Instr> mlir::ppu::toInstr(Operation *op) {
                              (o.getColVectors() ? sim::kColVectors : 0)),
                      uint16_t(o.getBits()), o.getDst(), o.getSrc()};
       })
+      .Case([](DeqOp o) {
+        return Instr{Op::Deq, 0, 0, o.getDst(), o.getSrc()};
+      })
       .Case([](HaltOp) { return Instr{Op::Halt}; })
       .Default([](Operation *) { return failure(); });
 }
@@ -144,6 +147,9 @@ ProgramOp mlir::ppu::fromStream(OpBuilder &b, Location loc, StringRef name,
     case sim::Op::Req:
       ReqOp::create(b, loc, i.dst, i.src, i.bits, pow2, rows, cols);
       break;
+    case sim::Op::Deq:
+      DeqOp::create(b, loc, i.dst, i.src);
+      break;
     case sim::Op::Halt:
       HaltOp::create(b, loc);
       break;
@@ -198,6 +204,7 @@ LogicalResult PostOp::verify() { return verifyInstruction(*this); }
 LogicalResult StoreOp::verify() { return verifyInstruction(*this); }
 LogicalResult WUpdOp::verify() { return verifyInstruction(*this); }
 LogicalResult ReqOp::verify() { return verifyInstruction(*this); }
+LogicalResult DeqOp::verify() { return verifyInstruction(*this); }
 LogicalResult HaltOp::verify() { return verifyInstruction(*this); }
 
 #define GET_OP_CLASSES

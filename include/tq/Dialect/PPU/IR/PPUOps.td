@@ -173,6 +173,16 @@ def PPU_ReqOp : PPU_InstrOp<"req", "REQ: requantize a unified-buffer tile"> {
   let assemblyFormat = "`ub` `[` $dst `]` `,` `ub` `[` $src `]` `bits` $bits attr-dict";
 }
 
+def PPU_DeqOp : PPU_InstrOp<"deq", "DEQ: a quantized tile back to host memory as f32"> {
+  let description = [{
+    ```mlir
+    ppu.deq fmem[7], ub[1]
+    ```
+  }];
+  let arguments = (ins I32Attr:$dst, I32Attr:$src);
+  let assemblyFormat = "`fmem` `[` $dst `]` `,` `ub` `[` $src `]` attr-dict";
+}
+
 def PPU_HaltOp : PPU_InstrOp<"halt", "HALT: end of the stream"> {
   let arguments = (ins);
   let assemblyFormat = "attr-dict";
