@@ -122,6 +122,7 @@ std::vector<uint8_t> encode(const Stream &s) {
   w.put<uint16_t>(m.accTiles);
   w.put<uint32_t>(m.fmemTiles);
   w.put<uint32_t>(s.bindings.size());
+  w.put<uint32_t>(s.constants.size());
   w.put<uint32_t>(s.code.size());
   for (const Binding &b : s.bindings) {
     w.put<uint8_t>(b.output);
@@ -131,6 +132,13 @@ std::vector<uint8_t> encode(const Stream &s) {
     for (uint32_t d : b.shape)
       w.put<uint32_t>(d);
     w.put<uint32_t>(b.baseTile);
+  }
+  for (const ConstTile &c : s.constants) {
+    w.put<uint32_t>(c.slot);
+    w.put<uint16_t>(c.bits);
+    w.put<uint32_t>(floatBits(c.step));
+    for (int32_t v : c.values)
+      w.put<uint16_t>(static_cast<uint16_t>(static_cast<int16_t>(v)));
   }
   for (const Instr &i : s.code) {
     w.put<uint8_t>(static_cast<uint8_t>(i.op));
@@ -259,12 +267,37 @@ static bool checkBinding(const Binding &bd, const MachineConfig &m,
   return true;
 }
 
+static bool checkConstant(const ConstTile &c, const MachineConfig &m,
+                          size_t index, std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "constant tile #" + std::to_string(index) + ": " + why;
+    return false;
+  };
+  if (c.slot >= m.ubTiles)
+    return fail("ub slot " + std::to_string(c.slot) + " is out of range");
+  if (c.bits < 2 || c.bits > 16)
+    return fail("bit width " + std::to_string(c.bits) + " not in [2, 16]");
+  if (!std::isfinite(c.step) || c.step < 0)
+    return fail("the step must be finite and non-negative");
+  if (c.values.size() != size_t(m.V) * m.V)
+    return fail("expected " + std::to_string(m.V * m.V) + " values");
+  int32_t q = tq::ref::qmax(c.bits);
+  for (int32_t v : c.values)
+    if (v < -q || v > q)
+      return fail("value " + std::to_string(v) + " outside the " +
+                  std::to_string(c.bits) + "-bit range");
+  return true;
+}
+
 bool validate(const Stream &s, std::string &error) {
   if (!checkMachine(s.machine, error))
     return false;
   std::set<std::string> names;
   for (size_t b = 0; b < s.bindings.size(); ++b)
     if (!checkBinding(s.bindings[b], s.machine, names, b, error))
+      return false;
+  for (size_t c = 0; c < s.constants.size(); ++c)
+    if (!checkConstant(s.constants[c], s.machine, c, error))
       return false;
   for (size_t k = 0; k < s.code.size(); ++k) {
     std::string e = verifyInstr(s.code[k], s.machine);
@@ -284,7 +317,7 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
   }
   r.pos = 6;
   uint16_t version;
-  uint32_t nBindings, nInstr;
+  uint32_t nBindings, nConst, nInstr;
   MachineConfig &m = out.machine;
   if (!r.get(version)) {
     error = "truncated stream header";
@@ -298,7 +331,7 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
   }
   if (!r.get(m.V) || !r.get(m.macUnits) || !r.get(m.ubTiles) ||
       !r.get(m.dataRows) || !r.get(m.accTiles) || !r.get(m.fmemTiles) ||
-      !r.get(nBindings) || !r.get(nInstr)) {
+      !r.get(nBindings) || !r.get(nConst) || !r.get(nInstr)) {
     error = "truncated stream header";
     return false;
   }
@@ -339,6 +372,29 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     if (!checkBinding(bd, m, names, b, error))
       return false;
     out.bindings.push_back(bd);
+  }
+  out.constants.clear();
+  uint64_t constBytes = 10 + 2 * uint64_t(m.V) * m.V;
+  if (uint64_t(nConst) * constBytes > size - r.pos) {
+    error = "truncated constant tiles";
+    return false;
+  }
+  for (uint32_t k = 0; k < nConst; ++k) {
+    ConstTile c;
+    uint32_t stepBits;
+    r.get(c.slot);
+    r.get(c.bits);
+    r.get(stepBits);
+    c.step = bitsFloat(stepBits);
+    c.values.resize(size_t(m.V) * m.V);
+    for (int32_t &v : c.values) {
+      uint16_t u;
+      r.get(u);
+      v = static_cast<int16_t>(u);
+    }
+    if (!checkConstant(c, m, k, error))
+      return false;
+    out.constants.push_back(std::move(c));
   }
   if (uint64_t(nInstr) * 16 != size - r.pos) {
     error = "stream size does not match its " + std::to_string(nInstr) +
@@ -512,6 +568,15 @@ Simulator::Simulator(const Stream &stream) : s(stream), V(stream.machine.V) {
   ub.assign(m.ubTiles, empty);
   bufA.assign(m.dataRows, empty);
   bufB.assign(m.dataRows, empty);
+  // Compile-time tiles: the step is a factor with point position 0.
+  for (const ConstTile &c : s.constants) {
+    Tile &t = ub[c.slot];
+    t.q = c.values;
+    t.layout = Layout::Square;
+    t.params = tq::ref::TileParams();
+    t.params.bits = c.bits;
+    t.params.factor = c.step;
+  }
 }
 
 static const Binding *findBinding(const Stream &s, const std::string &name) {

@@ -38,6 +38,15 @@ std::string print(const Stream &s) {
       os << (d ? "x" : "") << b.shape[d];
     os << " @" << b.baseTile << "\n";
   }
+  for (const ConstTile &c : s.constants) {
+    char step[32];
+    std::snprintf(step, sizeof(step), "%.9g", c.step);
+    os << "const ub[" << c.slot << "] bits=" << c.bits << " step=" << step
+       << " :";
+    for (int32_t v : c.values)
+      os << " " << v;
+    os << "\n";
+  }
   for (const Instr &i : s.code) {
     switch (i.op) {
     case Op::Halt:
@@ -192,6 +201,28 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
       if (!ok)
         return fail("expected '" + op + " NAME DxDx... @TILE'");
       out.bindings.push_back(b);
+      continue;
+    }
+    if (op == "const") {
+      ConstTile c;
+      std::string step;
+      ok = l.slot("ub", c.slot) && l.key("bits", c.bits) && l.lit("step") &&
+           l.lit("=") && l.word(step) && l.lit(":");
+      if (ok) {
+        char *end = nullptr;
+        c.step = std::strtof(step.c_str(), &end);
+        ok = end && *end == '\0';
+      }
+      while (ok && !l.done()) {
+        l.space();
+        bool neg = l.lit("-");
+        uint64_t v;
+        ok = l.number(v, 65535);
+        c.values.push_back(neg ? -int32_t(v) : int32_t(v));
+      }
+      if (!ok)
+        return fail("expected 'const ub[N] bits=B step=S : v v ...'");
+      out.constants.push_back(std::move(c));
       continue;
     }
     if (op == "halt") {

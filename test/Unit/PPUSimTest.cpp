@@ -352,6 +352,13 @@ TEST(PPUText, ListingRoundTripsP6) {
   s.code.insert(s.code.end() - 1, {Op::Post, kRelu | kPow2, 6, 0, 0, 0, 0});
   s.code.insert(s.code.end() - 1, {Op::WUpd, 0, 0, 1, 0, 0, 0.0125f});
   s.code.insert(s.code.end() - 1, {Op::Deq, 0, 0, 3, 1});
+  ConstTile c;
+  c.slot = 2;
+  c.bits = 4;
+  c.step = 0.5f;
+  c.values.assign(16 * 16, 0);
+  c.values[1] = -7;
+  s.constants.push_back(c);
   std::string text = print(s);
   Stream back;
   std::string error;
@@ -365,6 +372,8 @@ TEST(PPUText, ListingRoundTripsP6) {
   EXPECT_NE(text.find("wupd ub[1] -= 0.0125000002 * acc[0]"),
             std::string::npos);
   EXPECT_NE(text.find("deq fmem[3] <- ub[1]"), std::string::npos);
+  EXPECT_NE(text.find("const ub[2] bits=4 step=0.5 : 0 -7 0"),
+            std::string::npos);
 }
 
 TEST(PPUText, MalformedListingsAreRejected) {

@@ -119,17 +119,28 @@ struct Binding {
   void locate(uint64_t linear, uint16_t V, uint64_t &tile, uint32_t &pos) const;
 };
 
+/// A tile quantized at compile time (a constant weight), placed in the
+/// unified buffer before the program runs: V*V values and one step.
+struct ConstTile {
+  uint32_t slot = 0;
+  uint16_t bits = 8;
+  float step = 0.0f;
+  std::vector<int32_t> values; // V*V, row-major
+};
+
 struct Stream {
   static constexpr uint16_t kVersion = 1;
   MachineConfig machine;
   std::vector<Binding> bindings;
+  std::vector<ConstTile> constants;
   std::vector<Instr> code;
 };
 
-/// Binary form: "TQPPU\0", version, machine, bindings, instructions (all
-/// little-endian). decode() validates everything (version, machine sanity,
-/// sizes, opcodes, flags, bit widths, every address against the machine
-/// and bindings against fmem) and fails with a message instead of crashing.
+/// Binary form: "TQPPU\0", version, machine, bindings, constant tiles,
+/// instructions (all little-endian). decode() validates everything (version,
+/// machine sanity, sizes, opcodes, flags, bit widths, every address against the
+/// machine and bindings against fmem) and fails with a message instead of
+/// crashing.
 std::vector<uint8_t> encode(const Stream &s);
 bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error);
 
@@ -147,6 +158,7 @@ std::string verifyMachine(const MachineConfig &m);
 ///   input x 40x48 @0
 ///   input f 32x3x3x16 @24
 ///   output y 40x32 @9
+///   const ub[7] bits=4 step=0.25 : 1 -2 0 ... (V*V values)
 ///   quant ub[0] <- fmem[0] bits=8 rows
 ///   load b[1] <- ub[3] transpose
 ///   mac acc[0] += a[0] * b[1] bf16

@@ -45,7 +45,7 @@ Grid gridOf(ArrayRef<int64_t> shape, int64_t V) {
 /// error naming `op`. 2-D tensors split on [0, 1]; with `conv`, 4-D NHWC /
 /// KRSC tensors split on [0, 3] with square tiles.
 FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
-                               bool conv = false) {
+                               bool conv = false, bool perTile = false) {
   bool ok2D =
       t.getRank() == 2 && t.getSplitDims()[0] == 0 && t.getSplitDims()[1] == 1;
   bool ok4D = conv && t.getRank() == 4 && t.getSplitDims()[0] == 0 &&
@@ -55,7 +55,8 @@ FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
                            "[0, 1] (and 4-D ones split on [0, 3] for "
                            "convolutions), got ")
            << t;
-  if (t.getBitsKind() != BitsKind::fixed)
+  if (t.getBitsKind() == BitsKind::dynamic ||
+      (t.getBitsKind() == BitsKind::per_tile && !perTile))
     return op->emitOpError("tq-to-ppu needs fixed bit widths, got ") << t;
   if (t.getHasOffset() || t.getScaleKind() == ScaleKind::pow2_f32)
     return op->emitOpError("tq-to-ppu supports f32 or pow2 scales without "
@@ -96,6 +97,7 @@ private:
   LogicalResult allocate(Value v, uint32_t tiles, bool ub, uint32_t &base,
                          Operation *op);
   LogicalResult emitQuantize(QuantizeOp op);
+  LogicalResult emitConstant(ConstantOp op);
   LogicalResult emitRequantize(RequantizeOp op);
   LogicalResult emitMatmul(MatmulOp op);
   LogicalResult emitConv(Conv2DOp op);
@@ -259,6 +261,60 @@ LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
   return success();
 }
 
+LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
+  TiledType t = op.getResult().getType();
+  FailureOr<uint8_t> flags =
+      layoutFlags(t, op, V, /*conv=*/true, /*perTile=*/true);
+  if (failed(flags))
+    return failure();
+  if (*flags & (sim::kRowVectors | sim::kColVectors))
+    return op.emitOpError("tq-to-ppu places VxV-tiled constants only");
+  SmallVector<int64_t> grid = t.getGridShape();
+  uint32_t tiles = blockCount(t.getShape(), V);
+  uint32_t base;
+  if (failed(allocate(op.getResult(), tiles, /*ub=*/true, base, op)))
+    return failure();
+  // Constants are loaded before the program starts: their slots are never
+  // released for reuse.
+  ubSize.erase(op.getResult());
+  SmallVector<int64_t> values;
+  for (const APInt &v : op.getValues().getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  SmallVector<float> steps(op.getScales().getValues<float>());
+  SmallVector<int64_t> tileBits;
+  if (std::optional<DenseIntElementsAttr> bits = op.getTileBits())
+    for (const APInt &v : bits->getValues<APInt>())
+      tileBits.push_back(v.getSExtValue());
+  ArrayRef<int64_t> shape = t.getShape();
+  int64_t rank = shape.size(), d0 = t.getSplitDims()[0],
+          d1 = t.getSplitDims()[1];
+  SmallVector<int64_t> idx(rank), at(rank);
+  for (uint32_t k = 0; k < tiles; ++k) {
+    // The grid coordinates of block k (row-major), then its V x V values.
+    for (int64_t d = rank - 1, rest = k; d >= 0; --d) {
+      idx[d] = rest % grid[d];
+      rest /= grid[d];
+    }
+    SmallVector<int32_t> block(V * V, 0);
+    for (int64_t r = 0; r < V; ++r)
+      for (int64_t c = 0; c < V; ++c) {
+        at = idx;
+        at[d0] = idx[d0] * V + r;
+        at[d1] = idx[d1] * V + c;
+        if (at[d0] >= shape[d0] || at[d1] >= shape[d1])
+          continue; // zero padding of an edge tile
+        int64_t linear = 0;
+        for (int64_t d = 0; d < rank; ++d)
+          linear = linear * shape[d] + at[d];
+        block[r * V + c] = int32_t(values[linear]);
+      }
+    int64_t bits = tileBits.empty() ? t.getBits() : tileBits[k];
+    ppu::ConstOp::create(*b, op.getLoc(), base + k, bits,
+                         llvm::APFloat(steps[k]), block);
+  }
+  return success();
+}
+
 LogicalResult ProgramEmitter::emitRequantize(RequantizeOp op) {
   if (op.getBits() || op.getPermutation() ||
       op.getRounding() != RoundingMode::nearest_even)
@@ -304,7 +360,8 @@ LogicalResult ProgramEmitter::emitMatmul(MatmulOp op) {
     if (!t)
       return op.emitOpError("tq-to-ppu needs both operands tiled (no mixed "
                             "case)");
-    FailureOr<uint8_t> flags = layoutFlags(t, op, V);
+    FailureOr<uint8_t> flags = layoutFlags(t, op, V, /*conv=*/false,
+                                           /*perTile=*/true);
     if (failed(flags))
       return failure();
     // MAC needs scales constant along the reduction (docs/PPU.md).
@@ -463,7 +520,8 @@ LogicalResult ProgramEmitter::emitConv(Conv2DOp op) {
   TiledType x = op.getInput().getType(), w = op.getFilter().getType();
   for (auto [t, v] :
        {std::pair<TiledType, Value>{x, op.getInput()}, {w, op.getFilter()}}) {
-    FailureOr<uint8_t> flags = layoutFlags(t, op, V, /*conv=*/true);
+    FailureOr<uint8_t> flags =
+        layoutFlags(t, op, V, /*conv=*/true, /*perTile=*/true);
     if (failed(flags))
       return failure();
     if (!ubBase.count(v))
@@ -583,10 +641,18 @@ LogicalResult ProgramEmitter::run() {
     ppu::BindingOp::create(builder, loc, "result" + std::to_string(i), true,
                            t.getShape(), base);
   }
+  // Constant tiles first, in slots nothing else uses.
+  for (ConstantOp c : func.getBody().front().getOps<ConstantOp>())
+    if (failed(emitConstant(c))) {
+      program.erase();
+      return failure();
+    }
   for (Operation &op : func.getBody().front()) {
     LogicalResult r =
         TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](QuantizeOp q) { return emitQuantize(q); })
+            // Placed before the program runs (see below).
+            .Case([&](ConstantOp) { return success(); })
             .Case([&](RequantizeOp q) { return emitRequantize(q); })
             .Case([&](MatmulOp mm) { return emitMatmul(mm); })
             .Case([&](Conv2DOp c) { return emitConv(c); })

@@ -68,3 +68,17 @@ func.func @f() {
   ppu.halt
   return
 }
+
+// -----
+
+ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  // expected-error @+1 {{'ppu.const' op constant tile #0: value 8 outside the 4-bit range}}
+  ppu.const ub[0] bits 4 step 0.25 values [1, -2, 0, 8]
+}
+
+// -----
+
+ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  // expected-error @+1 {{'ppu.const' op constant tile #0: expected 4 values}}
+  ppu.const ub[0] bits 4 step 0.25 values [1, -2]
+}

@@ -1,6 +1,12 @@
 // RUN: tq-opt %s | tq-opt | FileCheck %s
 // Round trip of every ppu op.
 
+// CHECK-LABEL: ppu.program @constant V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+// CHECK-NEXT: ppu.const ub[0] bits 4 step 2.500000e-01 values [1, -2, 0, 7]
+ppu.program @constant V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  ppu.const ub[0] bits 4 step 0.25 values [1, -2, 0, 7]
+}
+
 // CHECK-LABEL: ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
 // CHECK-NEXT: ppu.binding "x" [16, 16] at 0
 // CHECK-NEXT: ppu.binding "y" [16, 8] at 4 {output}

@@ -99,6 +99,15 @@ sim::Stream mlir::ppu::toStream(ProgramOp p) {
       s.bindings.push_back(bd);
       continue;
     }
+    if (auto c = dyn_cast<ConstOp>(op)) {
+      sim::ConstTile t;
+      t.slot = c.getSlot();
+      t.bits = uint16_t(c.getBits());
+      t.step = c.getStep().convertToFloat();
+      t.values.assign(c.getValues().begin(), c.getValues().end());
+      s.constants.push_back(std::move(t));
+      continue;
+    }
     if (FailureOr<sim::Instr> i = toInstr(&op); succeeded(i))
       s.code.push_back(*i);
   }
@@ -118,6 +127,9 @@ ProgramOp mlir::ppu::fromStream(OpBuilder &b, Location loc, StringRef name,
     BindingOp::create(b, loc, bd.name, bd.output,
                       SmallVector<int64_t>(bd.shape.begin(), bd.shape.end()),
                       bd.baseTile);
+  for (const sim::ConstTile &c : s.constants)
+    ConstOp::create(b, loc, c.slot, c.bits, llvm::APFloat(c.step),
+                    SmallVector<int32_t>(c.values.begin(), c.values.end()));
   for (const sim::Instr &i : s.code) {
     bool pow2 = i.flags & sim::kPow2, rows = i.flags & sim::kRowVectors,
          cols = i.flags & sim::kColVectors;
@@ -205,6 +217,24 @@ LogicalResult StoreOp::verify() { return verifyInstruction(*this); }
 LogicalResult WUpdOp::verify() { return verifyInstruction(*this); }
 LogicalResult ReqOp::verify() { return verifyInstruction(*this); }
 LogicalResult DeqOp::verify() { return verifyInstruction(*this); }
+
+LogicalResult ConstOp::verify() {
+  auto program = (*this)->getParentOfType<ProgramOp>();
+  if (!program)
+    return success();
+  sim::Stream s;
+  s.machine = getMachine(program);
+  sim::ConstTile t;
+  t.slot = getSlot();
+  t.bits = getBits() > 65535 ? 0 : uint16_t(getBits());
+  t.step = getStep().convertToFloat();
+  t.values.assign(getValues().begin(), getValues().end());
+  s.constants.push_back(t);
+  std::string error;
+  if (!sim::validate(s, error))
+    return emitOpError(error);
+  return success();
+}
 LogicalResult HaltOp::verify() { return verifyInstruction(*this); }
 
 #define GET_OP_CLASSES

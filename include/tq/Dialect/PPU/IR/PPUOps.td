@@ -75,6 +75,24 @@ def PPU_BindingOp : PPU_Op<"binding"> {
   }];
 }
 
+def PPU_ConstOp : PPU_Op<"const"> {
+  let summary = "a tile quantized at compile time, in the unified buffer";
+  let description = [{
+    Placed in the unified buffer before the program runs (the stream's
+    constant section): V*V values in row-major order and the tile's step.
+
+    ```mlir
+    ppu.const ub[3] bits 4 step 2.500000e-01 values [1, -2, 0, 7]
+    ```
+  }];
+  let arguments = (ins I32Attr:$slot, I32Attr:$bits, F32Attr:$step,
+                       DenseI32ArrayAttr:$values);
+  let assemblyFormat = [{
+    `ub` `[` $slot `]` `bits` $bits `step` $step `values` $values attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 class PPU_InstrOp<string mnemonic, string opSummary>
     : PPU_Op<mnemonic> {
   let summary = opSummary;
