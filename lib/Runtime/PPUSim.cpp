@@ -146,7 +146,7 @@ std::vector<uint8_t> encode(const Stream &s) {
     w.put<uint16_t>(i.bits);
     w.put<uint32_t>(i.dst);
     w.put<uint32_t>(i.src);
-    w.put<uint32_t>(i.op == Op::WUpd ? floatBits(i.imm) : i.src2);
+    w.put<uint32_t>(hasImmediate(i.op, i.flags) ? floatBits(i.imm) : i.src2);
   }
   return w.out;
 }
@@ -208,7 +208,9 @@ std::string verifyInstr(const Instr &i, const MachineConfig &m) {
         !(e = range("acc tile", i.src, m.accTiles)).empty() ||
         !(e = bits()).empty())
       return e;
-    return flags(kRelu | kPow2);
+    if ((i.flags & kLayerScale) && !std::isfinite(i.imm))
+      return "layer scale is not finite";
+    return flags(kRelu | kPow2 | kLayerScale);
   case Op::Store:
     if (!(e = range("fmem tile", i.dst, m.fmemTiles)).empty() ||
         !(e = range("acc tile", i.src, m.accTiles)).empty())
@@ -414,7 +416,7 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     r.get(i.src);
     r.get(src2);
     i.op = static_cast<Op>(op);
-    if (i.op == Op::WUpd)
+    if (hasImmediate(i.op, i.flags))
       i.imm = bitsFloat(src2);
     else
       i.src2 = src2;
@@ -770,8 +772,14 @@ bool Simulator::run(std::string &error) {
     }
     case Op::Post: {
       const std::vector<float> &src = acc[i.src];
-      for (size_t k = 0; k < n; ++k)
-        tmp[k] = (i.flags & kRelu) && src[k] < 0.0f ? 0.0f : src[k];
+      for (size_t k = 0; k < n; ++k) {
+        // As tq::ref::postprocess: y = L / s_layer (0 when s_layer is 0),
+        // then the nonlinearity.
+        float v = src[k];
+        if (i.flags & kLayerScale)
+          v = i.imm == 0.0f ? 0.0f : v / i.imm;
+        tmp[k] = (i.flags & kRelu) && v < 0.0f ? 0.0f : v;
+      }
       quantize(tmp, i.bits, i.flags & kPow2, ub[i.dst]);
       st.accReads += V;
       st.ubWrites += V;

@@ -11,6 +11,8 @@
 
 namespace tq::ppu {
 
+/// The flags a listing spells as words; kLoadB / kLayerScale (one bit) are
+/// spelled by the operands instead (`b[...]`, `scale=`).
 static void printFlags(std::ostream &os, uint8_t flags) {
   if (flags & kTranspose)
     os << " transpose";
@@ -67,6 +69,11 @@ std::string print(const Stream &s) {
       break;
     case Op::Post:
       os << "post ub[" << i.dst << "] <- acc[" << i.src << "] bits=" << i.bits;
+      if (i.flags & kLayerScale) {
+        char scale[32];
+        std::snprintf(scale, sizeof(scale), "%.9g", i.imm);
+        os << " scale=" << scale;
+      }
       break;
     case Op::Store:
       os << "store fmem[" << i.dst << "] <- acc[" << i.src << "]";
@@ -250,6 +257,14 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
       i.op = Op::Post;
       ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("acc", i.src) &&
            l.key("bits", i.bits);
+      if (ok && l.lit("scale")) {
+        std::string scale;
+        ok = l.lit("=") && l.word(scale);
+        char *end = nullptr;
+        i.imm = ok ? std::strtof(scale.c_str(), &end) : 0.0f;
+        ok = ok && end && *end == '\0';
+        i.flags |= kLayerScale;
+      }
     } else if (op == "store") {
       i.op = Op::Store;
       ok = l.slot("fmem", i.dst) && l.lit("<-") && l.slot("acc", i.src);

@@ -182,8 +182,9 @@ TEST(PPUSim, PostprocessAndWeightUpdateMatchTheReferenceT6T7) {
             {Op::Load, 0, 0, 0, 0, 0, 0},
             {Op::Load, kLoadB, 0, 0, 1, 0, 0},
             {Op::Mac, 0, 0, 0, 0, 0, 0},
-            {Op::Post, kRelu, 4, 2, 0, 0, 0},  // ub[2] <- relu(acc), 4 bits
-            {Op::WUpd, 0, 0, 1, 0, 0, 0.125f}, // w <- w - 0.125 * acc
+            {Op::Post, kRelu, 4, 2, 0, 0, 0}, // ub[2] <- relu(acc), 4 bits
+            {Op::Post, kLayerScale, 8, 3, 0, 0, 2.5f}, // ub[3] <- acc / 2.5
+            {Op::WUpd, 0, 0, 1, 0, 0, 0.125f},         // w <- w - 0.125 * acc
             {Op::Halt, 0, 0, 0, 0, 0, 0}};
   std::vector<float> x = randomData(64, 5), w = randomData(64, 6);
   std::string error;
@@ -208,6 +209,11 @@ TEST(PPUSim, PostprocessAndWeightUpdateMatchTheReferenceT6T7) {
                        b4, ref::QuantForm::Scaled);
   EXPECT_EQ(sim.ubValues(2), post.out.q);
   EXPECT_EQ(sim.ubStep(2), post.out.params[0].step());
+  ref::PostprocessResult scaled =
+      ref::postprocess(accRef, 2.5f, false, ref::Activation::None, l, b8,
+                       ref::QuantForm::Scaled);
+  EXPECT_EQ(sim.ubValues(3), scaled.out.q);
+  EXPECT_EQ(sim.ubStep(3), scaled.out.params[0].step());
   ref::TiledTensor updated = ref::weightUpdate(tw, accRef, 0.125f);
   EXPECT_EQ(sim.ubValues(1), updated.q);
   EXPECT_EQ(sim.ubStep(1), updated.params[0].step());
@@ -350,6 +356,7 @@ TEST(PPUText, ListingRoundTripsP6) {
          4,  true, kBF16Product, kRowVectors, kRowVectors};
   Stream s = buildGemm(g, machine(16));
   s.code.insert(s.code.end() - 1, {Op::Post, kRelu | kPow2, 6, 0, 0, 0, 0});
+  s.code.insert(s.code.end() - 1, {Op::Post, kLayerScale, 8, 1, 0, 0, 0.75f});
   s.code.insert(s.code.end() - 1, {Op::WUpd, 0, 0, 1, 0, 0, 0.0125f});
   s.code.insert(s.code.end() - 1, {Op::Deq, 0, 0, 3, 1});
   ConstTile c;
@@ -372,6 +379,8 @@ TEST(PPUText, ListingRoundTripsP6) {
   EXPECT_NE(text.find("wupd ub[1] -= 0.0125000002 * acc[0]"),
             std::string::npos);
   EXPECT_NE(text.find("deq fmem[3] <- ub[1]"), std::string::npos);
+  EXPECT_NE(text.find("post ub[1] <- acc[0] bits=8 scale=0.75\n"),
+            std::string::npos);
   EXPECT_NE(text.find("const ub[2] bits=4 step=0.5 : 0 -7 0"),
             std::string::npos);
 }

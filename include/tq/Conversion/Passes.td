@@ -18,8 +18,8 @@ def ConvertTQToPPU : Pass<"convert-tq-to-ppu", "::mlir::ModuleOp"> {
       `LOAD a` / `LOAD b` (transposed operands read through the datapath
       unit's transpose, scales reused) and `MAC`, alternating data-buffer
       rows (double buffering when `rows` >= 2); the accumulated tile is
-      `POST`ed into the unified buffer for a `tq.postprocess` (ReLU and
-      requantization, T6), `STORE`d for a returned result, and applied
+      `POST`ed into the unified buffer for a `tq.postprocess` (a constant
+      per-layer scale, ReLU and requantization, T6), `STORE`d for a returned result, and applied
       in place to the weight of a `tq.weight_update` (`WUPD`, T7; constant
       learning rate);
     - a returned tiled value goes back to the host dequantized (`DEQ`).

@@ -20,7 +20,8 @@
 //                                    same V row reads, the scale reused (T4)
 //   MAC   acc[d] (=|+=) a[x] * b[y]  V MAC units, V lanes each: int32
 //                                    partial sums times sA*sB (T5, P3)
-//   POST  ub[d] <- acc[s], bits (R)  post-processing: ReLU if R, then
+//   POST  ub[d] <- acc[s], bits (R)  post-processing: division by the layer
+//                                    scale (if given), ReLU if R, then
 //                                    quantization with fresh steps (T6, P5)
 //   STORE fmem[d] <- acc[s]          f32 results to the host
 //   WUPD  ub[d] <- ub[d] - lr*acc[s] weight update in the datapath unit (T7)
@@ -89,11 +90,20 @@ enum : uint8_t {
   kPow2 = 16,        // QUANT, POST, WUPD: power-of-two steps (else f32)
   kBF16Product = 32, // MAC: round sA*sB to bf16
   kRowVectors = 64,  // QUANT, REQ: one scale per tile row (1 x V)
-  kColVectors = 128  // QUANT, REQ: one scale per tile column (V x 1)
+  kColVectors = 128, // QUANT, REQ: one scale per tile column (V x 1)
+  // POST: divide by the per-layer scale in `imm` first (T6). Flags are per
+  // op, so this shares its bit with LOAD's kLoadB.
+  kLayerScale = 1
 };
 
+/// Whether instruction `i` keeps an f32 immediate in its third operand.
+inline bool hasImmediate(Op op, uint8_t flags) {
+  return op == Op::WUpd || (op == Op::Post && (flags & kLayerScale));
+}
+
 /// One 16-byte instruction: op, flags, bits, and three operands whose
-/// meaning depends on the op (dst, src, src2). WUPD keeps lr in `imm`.
+/// meaning depends on the op (dst, src, src2). WUPD keeps lr in `imm`, POST
+/// with kLayerScale the layer scale (both in the third operand's bits).
 struct Instr {
   Op op = Op::Halt;
   uint8_t flags = 0;

@@ -108,8 +108,9 @@ private:
   /// POSTed into the unified buffer for each tq.postprocess user, STOREd to
   /// host memory when returned.
   struct Sinks {
-    SmallVector<std::tuple<uint32_t, uint8_t, uint16_t>>
-        posts; // base,flags,bits
+    // base, flags, bits, layer scale (if any)
+    SmallVector<std::tuple<uint32_t, uint8_t, uint16_t, std::optional<float>>>
+        posts;
     bool stored = false;
     uint32_t storeBase = 0;
     // Weight updates W <- W - lr * this (in place in W's slots): base,
@@ -339,11 +340,14 @@ LogicalResult ProgramEmitter::emitRequantize(RequantizeOp op) {
 }
 
 LogicalResult ProgramEmitter::checkPostprocess(PostprocessOp op) {
-  if (op.getLayerScale() || op.getComputeLayerScale() || op.getBits() ||
+  FloatAttr scale;
+  if ((op.getLayerScale() &&
+       !matchPattern(op.getLayerScale(), m_Constant(&scale))) ||
+      op.getComputeLayerScale() || op.getBits() ||
       op.getRounding() != RoundingMode::nearest_even)
-    return op.emitOpError("tq-to-ppu supports post-processing without a "
-                          "layer scale, with a fixed width and nearest-even "
-                          "rounding");
+    return op.emitOpError("tq-to-ppu supports post-processing with a "
+                          "constant layer scale (not a computed one), a "
+                          "fixed width and nearest-even rounding");
   if (!op.getAppliedLayerScale().use_empty())
     return op.emitOpError("the applied layer scale is not available on the "
                           "PPU");
@@ -453,8 +457,13 @@ FailureOr<ProgramEmitter::Sinks> ProgramEmitter::collectSinks(Operation *op,
       if (failed(allocate(post.getResult(), tiles, true, base, post)))
         return failure();
       uint8_t relu = post.getActivation() == Activation::relu ? sim::kRelu : 0;
+      std::optional<float> scale;
+      FloatAttr attr;
+      if (post.getLayerScale() &&
+          matchPattern(post.getLayerScale(), m_Constant(&attr)))
+        scale = float(attr.getValueAsDouble());
       sinks.posts.push_back(
-          {base, uint8_t(*flags | relu), uint16_t(t.getBits())});
+          {base, uint8_t(*flags | relu), uint16_t(t.getBits()), scale});
     } else if (isa<func::ReturnOp>(user)) {
       sinks.stored = true;
       sinks.storeBase = fmemBase.lookup(result);
@@ -482,9 +491,10 @@ FailureOr<ProgramEmitter::Sinks> ProgramEmitter::collectSinks(Operation *op,
 
 void ProgramEmitter::emitSinks(const Sinks &sinks, Location loc, uint32_t tile,
                                uint32_t accTile) {
-  for (auto [base, flags, bits] : sinks.posts)
+  for (auto [base, flags, bits, scale] : sinks.posts)
     ppu::PostOp::create(*b, loc, base + tile, accTile, bits, flags & sim::kRelu,
-                        flags & sim::kPow2);
+                        flags & sim::kPow2,
+                        scale ? b->getF32FloatAttr(*scale) : FloatAttr());
   if (sinks.stored)
     ppu::StoreOp::create(*b, loc, sinks.storeBase + tile, accTile);
   for (auto [base, lr, pow2] : sinks.updates)

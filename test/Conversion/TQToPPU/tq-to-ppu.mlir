@@ -127,3 +127,30 @@ func.func @used_after(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (!w, tensor<8
   %y = tq.matmul %qx, %qw : !w, !w -> tensor<8x8xf32>
   return %w2, %y : !w, tensor<8x8xf32>
 }
+
+// -----
+
+// A constant per-layer scale goes to POST (T6).
+// CHECK-LABEL: ppu.program @layer_scale
+// CHECK: ppu.post ub[{{[0-9]+}}], acc[0] bits 8 {layer_scale = 4.000000e+00 : f32, relu}
+!t = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+func.func @layer_scale(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %s = arith.constant 4.0 : f32
+  %q = tq.quantize %x : tensor<8x8xf32> -> !t
+  %h = tq.matmul %q, %q : !t, !t -> tensor<8x8xf32>
+  %p, %applied = tq.postprocess %h layer_scale(%s) {activation = #tq.activation<relu>} : tensor<8x8xf32> -> !t
+  %y = tq.matmul %p, %q : !t, !t -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+!t = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1]>
+func.func @computed_scale(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %q = tq.quantize %x : tensor<8x8xf32> -> !t
+  %h = tq.matmul %q, %q : !t, !t -> tensor<8x8xf32>
+  // expected-error @+1 {{'tq.postprocess' op tq-to-ppu supports post-processing with a constant layer scale (not a computed one), a fixed width and nearest-even rounding}}
+  %p, %applied = tq.postprocess %h {compute_layer_scale} : tensor<8x8xf32> -> !t
+  %y = tq.matmul %p, %q : !t, !t -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}

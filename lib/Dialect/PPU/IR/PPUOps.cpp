@@ -57,10 +57,14 @@ FailureOr<sim::Instr> mlir::ppu::toInstr(Operation *op) {
                      o.getB()};
       })
       .Case([](PostOp o) {
-        return Instr{Op::Post,
-                     uint8_t((o.getRelu() ? sim::kRelu : 0) |
-                             (o.getPow2() ? sim::kPow2 : 0)),
-                     uint16_t(o.getBits()), o.getDst(), o.getSrc()};
+        Instr i{Op::Post,
+                uint8_t((o.getRelu() ? sim::kRelu : 0) |
+                        (o.getPow2() ? sim::kPow2 : 0) |
+                        (o.getLayerScale() ? sim::kLayerScale : 0)),
+                uint16_t(o.getBits()), o.getDst(), o.getSrc()};
+        if (std::optional<llvm::APFloat> s = o.getLayerScale())
+          i.imm = s->convertToFloat();
+        return i;
       })
       .Case([](StoreOp o) {
         return Instr{Op::Store, 0, 0, o.getDst(), o.getSrc()};
@@ -148,7 +152,9 @@ ProgramOp mlir::ppu::fromStream(OpBuilder &b, Location loc, StringRef name,
       break;
     case sim::Op::Post:
       PostOp::create(b, loc, i.dst, i.src, i.bits, bool(i.flags & sim::kRelu),
-                     pow2);
+                     pow2,
+                     (i.flags & sim::kLayerScale) ? b.getF32FloatAttr(i.imm)
+                                                  : FloatAttr());
       break;
     case sim::Op::Store:
       StoreOp::create(b, loc, i.dst, i.src);

@@ -144,14 +144,18 @@ def PPU_MacOp : PPU_InstrOp<"mac", "MAC: V MAC units multiply two buffered tiles
   let assemblyFormat = "`acc` `[` $dst `]` `,` `a` `[` $a `]` `,` `b` `[` $b `]` attr-dict";
 }
 
-def PPU_PostOp : PPU_InstrOp<"post", "POST: ReLU and quantization of an accumulator tile"> {
+def PPU_PostOp : PPU_InstrOp<"post", "POST: layer scale, ReLU and quantization of an accumulator tile"> {
   let description = [{
+    Divides by `layer_scale` when given, applies ReLU with `relu`, and
+    quantizes the tile with a fresh scale (T6).
+
     ```mlir
-    ppu.post ub[5], acc[0] bits 8 {relu}
+    ppu.post ub[5], acc[0] bits 8 {layer_scale = 5.000000e-01 : f32, relu}
     ```
   }];
   let arguments = (ins I32Attr:$dst, I32Attr:$src, I32Attr:$bits,
-                       UnitAttr:$relu, UnitAttr:$pow2);
+                       UnitAttr:$relu, UnitAttr:$pow2,
+                       OptionalAttr<F32Attr>:$layer_scale);
   let assemblyFormat = "`ub` `[` $dst `]` `,` `acc` `[` $src `]` `bits` $bits attr-dict";
 }
 
