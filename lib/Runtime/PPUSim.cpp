@@ -167,6 +167,12 @@ std::string verifyInstr(const Instr &i, const MachineConfig &m) {
                ? "bit width " + std::to_string(i.bits) + " not in [2, 16]"
                : "";
   };
+  // QUANT and REQ: scale form and vector layout of the tile they produce.
+  auto quantFlags = [&]() -> std::string {
+    if ((i.flags & kRowVectors) && (i.flags & kColVectors))
+      return "a tile's scales are per row or per column, not both";
+    return flags(kPow2 | kRowVectors | kColVectors);
+  };
   std::string e;
   switch (i.op) {
   case Op::Halt:
@@ -181,17 +187,13 @@ std::string verifyInstr(const Instr &i, const MachineConfig &m) {
         !(e = range("fmem tile", i.src, m.fmemTiles)).empty() ||
         !(e = bits()).empty())
       return e;
-    if ((i.flags & kRowVectors) && (i.flags & kColVectors))
-      return "a tile's scales are per row or per column, not both";
-    return flags(kPow2 | kRowVectors | kColVectors);
+    return quantFlags();
   case Op::Req:
     if (!(e = range("ub slot", i.dst, m.ubTiles)).empty() ||
         !(e = range("ub slot", i.src, m.ubTiles)).empty() ||
         !(e = bits()).empty())
       return e;
-    if ((i.flags & kRowVectors) && (i.flags & kColVectors))
-      return "a tile's scales are per row or per column, not both";
-    return flags(kPow2 | kRowVectors | kColVectors);
+    return quantFlags();
   case Op::Load:
     if (!(e = range("data buffer row", i.dst, m.dataRows)).empty() ||
         !(e = range("ub slot", i.src, m.ubTiles)).empty())

@@ -23,22 +23,18 @@ import time
 import numpy as np
 
 from tq.examples import mlp_mlir
-
-
-def run(tool, *args):
-    proc = subprocess.run([tool, *map(str, args)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"demo: error: {os.path.basename(tool)} failed:\n{proc.stderr}")
-    return proc.stdout
+from tq.ppu import Flow, ToolError, args_of
 
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     bindir = os.path.join(build, "bin")
     tq_opt, tq_ref = os.path.join(bindir, "tq-opt"), os.path.join(bindir, "tq-ref")
+    flow = Flow(tq_opt, os.path.join(bindir, "tq-translate"),
+                os.path.join(bindir, "tq-ppu-sim"), tempfile.mkdtemp(prefix="tq-demo-"))
+    run, tmp = flow.run, flow.dir
     src = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples",
                        "train-step.mlir")
-    tmp = tempfile.mkdtemp(prefix="tq-demo-")
 
     print("== 1. tq-opt: a training step in the tq dialect ==")
     t0 = time.perf_counter()
@@ -81,25 +77,15 @@ def main():
               f"matmul flags, {counts.group(2)} requantizations")
 
     print("\n== 3. the PPU: a float MLP compiled to a PPU program and simulated ==")
-    translate = os.path.join(bindir, "tq-translate")
-    sim = os.path.join(bindir, "tq-ppu-sim")
     m_, k_, h_, n_ = 64, 96, 48, 10
-    mlp_src = os.path.join(tmp, "mlp.mlir")
-    open(mlp_src, "w").write(mlp_mlir(m_, k_, h_, n_))
+    mlp_src = flow.write("mlp.mlir", mlp_mlir(m_, k_, h_, n_))
     rng = np.random.default_rng(1)
     xs = rng.standard_normal((m_, k_)).astype(np.float32)
     w1 = (rng.standard_normal((k_, h_)) / np.sqrt(k_)).astype(np.float32)
     w2 = (rng.standard_normal((h_, n_)) / np.sqrt(h_)).astype(np.float32)
-    for name, arr in (("px", xs), ("pw1", w1), ("pw2", w2)):
-        np.save(os.path.join(tmp, name + ".npy"), arr)
-    qmlir, pmlir = os.path.join(tmp, "q.mlir"), os.path.join(tmp, "p.mlir")
-    stream, out = os.path.join(tmp, "mlp.ppu"), os.path.join(tmp, "py.npy")
-    run(tq_opt, mlp_src, "-tq-quantize=tile=16", "-o", qmlir)
-    run(tq_opt, qmlir, "-tq-to-ppu=v=16 rows=2", "-o", pmlir)
-    run(translate, "--ppu-to-binary", pmlir, "-o", stream)
-    report = run(sim, stream, f"--input=arg0={tmp}/px.npy", f"--input=arg1={tmp}/pw1.npy",
-                 f"--input=arg2={tmp}/pw2.npy", f"--output=result0={out}")
-    y = np.load(out)
+    stream = flow.to_ppu(flow.opt(mlp_src, "-tq-quantize=tile=16"), "v=16 rows=2",
+                         out="mlp.ppu")
+    (y,), report = flow.simulate(stream, args_of(xs, w1, w2), report="text")
     yref = np.maximum(xs.astype(np.float64) @ w1, 0) @ w2
     print(f"MLP {m_}x{k_} -> {h_} (ReLU) -> {n_}, 8-bit, 16x16 tiles, "
           f"{os.path.getsize(stream)} byte stream; relative error vs float "
@@ -164,4 +150,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ToolError as e:
+        sys.exit(f"demo: error: {e}")

@@ -3,17 +3,14 @@
 # tensor.pad) -> tq-quantize -> tq-to-ppu -> tq-ppu-sim, bit for bit against
 # the numpy reference (tiles split on (N, C) and (K, C), T2/T5). Channels
 # and batch are not multiples of V.
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from tq import reference as ref
+from tq.ppu import Flow, args_of
 
-OPT, TRANSLATE, SIM = sys.argv[1:4]
-tmp = tempfile.mkdtemp()
+flow = Flow(*sys.argv[1:4])
 rng = np.random.default_rng(12)
 N, H, W, C, K, R, S = 3, 7, 6, 12, 10, 3, 3
 ST, PAD = (2, 1), (1, 1, 1, 1)
@@ -36,21 +33,13 @@ func.func @conv(%x: tensor<{N}x{H}x{W}x{C}xf32>, %f: tensor<{K}x{R}x{S}x{C}xf32>
   return %y : tensor<{N}x{P}x{Q}x{K}xf32>
 }}
 """
-src = os.path.join(tmp, "conv.mlir")
-open(src, "w").write(SRC)
+src = flow.write("conv.mlir", SRC)
 x = rng.standard_normal((N, H, W, C)).astype(np.float32)
 f = rng.standard_normal((K, R, S, C)).astype(np.float32)
-np.save(os.path.join(tmp, "x.npy"), x)
-np.save(os.path.join(tmp, "f.npy"), f)
 failures = 0
 for v in (4, 8):
-    q, p, s, y = (os.path.join(tmp, n) for n in ("q.mlir", "p.mlir", "s.bin", "y.npy"))
-    subprocess.run([OPT, src, f"-tq-quantize=tile={v}", "-o", q], check=True)
-    subprocess.run([OPT, q, f"-tq-to-ppu=v={v}", "-o", p], check=True)
-    subprocess.run([TRANSLATE, "--ppu-to-binary", p, "-o", s], check=True)
-    subprocess.run([SIM, s, f"--input=arg0={tmp}/x.npy", f"--input=arg1={tmp}/f.npy",
-                    f"--output=result0={y}", "--report=none"], check=True)
-    got = np.load(y)
+    q = flow.opt(src, f"-tq-quantize=tile={v}")
+    (got,), _ = flow.simulate(flow.to_ppu(q, f"v={v}"), args_of(x, f))
     qx, sx, _, _ = ref.quantize(x, (v, v), (0, 3), 8, "scaled")
     qf, sf, _, _ = ref.quantize(f, (v, v), (0, 3), 8, "scaled")
     want = ref.conv2d(qx, sx, qf, sf, v, stride=ST, pad=PAD)

@@ -4,18 +4,14 @@
 # transpose) on shapes that are not multiples of V; its outputs equal the
 # independent numpy reference (python/tq/reference.py) bit for bit. Then the
 # same dX with per-vector scaling: requantizations appear.
-import json
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from tq import reference as ref
+from tq.ppu import Flow
 
-SIM = sys.argv[1]
-tmp = tempfile.mkdtemp()
+flow = Flow(sim=sys.argv[1])
 rng = np.random.default_rng(5)
 
 
@@ -52,14 +48,9 @@ def listing(v, a_shape, b_shape, ta, tb, m, n, k, bits_a=8, bits_b=8,
 
 
 def run(text, a, b):
-    paths = {k: os.path.join(tmp, k) for k in ("s.txt", "a.npy", "b.npy", "c.npy", "stats.json")}
-    open(paths["s.txt"], "w").write(text)
-    np.save(paths["a.npy"], a)
-    np.save(paths["b.npy"], b)
-    subprocess.run([SIM, paths["s.txt"], f"--input=a={paths['a.npy']}", f"--input=b={paths['b.npy']}",
-                    f"--output=c={paths['c.npy']}", "--report=json", f"--report-file={paths['stats.json']}"],
-                   check=True)
-    return np.load(paths["c.npy"]), json.load(open(paths["stats.json"]))
+    (c,), stats = flow.simulate(flow.write("s.txt", text), {"a": a, "b": b}, outputs=("c",),
+                                report="json")
+    return c, stats
 
 
 failures = 0

@@ -2,22 +2,18 @@
 # T6 on the PPU: post-processing divides by a given per-layer scale, applies
 # ReLU and requantizes; the next layer reads the result. Bit for bit against
 # numpy (y = relu(L / s_layer), then tiles).
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from tq import reference as ref
+from tq.ppu import Flow, args_of
 
-OPT, TRANSLATE, SIM = sys.argv[1:4]
-tmp = tempfile.mkdtemp()
+flow = Flow(*sys.argv[1:4])
 rng = np.random.default_rng(8)
 M, K, H, N, V, S = 12, 16, 9, 7, 8, 3.0
 T = lambda r, c: f"!tq.tiled<{r}x{c}xi8:8, f32, tile = {V}x{V}, dims = [0, 1]>"
-src = os.path.join(tmp, "ls.mlir")
-open(src, "w").write(f"""
+src = flow.write("ls.mlir", f"""
 func.func @f(%x: tensor<{M}x{K}xf32>, %w1: tensor<{K}x{H}xf32>, %w2: tensor<{H}x{N}xf32>) -> tensor<{M}x{N}xf32> {{
   %s = arith.constant {S} : f32
   %qx = tq.quantize %x : tensor<{M}x{K}xf32> -> {T(M, K)}
@@ -32,14 +28,7 @@ func.func @f(%x: tensor<{M}x{K}xf32>, %w1: tensor<{K}x{H}xf32>, %w2: tensor<{H}x
 x = rng.standard_normal((M, K)).astype(np.float32)
 w1 = rng.standard_normal((K, H)).astype(np.float32)
 w2 = rng.standard_normal((H, N)).astype(np.float32)
-for n, a in (("x", x), ("w1", w1), ("w2", w2)):
-    np.save(os.path.join(tmp, n + ".npy"), a)
-p, s, y = (os.path.join(tmp, n) for n in ("p.mlir", "s.bin", "y.npy"))
-subprocess.run([OPT, src, f"-tq-to-ppu=v={V}", "-o", p], check=True)
-subprocess.run([TRANSLATE, "--ppu-to-binary", p, "-o", s], check=True)
-subprocess.run([SIM, s, f"--input=arg0={tmp}/x.npy", f"--input=arg1={tmp}/w1.npy",
-                f"--input=arg2={tmp}/w2.npy", f"--output=result0={y}", "--report=none"], check=True)
-got = np.load(y)
+(got,), _ = flow.simulate(flow.to_ppu(src, f"v={V}"), args_of(x, w1, w2))
 t = (V, V)
 qx, sx, _, _ = ref.quantize(x, t, (0, 1), 8, "scaled")
 q1, s1, _, _ = ref.quantize(w1, t, (0, 1), 8, "scaled")

@@ -4,47 +4,27 @@
 # independent numpy reference (python/tq/reference.py): quantize, tiled
 # matmul, ReLU + requantization of the hidden layer (T6), second matmul.
 # Shapes are not multiples of V; V = 8 and 16, square tiles and pow2 scales.
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from tq import reference as ref
 from tq.examples import mlp_mlir
+from tq.ppu import Flow, args_of
 
-OPT, TRANSLATE, SIM = sys.argv[1:4]
-tmp = tempfile.mkdtemp()
+flow = Flow(*sys.argv[1:4])
 rng = np.random.default_rng(9)
 M, K, H, N = 20, 24, 16, 10
-SRC = mlp_mlir(M, K, H, N)
-src = os.path.join(tmp, "mlp.mlir")
-open(src, "w").write(SRC)
+src = flow.write("mlp.mlir", mlp_mlir(M, K, H, N))
 x = rng.standard_normal((M, K)).astype(np.float32)
 w1 = rng.standard_normal((K, H)).astype(np.float32)
 w2 = rng.standard_normal((H, N)).astype(np.float32)
-for name, a in (("x", x), ("w1", w1), ("w2", w2)):
-    np.save(os.path.join(tmp, name + ".npy"), a)
-
-
-def run(*cmd):
-    return subprocess.run(list(cmd), check=True, capture_output=True)
-
 
 failures = 0
 for v in (8, 16):
     for scale, form in (("f32", "scaled"), ("pow2", "pow2")):
-        q = os.path.join(tmp, "q.mlir")
-        p = os.path.join(tmp, "p.mlir")
-        s = os.path.join(tmp, "s.bin")
-        y = os.path.join(tmp, "y.npy")
-        run(OPT, src, f"-tq-quantize=tile={v} scale={scale}", "-o", q)
-        run(OPT, q, f"-tq-to-ppu=v={v}", "-o", p)
-        run(TRANSLATE, "--ppu-to-binary", p, "-o", s)
-        run(SIM, s, f"--input=arg0={tmp}/x.npy", f"--input=arg1={tmp}/w1.npy",
-            f"--input=arg2={tmp}/w2.npy", f"--output=result0={y}", "--report=none")
-        got = np.load(y)
+        q = flow.opt(src, f"-tq-quantize=tile={v} scale={scale}")
+        (got,), _ = flow.simulate(flow.to_ppu(q, f"v={v}"), args_of(x, w1, w2))
         t = (v, v)
         qx, sx, _, _ = ref.quantize(x, t, (0, 1), 8, form)
         qw1, sw1, _, _ = ref.quantize(w1, t, (0, 1), 8, form)

@@ -3,22 +3,18 @@
 # activations read through the datapath unit), then W <- W - lr * dW in the
 # datapath unit, in place, requantized; the updated weights come back to the
 # host (DEQ). Bit for bit against the numpy reference.
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from tq import reference as ref
+from tq.ppu import Flow, args_of
 
-OPT, TRANSLATE, SIM = sys.argv[1:4]
-tmp = tempfile.mkdtemp()
+flow = Flow(*sys.argv[1:4])
 rng = np.random.default_rng(21)
 B, CIN, COUT, V, LR = 13, 20, 11, 8, 0.125
 T = lambda r, c: f"!tq.tiled<{r}x{c}xi8:8, f32, tile = {V}x{V}, dims = [0, 1]>"
-src = os.path.join(tmp, "step.mlir")
-open(src, "w").write(f"""
+src = flow.write("step.mlir", f"""
 func.func @step(%x: tensor<{B}x{CIN}xf32>, %dy: tensor<{B}x{COUT}xf32>, %w: tensor<{CIN}x{COUT}xf32>) -> {T(CIN, COUT)} {{
   %lr = arith.constant {LR} : f32
   %qx = tq.quantize %x : tensor<{B}x{CIN}xf32> -> {T(B, CIN)}
@@ -32,15 +28,7 @@ func.func @step(%x: tensor<{B}x{CIN}xf32>, %dy: tensor<{B}x{COUT}xf32>, %w: tens
 x = rng.standard_normal((B, CIN)).astype(np.float32)
 dy = rng.standard_normal((B, COUT)).astype(np.float32)
 w = rng.standard_normal((CIN, COUT)).astype(np.float32)
-for n, a in (("x", x), ("dy", dy), ("w", w)):
-    np.save(os.path.join(tmp, n + ".npy"), a)
-p, s, y = (os.path.join(tmp, n) for n in ("p.mlir", "s.bin", "w2.npy"))
-subprocess.run([OPT, src, f"-tq-to-ppu=v={V}", "-o", p], check=True)
-subprocess.run([TRANSLATE, "--ppu-to-binary", p, "-o", s], check=True)
-out = subprocess.run([SIM, s, f"--input=arg0={tmp}/x.npy", f"--input=arg1={tmp}/dy.npy",
-                      f"--input=arg2={tmp}/w.npy", f"--output=result0={y}"],
-                     check=True, capture_output=True, text=True).stdout
-got = np.load(y)
+(got,), out = flow.simulate(flow.to_ppu(src, f"v={V}"), args_of(x, dy, w), report="text")
 
 t = (V, V)
 qx, sx, _, _ = ref.quantize(x, t, (0, 1), 8, "scaled")
