@@ -1,6 +1,13 @@
 //===- Pipelines.cpp - named tile-quant pass pipelines --------------------===//
 #include "tq/Pipelines/Pipelines.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -72,7 +79,55 @@ void mlir::tq::buildToPPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertTQToPPU(c));
 }
 
+void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
+                                  const ToCPUPipelineOptions &o) {
+  pm.addPass(createCanonicalizerPass());
+  ConvertTQToCPUOptions c;
+  c.target = o.target;
+  pm.addPass(createConvertTQToCPU(c));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertTQCPUIntrinsics());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tq::registerTQCPUDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+}
+
 void mlir::tq::registerTQPipelines() {
+  PassPipelineRegistration<ToCPUPipelineOptions>(
+      "tq-to-cpu",
+      "Lower a tq program to the LLVM dialect for this CPU (or another "
+      "target)",
+      buildToCPUPipeline);
   PassPipelineRegistration<ToPPUPipelineOptions>(
       "tq-to-ppu", "Lower a tq program to a PPU instruction program",
       buildToPPUPipeline);

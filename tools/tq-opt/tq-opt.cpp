@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "tq/Conversion/Passes.h"
@@ -13,7 +14,9 @@
 #include "tq/Pipelines/Pipelines.h"
 
 int main(int argc, char **argv) {
-  mlir::registerTransformsPasses();
+  // Upstream passes too, so that tq-to-cpu can be run (and debugged) step
+  // by step.
+  mlir::registerAllPasses();
   mlir::tq::registerTQPasses();
   mlir::tq::registerTQConversionPasses();
   mlir::tq::registerTQPipelines();
@@ -22,6 +25,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::tq::TQDialect, mlir::ppu::PPUDialect,
                   mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect>();
+  mlir::tq::registerTQCPUDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tile-quant optimizer driver\n", registry));
 }

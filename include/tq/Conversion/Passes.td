@@ -52,4 +52,57 @@ def ConvertTQToPPU : Pass<"convert-tq-to-ppu", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::ppu::PPUDialect"];
 }
 
+def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Lower tq ops to loops, vectors and x86 dot products";
+  let description = [{
+    Rewrites every `tq` op into upstream dialects on tensors, ready for
+    one-shot bufferization and the conversion to LLVM that `tq-to-cpu`
+    runs after it:
+
+    - a `!tq.tiled` value becomes two tensors: its integer data in the
+      narrowest container (`i8` up to 8 bits, else `i16`) and its steps
+      (`f32`, in the tile-grid shape); function signatures, calls and
+      returns are converted with it (a tiled argument or result becomes
+      two);
+    - `tq.quantize` becomes a loop nest over the tile grid: the tile's
+      `max|x|` over its finite elements, its step, then its values, with
+      the reference numerics (T3; NaN to 0, ±Inf saturated);
+    - `tq.dequantize` multiplies each value by its tile's step;
+    - `tq.constant` becomes two `arith.constant`s;
+    - `tq.matmul` becomes a packed, register-blocked kernel (see
+      `docs/CPU.md`): on `avx512` / `avx2` the int8 partial sums of each
+      K-tile come from `vpdpbusd` (`llvm.x86.avx512.vpdpbusd.{512,256}`)
+      with the weights in offset binary on its unsigned side, packed at
+      compile time when constant; on `generic` (and for i16 containers)
+      from portable vector code. Each K-tile's int32 sums are converted,
+      multiplied by `sA·sB` and added in f32, bit-exact with the reference.
+
+    The module gets a `tq.cpu_target` attribute naming the target. Ops or
+    types the CPU lowering does not take yet are errors naming the op and
+    the reason.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"native\"",
+           "Instruction set: native (the host's best), avx512, avx2 or "
+           "generic">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def ConvertTQCPUIntrinsics : Pass<"convert-tq-cpu-intrinsics"> {
+  let summary = "Lower tq.dot_u8s8 to the x86 vpdpbusd intrinsics";
+  let description = [{
+    Replaces each `tq.dot_u8s8` with `llvm.call_intrinsic
+    "llvm.x86.avx512.vpdpbusd.512"` (16 lanes) or `.256` (8 lanes). Runs
+    in `tq-to-cpu` after buffer deallocation, which does not accept the
+    intrinsic call (its memory effects are unknown to MLIR).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TQ_CONVERSION_PASSES_TD

@@ -137,6 +137,22 @@ struct ToPPUPipelineOptions : public PassPipelineOptions<ToPPUPipelineOptions> {
 /// tq-to-ppu: canonicalization, then convert-tq-to-ppu for the machine.
 void buildToPPUPipeline(OpPassManager &pm, const ToPPUPipelineOptions &o);
 
+struct ToCPUPipelineOptions : public PassPipelineOptions<ToCPUPipelineOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Instruction set: native, avx512, avx2 or generic"),
+      llvm::cl::init("native")};
+};
+
+/// tq-to-cpu: convert-tq-to-cpu, one-shot bufferization (function results
+/// become out-parameters), buffer deallocation, and the conversions of
+/// every remaining dialect to LLVM.
+void buildToCPUPipeline(OpPassManager &pm, const ToCPUPipelineOptions &o);
+
+/// Registers the dialects and interfaces tq-to-cpu needs (bufferization
+/// models, conversions to LLVM) into `registry`.
+void registerTQCPUDialects(DialectRegistry &registry);
+
 /// Registers the named pipelines with the pass registry (tq-opt).
 void registerTQPipelines();
 

@@ -732,3 +732,19 @@ LogicalResult AdaptiveBitWidthOp::verify() {
 
 #define GET_OP_CLASSES
 #include "tq/Dialect/TQ/IR/TQOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// DotU8S8Op
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotU8S8Op::verify() {
+  int64_t lanes = getAcc().getType().getNumElements();
+  if (lanes != 8 && lanes != 16)
+    return emitOpError("expects 8 or 16 int32 lanes (vpdpbusd on ymm or "
+                       "zmm), got ")
+           << lanes;
+  if (getLhs().getType().getNumElements() != 4 * lanes)
+    return emitOpError("expects 4 bytes per lane: ")
+           << 4 * lanes << " i8 operands for " << lanes << " lanes";
+  return success();
+}

@@ -415,4 +415,34 @@ def TQ_AdaptiveBitWidthOp : TQ_Op<"adaptive_bit_width", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// CPU kernel building blocks (produced and consumed by tq-to-cpu)
+//===----------------------------------------------------------------------===//
+
+def TQ_DotU8S8Op : TQ_Op<"dot_u8s8", [Pure,
+    AllTypesMatch<["acc", "result"]>, AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "4-way u8 x s8 dot product accumulated into int32 lanes";
+  let description = [{
+    For each int32 lane `l`:
+    `result[l] = acc[l] + Σ_{b<4} zext(lhs[4l+b]) · sext(rhs[4l+b])`,
+    wrapping on overflow. This is x86's `vpdpbusd` (AVX-512 VNNI, or
+    AVX-VNNI on 8 lanes). `convert-tq-to-cpu` emits it in its matmul
+    kernels and `convert-tq-cpu-intrinsics` turns it into the LLVM
+    intrinsic once bufferization is done (the op is pure, the intrinsic
+    call is not known to be).
+
+    ```mlir
+    %r = tq.dot_u8s8 %acc, %u, %s : vector<16xi32>, vector<64xi8>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [I32]>:$acc,
+                       VectorOfRankAndType<[1], [I8]>:$lhs,
+                       VectorOfRankAndType<[1], [I8]>:$rhs);
+  let results = (outs VectorOfRankAndType<[1], [I32]>:$result);
+  let assemblyFormat = [{
+    $acc `,` $lhs `,` $rhs attr-dict `:` type($acc) `,` type($lhs)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TQ_OPS_TD

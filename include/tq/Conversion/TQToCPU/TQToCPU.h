@@ -1,0 +1,73 @@
+//===- TQToCPU.h - tq to upstream dialects for the CPU ----------*- C++ -*-===//
+//
+// The CPU lowering of `tq`: a tiled value becomes two tensors, its integer
+// data (in the narrowest container: i8 up to 8 bits, i16 above) and its
+// steps (f32, in the tile-grid shape). Each tq op becomes a loop nest over
+// memrefs (scf / vector / arith / memref, and LLVM's x86 dot-product
+// intrinsics on the VNNI targets) between bufferization casts, so that the
+// rest of the program is bufferized by upstream one-shot bufferization.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_CONVERSION_TQTOCPU_TQTOCPU_H
+#define TQ_CONVERSION_TQTOCPU_TQTOCPU_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace mlir::tq {
+
+class TiledType;
+
+/// The instruction set the generated kernels use.
+enum class CPUTarget {
+  /// AVX-512 VNNI: vpdpbusd on 16 int32 lanes.
+  avx512,
+  /// AVX-VNNI (or AVX-512 VL): vpdpbusd on 8 int32 lanes.
+  avx2,
+  /// Portable vector code (sign-extend, multiply, add), any CPU.
+  generic,
+};
+
+/// Parses `native|avx512|avx2|generic`; `native` asks the host.
+std::optional<CPUTarget> parseCPUTarget(llvm::StringRef name);
+/// The best target the host supports.
+CPUTarget detectHostCPUTarget();
+llvm::StringRef stringifyCPUTarget(CPUTarget t);
+
+/// Converts `!tq.tiled` into (data tensor, steps tensor); other types are
+/// kept.
+class TiledToTensorsConverter : public TypeConverter {
+public:
+  TiledToTensorsConverter();
+  /// The integer container of a tiled type's elements in memory.
+  static IntegerType containerType(TiledType t);
+};
+
+void populateTQToCPUPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns, CPUTarget target);
+
+/// The matmul pattern (Matmul.cpp).
+void populateTQMatmulToCPUPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns,
+                                   CPUTarget target);
+
+namespace cpu {
+/// Emits the quantization of one tile-grid: `x` (f32 memref) into `q`
+/// (container memref) and `steps`, computing each tile's step from its data
+/// (T3). `bits` is an i32 value. Shared by quantize and postprocess.
+void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
+                       Value q, Value steps, Value bits);
+/// `memref.alloc` of a static shape.
+Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type elementType);
+/// The memref view of a tensor value, and a tensor view of a memref.
+Value toBuffer(OpBuilder &b, Location loc, Value tensor);
+Value toTensor(OpBuilder &b, Location loc, Value buffer);
+} // namespace cpu
+
+} // namespace mlir::tq
+
+#endif // TQ_CONVERSION_TQTOCPU_TQTOCPU_H

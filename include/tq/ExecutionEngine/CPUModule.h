@@ -1,0 +1,95 @@
+//===- CPUModule.h - compile and call tq programs on the CPU ----*- C++ -*-===//
+//
+// A CPUModule is a tq (or already lowered) MLIR module compiled with the
+// tq-to-cpu pipeline and JIT-compiled for the host by MLIR's
+// ExecutionEngine. Its functions are called with plain buffers:
+//
+// - a float or integer tensor argument or result is one buffer;
+// - a `!tq.tiled` one is two: its integer data (i8 or i16 container) and
+//   its steps (f32, tile-grid shape);
+// - an i32 / f32 scalar is a rank-0 buffer.
+//
+// Results are written into buffers the caller allocates (the shapes are in
+// the signature). The C API in tq-c/CPU.h wraps this class.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_EXECUTIONENGINE_CPUMODULE_H
+#define TQ_EXECUTIONENGINE_CPUMODULE_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tq::cpu {
+
+enum class ElementType { F32, I8, I16, I32, I64 };
+const char *elementTypeName(ElementType t);
+size_t elementSize(ElementType t);
+
+/// One buffer of a function's flattened signature.
+struct BufferType {
+  ElementType element = ElementType::F32;
+  std::vector<int64_t> shape; // empty: a scalar
+  /// What the buffer is: "arg0", "arg1.data", "arg1.steps", "result0", ...
+  std::string name;
+  int64_t numElements() const;
+};
+
+struct Signature {
+  std::vector<BufferType> inputs, outputs;
+};
+
+/// A view of caller-owned memory (C order, no padding).
+struct Buffer {
+  void *data = nullptr;
+  ElementType element = ElementType::F32;
+  std::vector<int64_t> shape;
+};
+
+struct CompileOptions {
+  /// native | avx512 | avx2 | generic (see convert-tq-to-cpu).
+  std::string target = "native";
+  /// LLVM optimization level, 0..3.
+  unsigned optLevel = 3;
+  /// Keep the object code for dumpObject().
+  bool keepObject = false;
+};
+
+class CPUModule {
+public:
+  ~CPUModule();
+  /// Parses, lowers and JIT-compiles `source` (MLIR text; `name` is used in
+  /// diagnostics). On failure returns null and sets `error` (MLIR
+  /// diagnostics in file:line:col form).
+  static std::unique_ptr<CPUModule> compile(const std::string &source,
+                                            const std::string &name,
+                                            const CompileOptions &options,
+                                            std::string &error);
+
+  /// The functions that can be called, in module order.
+  const std::vector<std::string> &functions() const;
+  /// False (with `error`) if the module has no such function.
+  bool signature(const std::string &function, Signature &out,
+                 std::string &error) const;
+  /// Calls `function`. Inputs and outputs must match its signature in
+  /// number, element type and shape; outputs are overwritten.
+  bool invoke(const std::string &function, const std::vector<Buffer> &inputs,
+              const std::vector<Buffer> &outputs, std::string &error);
+  /// The instruction set the kernels were generated for.
+  const std::string &target() const;
+  /// Writes the compiled object file (needs CompileOptions::keepObject).
+  bool dumpObject(const std::string &path, std::string &error);
+
+private:
+  CPUModule();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Whether this host can run code generated for `target`.
+bool hostSupports(const std::string &target);
+
+} // namespace tq::cpu
+
+#endif // TQ_EXECUTIONENGINE_CPUMODULE_H

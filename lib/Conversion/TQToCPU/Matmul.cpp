@@ -1,0 +1,470 @@
+//===- Matmul.cpp - tq.matmul to integer SIMD kernels ---------------------===//
+//
+// C[i,j] = Σ_t p(sA(i,t)·sB(t,j)) · Σ_{k∈t} qA[i,k]·qB[k,j]   (SPEC T5)
+//
+// The generated code has three parts:
+//
+// 1. pack A: op(A) copied row-major into Ap[Mp][KT·kt4] (each K-tile padded
+//    to a multiple of 4 with zeros, rows padded to the micro-tile), with, on
+//    the VNNI targets, cmp[i][t] = -128·Σ_{k∈t} A[i,k] per row and K-tile;
+// 2. pack B: op(B) into column panels of NR = 2·L columns. For VNNI,
+//    Bp[panel][k/4][NR·4] holds groups of four k per column in offset binary
+//    (w + 128, unsigned), the operand order `vpdpbusd` wants (u8 × s8): the
+//    weights go on the unsigned side and the activations keep their sign,
+//    the offset is paid back through cmp. A constant B is packed at compile
+//    time. The generic kernel uses Bp[panel][k][NR] with signed values;
+// 3. the micro-kernel: MR rows × NR columns of f32 accumulators held in
+//    registers across all K-tiles; per K-tile, MR × NR/L int32 accumulators
+//    start from cmp, take kt4/4 `vpdpbusd` steps (the A value broadcast from
+//    memory), are converted to f32, multiplied by the scale product and
+//    added, in increasing t, as the reference does (mul then add, no FMA).
+//
+// i16 containers (N > 8) take the generic kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Conversion/Passes.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_CONVERTTQCPUINTRINSICS
+#include "tq/Conversion/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+using namespace mlir::tq;
+
+namespace {
+
+/// Static description of one matmul kernel.
+struct KernelShape {
+  int64_t M, N, K;
+  int64_t kt;     // K-tile
+  int64_t kt4;    // K-tile padded to the packing granule
+  int64_t KT;     // number of K-tiles
+  int64_t tileMA; // A's tile extent along M
+  int64_t tileNB; // B's tile extent along N
+  bool transA, transB, bf16;
+  bool vnni;      // vpdpbusd kernel (else generic)
+  int64_t L;      // int32 lanes per vector
+  int64_t NC = 2; // vectors per row of the micro-tile
+  int64_t MR;     // rows of the micro-tile
+  int64_t NR() const { return NC * L; }
+  int64_t Mp() const { return llvm::divideCeil(M, MR) * MR; }
+  int64_t Kp() const { return KT * kt4; }
+  int64_t panels() const { return llvm::divideCeil(N, NR()); }
+};
+
+Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+/// Packs op(B) (a K×N view of the stored B) at compile time.
+DenseElementsAttr packConstantB(const KernelShape &s, ConstantOp c,
+                                RankedTensorType packedType) {
+  auto values = cast<DenseIntElementsAttr>(c.getValues());
+  SmallVector<int64_t> stored(cast<TiledType>(c.getType()).getShape());
+  std::vector<int64_t> v;
+  v.reserve(values.getNumElements());
+  for (const APInt &x : values.getValues<APInt>())
+    v.push_back(x.getSExtValue());
+  auto at = [&](int64_t k, int64_t j) -> int64_t {
+    if (k >= s.K || j >= s.N)
+      return 0;
+    return s.transB ? v[j * stored[1] + k] : v[k * stored[1] + j];
+  };
+  int64_t NR = s.NR(), Kp = s.Kp();
+  std::vector<int8_t> out(packedType.getNumElements());
+  size_t o = 0;
+  for (int64_t p = 0; p < s.panels(); ++p)
+    for (int64_t g = 0; g < Kp / 4; ++g)
+      for (int64_t n = 0; n < NR; ++n)
+        for (int64_t kk = 0; kk < 4; ++kk) {
+          int64_t kp = 4 * g + kk, t = kp / s.kt4, r = kp % s.kt4;
+          int64_t k = r < s.kt ? t * s.kt + r : s.K;
+          out[o++] = static_cast<int8_t>(at(k, p * NR + n) ^ 0x80);
+        }
+  return DenseElementsAttr::get(packedType, ArrayRef<int8_t>(out));
+}
+
+class KernelEmitter {
+public:
+  KernelEmitter(ImplicitLocOpBuilder &b, const KernelShape &s) : b(b), s(s) {}
+
+  /// A (stored), its steps, B (stored), its steps -> C (f32 M×N buffer).
+  Value emit(Value a, Value sa, Value bData, Value sb, Value packedB);
+  Value packB(Value bData);
+  RankedTensorType packedBType(Type elem) const {
+    if (s.vnni)
+      return RankedTensorType::get({s.panels(), s.Kp() / 4, s.NR() * 4}, elem);
+    return RankedTensorType::get({s.panels(), s.Kp(), s.NR()}, elem);
+  }
+
+private:
+  ImplicitLocOpBuilder &b;
+  const KernelShape &s;
+
+  Value idx(int64_t v) { return cIndex(b, v); }
+  /// Logical K index of packed position kp (may be >= K: padding).
+  std::pair<Value, Value> unpackK(ImplicitLocOpBuilder &b, Value kp) {
+    Value t = arith::DivUIOp::create(b, kp, cIndex(b, s.kt4));
+    Value r = arith::RemUIOp::create(b, kp, cIndex(b, s.kt4));
+    Value k = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, t, cIndex(b, s.kt)), r);
+    Value valid = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, cIndex(b, s.kt)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, k, cIndex(b, s.K)));
+    return {k, valid};
+  }
+  /// Element (i, k) of op(X) where X is stored rows×cols, or 0 outside.
+  Value loadOp(ImplicitLocOpBuilder &b, Value x, bool trans, Value i, Value k,
+               Value valid, int64_t rows, int64_t cols) {
+    // Clamp so that padding never reads out of bounds, then select 0.
+    Value r = trans ? k : i, c = trans ? i : k;
+    r = arith::MinUIOp::create(b, r, cIndex(b, rows - 1));
+    c = arith::MinUIOp::create(b, c, cIndex(b, cols - 1));
+    Value v = memref::LoadOp::create(b, x, ValueRange{r, c});
+    Value zero = arith::ConstantIntOp::create(b, v.getType(), 0);
+    return arith::SelectOp::create(b, valid, v, zero);
+  }
+  Value vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8, Value s8);
+};
+
+Value KernelEmitter::packB(Value bData) {
+  auto bt = cast<MemRefType>(bData.getType());
+  Type elem = bt.getElementType();
+  RankedTensorType pt = packedBType(elem);
+  Value out = cpu::allocBuffer(b, b.getLoc(), pt.getShape(), elem);
+  int64_t rows = bt.getShape()[0], cols = bt.getShape()[1];
+  SmallVector<Value> lbs(3, idx(0)), steps(3, idx(1));
+  SmallVector<Value> ubs = {idx(pt.getShape()[0]), idx(pt.getShape()[1]),
+                            idx(pt.getShape()[2])};
+  scf::buildLoopNest(
+      b, b.getLoc(), lbs, ubs, steps,
+      [&](OpBuilder &nb, Location loc, ValueRange iv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        // VNNI: iv = (panel, group, n*4+kk); generic: (panel, kp, n).
+        Value n, kp;
+        if (s.vnni) {
+          n = arith::DivUIOp::create(ib, iv[2], cIndex(ib, 4));
+          kp = arith::AddIOp::create(
+              ib, arith::MulIOp::create(ib, iv[1], cIndex(ib, 4)),
+              arith::RemUIOp::create(ib, iv[2], cIndex(ib, 4)));
+        } else {
+          n = iv[2];
+          kp = iv[1];
+        }
+        Value j = arith::AddIOp::create(
+            ib, arith::MulIOp::create(ib, iv[0], cIndex(ib, s.NR())), n);
+        auto [k, kValid] = unpackK(ib, kp);
+        Value valid = arith::AndIOp::create(
+            ib, kValid,
+            arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, j,
+                                  cIndex(ib, s.N)));
+        // op(B)[k][j]: stored B is K×N, or N×K when transposed.
+        Value v = loadOp(ib, bData, s.transB, k, j, valid, rows, cols);
+        if (s.vnni)
+          v = arith::XOrIOp::create(
+              ib, v, arith::ConstantIntOp::create(ib, elem, 0x80));
+        memref::StoreOp::create(ib, v, out, iv);
+      });
+  return out;
+}
+
+Value KernelEmitter::vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8,
+                             Value s8) {
+  auto bytes = VectorType::get({4 * s.L}, b.getI8Type());
+  return DotU8S8Op::create(b, acc.getType(), acc,
+                           vector::BitCastOp::create(b, bytes, u8),
+                           vector::BitCastOp::create(b, bytes, s8));
+}
+
+Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
+                          Value packedB) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto aType = cast<MemRefType>(a.getType());
+  Type aElem = aType.getElementType();
+  int64_t aRows = aType.getShape()[0], aCols = aType.getShape()[1];
+  int64_t Mp = s.Mp(), Kp = s.Kp(), MR = s.MR, NC = s.NC, L = s.L;
+
+  // 1. Pack A (and the VNNI compensation).
+  Value ap = cpu::allocBuffer(b, b.getLoc(), {Mp, Kp}, aElem);
+  Value cmp = cpu::allocBuffer(b, b.getLoc(), {Mp, s.KT}, i32);
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{idx(0), idx(0)}, ValueRange{idx(Mp), idx(s.KT)},
+      ValueRange{idx(1), idx(1)},
+      [&](OpBuilder &nb, Location loc, ValueRange iv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value i = iv[0], t = iv[1];
+        Value rowValid = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, i,
+                                               cIndex(ib, s.M));
+        Value base = arith::MulIOp::create(ib, t, cIndex(ib, s.kt4));
+        Value zero = arith::ConstantIntOp::create(ib, i32, 0);
+        auto loop = scf::ForOp::create(
+            ib, cIndex(ib, 0), cIndex(ib, s.kt4), cIndex(ib, 1),
+            ValueRange{zero},
+            [&](OpBuilder &nb2, Location l2, Value r, ValueRange acc) {
+              ImplicitLocOpBuilder jb(l2, nb2);
+              Value kp = arith::AddIOp::create(jb, base, r);
+              auto [k, kValid] = unpackK(jb, kp);
+              Value valid = arith::AndIOp::create(jb, kValid, rowValid);
+              Value v = loadOp(jb, a, s.transA, i, k, valid, aRows, aCols);
+              memref::StoreOp::create(jb, v, ap, ValueRange{i, kp});
+              Value sum = arith::AddIOp::create(
+                  jb, acc[0], arith::ExtSIOp::create(jb, i32, v));
+              scf::YieldOp::create(jb, sum);
+            });
+        Value c = arith::MulIOp::create(
+            ib, loop.getResult(0), arith::ConstantIntOp::create(ib, i32, -128));
+        memref::StoreOp::create(ib, c, cmp, ValueRange{i, t});
+      });
+
+  // 2. Pack B unless it was packed at compile time.
+  Value bp = packedB ? packedB : packB(bData);
+  Type bElem = cast<MemRefType>(bp.getType()).getElementType();
+
+  // 3. The micro-kernel loops.
+  Value c = cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, f32);
+  auto vI32 = VectorType::get({L}, i32);
+  auto vF32 = VectorType::get({L}, f32);
+  auto vElem = VectorType::get({L}, bElem);
+  int64_t nAcc = MR * NC;
+  auto outer = scf::ForOp::create(b, idx(0), idx(Mp), idx(MR));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(outer.getBody());
+    Value i0 = outer.getInductionVar();
+    auto panelLoop = scf::ForOp::create(b, idx(0), idx(s.panels()), idx(1));
+    b.setInsertionPointToStart(panelLoop.getBody());
+    Value jp = panelLoop.getInductionVar();
+    Value j0 = arith::MulIOp::create(b, jp, idx(s.NR()));
+    Value zeroF = arith::ConstantOp::create(
+        b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+    SmallVector<Value> init(nAcc, zeroF);
+    // Rows of the micro-tile, clamped for the scales of padding rows.
+    SmallVector<Value> rowIdx, rowScaleIdx;
+    for (int64_t r = 0; r < MR; ++r) {
+      Value i = arith::AddIOp::create(b, i0, idx(r));
+      rowIdx.push_back(i);
+      rowScaleIdx.push_back(arith::DivUIOp::create(
+          b, arith::MinUIOp::create(b, i, idx(s.M - 1)), idx(s.tileMA)));
+    }
+    SmallVector<Value> colScaleIdx;
+    for (int64_t cc = 0; cc < NC; ++cc) {
+      Value j = arith::AddIOp::create(b, j0, idx(cc * L));
+      colScaleIdx.push_back(arith::DivUIOp::create(
+          b, arith::MinUIOp::create(b, j, idx(s.N - 1)), idx(s.tileNB)));
+    }
+    auto tLoop = scf::ForOp::create(
+        b, idx(0), idx(s.KT), idx(1), init,
+        [&](OpBuilder &nb, Location loc, Value t, ValueRange facc) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          SmallVector<Value> iacc;
+          for (int64_t r = 0; r < MR; ++r) {
+            Value start;
+            if (s.vnni)
+              start = vector::BroadcastOp::create(
+                  ib, vI32,
+                  memref::LoadOp::create(ib, cmp, ValueRange{rowIdx[r], t}));
+            else
+              start = arith::ConstantOp::create(
+                  ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0)));
+            for (int64_t cc = 0; cc < NC; ++cc)
+              iacc.push_back(start);
+          }
+          int64_t steps = s.vnni ? s.kt4 / 4 : s.kt4;
+          Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
+          Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
+          auto kLoop = scf::ForOp::create(
+              ib, lo, hi, cIndex(ib, 1), iacc,
+              [&](OpBuilder &nb2, Location l2, Value g, ValueRange acc) {
+                ImplicitLocOpBuilder kb(l2, nb2);
+                SmallVector<Value> bv, next;
+                for (int64_t cc = 0; cc < NC; ++cc) {
+                  if (s.vnni) {
+                    auto bytes = VectorType::get({4 * L}, bElem);
+                    Value v = vector::LoadOp::create(
+                        kb, bytes, bp,
+                        ValueRange{jp, g, cIndex(kb, cc * 4 * L)});
+                    bv.push_back(vector::BitCastOp::create(kb, vI32, v));
+                  } else {
+                    Value v = vector::LoadOp::create(
+                        kb, vElem, bp, ValueRange{jp, g, cIndex(kb, cc * L)});
+                    bv.push_back(arith::ExtSIOp::create(kb, vI32, v));
+                  }
+                }
+                for (int64_t r = 0; r < MR; ++r) {
+                  Value av;
+                  if (s.vnni) {
+                    Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 4));
+                    Value four =
+                        vector::LoadOp::create(kb, VectorType::get({4}, aElem),
+                                               ap, ValueRange{rowIdx[r], kp});
+                    Value word = vector::ExtractOp::create(
+                        kb,
+                        vector::BitCastOp::create(kb, VectorType::get({1}, i32),
+                                                  four),
+                        ArrayRef<int64_t>{0});
+                    av = vector::BroadcastOp::create(kb, vI32, word);
+                  } else {
+                    Value x = memref::LoadOp::create(kb, ap,
+                                                     ValueRange{rowIdx[r], g});
+                    av = vector::BroadcastOp::create(
+                        kb, vI32, arith::ExtSIOp::create(kb, i32, x));
+                  }
+                  for (int64_t cc = 0; cc < NC; ++cc) {
+                    Value a0 = acc[r * NC + cc];
+                    if (s.vnni)
+                      next.push_back(vnniDot(kb, a0, bv[cc], av));
+                    else
+                      next.push_back(arith::AddIOp::create(
+                          kb, a0, arith::MulIOp::create(kb, av, bv[cc])));
+                  }
+                }
+                scf::YieldOp::create(kb, next);
+              });
+          // Scale and accumulate in f32: facc += float(psum) * p(sA·sB).
+          SmallVector<Value> out;
+          for (int64_t r = 0; r < MR; ++r) {
+            Value ra = rowScaleIdx[r];
+            Value sAv = memref::LoadOp::create(
+                ib, sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
+            for (int64_t cc = 0; cc < NC; ++cc) {
+              Value cb = colScaleIdx[cc];
+              Value sBv = memref::LoadOp::create(
+                  ib, sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
+              Value prod = arith::MulFOp::create(ib, sAv, sBv);
+              if (s.bf16)
+                prod = arith::ExtFOp::create(
+                    ib, f32,
+                    arith::TruncFOp::create(ib, ib.getBF16Type(), prod)
+                        .getResult());
+              Value sv = vector::BroadcastOp::create(ib, vF32, prod);
+              Value psum = arith::SIToFPOp::create(
+                  ib, vF32, kLoop.getResult(r * NC + cc));
+              out.push_back(arith::AddFOp::create(
+                  ib, facc[r * NC + cc], arith::MulFOp::create(ib, psum, sv)));
+            }
+          }
+          scf::YieldOp::create(ib, out);
+        });
+    // Store the micro-tile (rows below M, columns masked at N).
+    for (int64_t r = 0; r < MR; ++r) {
+      Value inRows = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                           rowIdx[r], idx(s.M));
+      auto ifOp = scf::IfOp::create(b, inRows, /*withElse=*/false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      for (int64_t cc = 0; cc < NC; ++cc) {
+        Value j = arith::AddIOp::create(b, j0, idx(cc * L));
+        Value left = arith::SubIOp::create(
+            b, idx(s.N), arith::MinUIOp::create(b, j, idx(s.N)));
+        Value mask = vector::CreateMaskOp::create(
+            b, VectorType::get({L}, b.getI1Type()), ValueRange{left});
+        vector::MaskedStoreOp::create(b, c, ValueRange{rowIdx[r], j}, mask,
+                                      tLoop.getResult(r * NC + cc));
+      }
+    }
+  }
+  return c;
+}
+
+/// The micro-tile for a target: rows × (2 vectors of L lanes), sized to the
+/// register file (AVX-512: 32 vector registers; AVX2: 16).
+KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
+                        CPUTarget target) {
+  KernelShape s;
+  s.transA = op.getTransposeA();
+  s.transB = op.getTransposeB();
+  s.bf16 = op.getScaleProduct() == ScaleProduct::bf16;
+  ArrayRef<int64_t> as = ta.getShape(), bs = tb.getShape();
+  s.M = s.transA ? as[1] : as[0];
+  s.K = s.transA ? as[0] : as[1];
+  s.N = s.transB ? bs[0] : bs[1];
+  int64_t tkA = s.transA ? ta.getTileShape()[0] : ta.getTileShape()[1];
+  s.kt = std::min(s.K, tkA);
+  s.KT = llvm::divideCeil(s.K, s.kt);
+  s.tileMA = s.transA ? ta.getTileShape()[1] : ta.getTileShape()[0];
+  s.tileNB = s.transB ? tb.getTileShape()[0] : tb.getTileShape()[1];
+  bool bytes = TiledToTensorsConverter::containerType(ta).getWidth() == 8 &&
+               TiledToTensorsConverter::containerType(tb).getWidth() == 8;
+  s.vnni = bytes && target != CPUTarget::generic;
+  s.kt4 = s.vnni ? llvm::alignTo(s.kt, 4) : s.kt;
+  s.L = target == CPUTarget::avx2 ? 8 : 16;
+  int64_t rows = target == CPUTarget::avx2 ? 3 : (s.vnni ? 6 : 4);
+  s.MR = std::min(s.M, rows);
+  return s;
+}
+
+struct MatmulLowering : OpConversionPattern<MatmulOp> {
+  MatmulLowering(TypeConverter &tc, MLIRContext *ctx, CPUTarget target)
+      : OpConversionPattern(tc, ctx), target(target) {}
+  CPUTarget target;
+
+  LogicalResult matchAndRewrite(MatmulOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto ta = dyn_cast<TiledType>(op.getLhs().getType());
+    auto tb = dyn_cast<TiledType>(op.getRhs().getType());
+    if (!ta || !tb || ta.getRank() != 2)
+      return rw.notifyMatchFailure(op, "mixed or batched matmul");
+    KernelShape s = kernelShape(op, ta, tb, target);
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    KernelEmitter e(b, s);
+    Value a = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[0]);
+    Value sa = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[1]);
+    Value bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
+    Value sb = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[1]);
+    Value packed;
+    if (auto c = op.getRhs().getDefiningOp<ConstantOp>(); c && s.vnni) {
+      RankedTensorType pt = e.packedBType(b.getI8Type());
+      packed = cpu::toBuffer(
+          b, b.getLoc(), arith::ConstantOp::create(b, packConstantB(s, c, pt)));
+    }
+    Value out = e.emit(a, sa, bd, sb, packed);
+    rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tq::populateTQMatmulToCPUPatterns(TypeConverter &converter,
+                                             RewritePatternSet &patterns,
+                                             CPUTarget target) {
+  patterns.add<MatmulLowering>(converter, patterns.getContext(), target);
+}
+
+namespace {
+struct DotToIntrinsic : OpRewritePattern<DotU8S8Op> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DotU8S8Op op,
+                                PatternRewriter &rw) const override {
+    StringRef name = op.getAcc().getType().getNumElements() == 16
+                         ? "llvm.x86.avx512.vpdpbusd.512"
+                         : "llvm.x86.avx512.vpdpbusd.256";
+    rw.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+        op, op.getType(), rw.getStringAttr(name),
+        ValueRange{op.getAcc(), op.getLhs(), op.getRhs()});
+    return success();
+  }
+};
+
+struct ConvertTQCPUIntrinsics
+    : mlir::tq::impl::ConvertTQCPUIntrinsicsBase<ConvertTQCPUIntrinsics> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<DotToIntrinsic>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,439 @@
+//===- TQToCPU.cpp - tq to upstream dialects for the CPU ------------------===//
+//
+// The type conversion (a tiled value is its data and its steps), the
+// element-wise ops (quantize, dequantize, constant), function boundaries and
+// the pass. The matmul kernels are in Matmul.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
+#include "tq/Conversion/Passes.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_CONVERTTQTOCPU
+#include "tq/Conversion/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+using namespace mlir::tq;
+
+//===----------------------------------------------------------------------===//
+// Targets
+//===----------------------------------------------------------------------===//
+
+CPUTarget mlir::tq::detectHostCPUTarget() {
+  llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+  if (f.lookup("avx512vnni") && f.lookup("avx512bw"))
+    return CPUTarget::avx512;
+  if (f.lookup("avxvnni") || (f.lookup("avx512vnni") && f.lookup("avx512vl")))
+    return CPUTarget::avx2;
+  return CPUTarget::generic;
+}
+
+std::optional<CPUTarget> mlir::tq::parseCPUTarget(StringRef name) {
+  if (name == "native")
+    return detectHostCPUTarget();
+  return llvm::StringSwitch<std::optional<CPUTarget>>(name)
+      .Case("avx512", CPUTarget::avx512)
+      .Case("avx2", CPUTarget::avx2)
+      .Case("generic", CPUTarget::generic)
+      .Default(std::nullopt);
+}
+
+StringRef mlir::tq::stringifyCPUTarget(CPUTarget t) {
+  switch (t) {
+  case CPUTarget::avx512:
+    return "avx512";
+  case CPUTarget::avx2:
+    return "avx2";
+  case CPUTarget::generic:
+    return "generic";
+  }
+  return "generic";
+}
+
+//===----------------------------------------------------------------------===//
+// Types and buffers
+//===----------------------------------------------------------------------===//
+
+IntegerType TiledToTensorsConverter::containerType(TiledType t) {
+  return IntegerType::get(t.getContext(), t.getMaxBits() <= 8 ? 8 : 16);
+}
+
+TiledToTensorsConverter::TiledToTensorsConverter() {
+  addConversion([](Type t) { return t; });
+  addConversion([](TiledType t,
+                   SmallVectorImpl<Type> &out) -> std::optional<LogicalResult> {
+    if (!t.hasStaticShape() || t.getHasOffset() ||
+        t.getBitsKind() == BitsKind::per_tile)
+      return failure();
+    out.push_back(RankedTensorType::get(t.getShape(), containerType(t)));
+    out.push_back(RankedTensorType::get(t.getGridShape(),
+                                        Float32Type::get(t.getContext())));
+    return success();
+  });
+}
+
+Value cpu::allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                       Type elementType) {
+  return memref::AllocOp::create(b, loc, MemRefType::get(shape, elementType),
+                                 /*alignment=*/b.getI64IntegerAttr(64));
+}
+
+Value cpu::toBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto t = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+      /*read_only=*/true);
+}
+
+Value cpu::toTensor(OpBuilder &b, Location loc, Value buffer) {
+  auto t = cast<MemRefType>(buffer.getType());
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(t.getShape(), t.getElementType()), buffer,
+      /*restrict=*/true, /*writable=*/true);
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise numerics, as in tq::ref (Quant.cpp)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// qmax = 2^(bits-1) - 1 as f32, from an i32 bit width.
+Value qmaxOf(ImplicitLocOpBuilder &b, Value bits) {
+  Value one = arith::ConstantIntOp::create(b, b.getI32Type(), 1);
+  Value p = arith::ShLIOp::create(b, one, arith::SubIOp::create(b, bits, one));
+  return arith::SIToFPOp::create(b, b.getF32Type(),
+                                 arith::SubIOp::create(b, p, one));
+}
+
+/// |x| if x is finite, else 0: what takes part in a tile's max.
+Value finiteAbs(ImplicitLocOpBuilder &b, Value x) {
+  Value a = math::AbsFOp::create(b, x);
+  Value inf = arith::ConstantFloatOp::create(
+      b, b.getF32Type(), APFloat::getInf(APFloat::IEEEsingle()));
+  Value finite = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, inf);
+  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+  return arith::SelectOp::create(b, finite, a, zero);
+}
+
+/// q = clamp(round(x / step), -m, m) with NaN -> 0, ±Inf -> ±m, step 0 -> 0
+/// (quantizeValue), as an i32.
+Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
+                    RoundingMode mode) {
+  FloatType f32 = b.getF32Type();
+  Type i32 = b.getI32Type();
+  Value v = arith::DivFOp::create(b, x, step);
+  Value negM = arith::NegFOp::create(b, m);
+  v = arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, v, negM), m);
+  switch (mode) {
+  case RoundingMode::up:
+    v = math::CeilOp::create(b, v);
+    break;
+  case RoundingMode::down:
+    v = math::FloorOp::create(b, v);
+    break;
+  case RoundingMode::toward_zero:
+    v = math::TruncOp::create(b, v);
+    break;
+  default:
+    v = math::RoundEvenOp::create(b, v);
+    break;
+  }
+  Value q = arith::FPToSIOp::create(b, i32, v);
+  Value zeroF = arith::ConstantFloatOp::create(b, f32, APFloat(0.0f));
+  Value zeroI = arith::ConstantIntOp::create(b, i32, 0);
+  Value mI = arith::FPToSIOp::create(b, i32, m);
+  Value inf = arith::ConstantFloatOp::create(
+      b, f32, APFloat::getInf(APFloat::IEEEsingle()));
+  Value isNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+  Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                      math::AbsFOp::create(b, x), inf);
+  Value pos = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, zeroF);
+  Value sat =
+      arith::SelectOp::create(b, pos, mI, arith::SubIOp::create(b, zeroI, mI));
+  Value stepZero =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, step, zeroF);
+  q = arith::SelectOp::create(b, stepZero, zeroI, q);
+  q = arith::SelectOp::create(b, isInf, sat, q);
+  return arith::SelectOp::create(b, isNaN, zeroI, q);
+}
+
+Value index(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+/// Loops over every index of `shape` (outermost first).
+void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
+                  function_ref<void(ImplicitLocOpBuilder &, ValueRange)> body) {
+  SmallVector<Value> lbs(shape.size(), index(b, 0)),
+      steps(shape.size(), index(b, 1)), ubs;
+  for (int64_t s : shape)
+    ubs.push_back(index(b, s));
+  scf::buildLoopNest(b, b.getLoc(), lbs, ubs, steps,
+                     [&](OpBuilder &nb, Location loc, ValueRange ivs) {
+                       ImplicitLocOpBuilder ib(loc, nb);
+                       body(ib, ivs);
+                     });
+}
+
+} // namespace
+
+void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
+                            Value x, Value q, Value steps, Value bits) {
+  ImplicitLocOpBuilder b(loc, ob);
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
+  int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
+  Type container = cast<MemRefType>(q.getType()).getElementType();
+  Value m = qmaxOf(b, bits);
+  forEachIndex(
+      b, type.getGridShape(), [&](ImplicitLocOpBuilder &b, ValueRange g) {
+        // The tile's rows [lo0, hi0) along d0 and columns [lo1, hi1) along d1.
+        auto bounds = [&](int64_t d, int64_t t) {
+          Value lo = arith::MulIOp::create(b, g[d], index(b, t));
+          Value hi = arith::MinSIOp::create(
+              b, arith::AddIOp::create(b, lo, index(b, t)), index(b, shape[d]));
+          return std::make_pair(lo, hi);
+        };
+        Value lo0, hi0, lo1, hi1;
+        std::tie(lo0, hi0) = bounds(d0, t0);
+        std::tie(lo1, hi1) = bounds(d1, t1);
+        auto elementIndex = [&](Value r, Value c) {
+          SmallVector<Value> idx(g.begin(), g.end());
+          idx[d0] = r;
+          idx[d1] = c;
+          return idx;
+        };
+        Value one = index(b, 1);
+        Value zero =
+            arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+        // Pass 1: Z = max |x| over the finite elements.
+        auto rows = scf::ForOp::create(
+            b, lo0, hi0, one, ValueRange{zero},
+            [&](OpBuilder &nb, Location l, Value r, ValueRange acc) {
+              auto cols = scf::ForOp::create(
+                  nb, l, lo1, hi1, one, acc,
+                  [&](OpBuilder &nb2, Location l2, Value c, ValueRange acc2) {
+                    ImplicitLocOpBuilder ib(l2, nb2);
+                    Value v = memref::LoadOp::create(ib, x, elementIndex(r, c));
+                    Value mx =
+                        arith::MaxNumFOp::create(ib, acc2[0], finiteAbs(ib, v));
+                    scf::YieldOp::create(ib, mx);
+                  });
+              scf::YieldOp::create(nb, l, cols.getResults());
+            });
+        Value step = arith::DivFOp::create(b, rows.getResult(0), m);
+        memref::StoreOp::create(b, step, steps, g);
+        // Pass 2: the values.
+        scf::buildLoopNest(
+            b, b.getLoc(), ValueRange{lo0, lo1}, ValueRange{hi0, hi1},
+            ValueRange{one, one},
+            [&](OpBuilder &nb, Location l, ValueRange rc) {
+              ImplicitLocOpBuilder ib(l, nb);
+              SmallVector<Value> idx = elementIndex(rc[0], rc[1]);
+              Value v = memref::LoadOp::create(ib, x, idx);
+              Value qi =
+                  quantizeValue(ib, v, step, m, RoundingMode::nearest_even);
+              memref::StoreOp::create(
+                  ib, arith::TruncIOp::create(ib, container, qi), q, idx);
+            });
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The bit width of a tiled result as an i32 value: the `bits` operand for a
+/// dynamic width, else the type's.
+Value bitsValue(ImplicitLocOpBuilder &b, TiledType t, Value bitsOperand) {
+  if (t.getBitsKind() == BitsKind::dynamic)
+    return bitsOperand;
+  return arith::ConstantIntOp::create(b, b.getI32Type(), t.getBits());
+}
+
+struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(QuantizeOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto type = cast<TiledType>(op.getType());
+    Value x = cpu::toBuffer(b, b.getLoc(), adaptor.getInput().front());
+    Value q = cpu::allocBuffer(b, b.getLoc(), type.getShape(),
+                               TiledToTensorsConverter::containerType(type));
+    Value steps =
+        cpu::allocBuffer(b, b.getLoc(), type.getGridShape(), b.getF32Type());
+    Value bits =
+        adaptor.getBits().empty() ? Value() : adaptor.getBits().front();
+    cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
+                           bitsValue(b, type, bits));
+    rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
+                                   cpu::toTensor(b, b.getLoc(), steps)}});
+    return success();
+  }
+};
+
+struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(DequantizeOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto type = cast<TiledType>(op.getInput().getType());
+    Value q = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]);
+    Value steps = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]);
+    Value out =
+        cpu::allocBuffer(b, b.getLoc(), type.getShape(), b.getF32Type());
+    int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
+    forEachIndex(
+        b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+          SmallVector<Value> g(idx.begin(), idx.end());
+          g[d0] = arith::DivUIOp::create(b, idx[d0],
+                                         index(b, type.getTileShape()[0]));
+          g[d1] = arith::DivUIOp::create(b, idx[d1],
+                                         index(b, type.getTileShape()[1]));
+          Value v = arith::SIToFPOp::create(b, b.getF32Type(),
+                                            memref::LoadOp::create(b, q, idx));
+          Value s = memref::LoadOp::create(b, steps, g);
+          memref::StoreOp::create(b, arith::MulFOp::create(b, v, s), out, idx);
+        });
+    rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
+    return success();
+  }
+};
+
+struct ConstantLowering : OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ConstantOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto type = cast<TiledType>(op.getType());
+    IntegerType container = TiledToTensorsConverter::containerType(type);
+    auto dataType = RankedTensorType::get(type.getShape(), container);
+    auto values = cast<DenseIntElementsAttr>(op.getValues());
+    // Sign-extend from the storage type (i4 values live in i8).
+    SmallVector<APInt> data;
+    for (const APInt &v : values.getValues<APInt>())
+      data.push_back(v.sextOrTrunc(container.getWidth()));
+    auto stepsType =
+        RankedTensorType::get(type.getGridShape(), rw.getF32Type());
+    Value d = arith::ConstantOp::create(rw, op.getLoc(),
+                                        DenseElementsAttr::get(dataType, data));
+    Value s = arith::ConstantOp::create(
+        rw, op.getLoc(),
+        cast<DenseElementsAttr>(op.getScales()).reshape(stepsType));
+    rw.replaceOpWithMultiple(op, {{d, s}});
+    return success();
+  }
+};
+
+/// Why the CPU lowering cannot take `op` yet, or success.
+LogicalResult checkSupported(Operation *op) {
+  auto fail = [&](const Twine &why) {
+    return op->emitOpError("is not supported by tq-to-cpu: ") << why;
+  };
+  for (Type t :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    auto tiled = dyn_cast<TiledType>(t);
+    if (!tiled)
+      continue;
+    if (!tiled.hasStaticShape())
+      return fail("dynamic shapes are not lowered yet");
+    if (tiled.getHasOffset())
+      return fail("scales with offsets are not lowered yet");
+    if (tiled.getBitsKind() == BitsKind::per_tile)
+      return fail("per-tile bit widths are not lowered yet");
+    if (tiled.getScaleKind() != ScaleKind::f32 &&
+        (isa<QuantizeOp>(op) && op->getResult(0).getType() == t))
+      return fail("computing power-of-two scales is not lowered yet");
+  }
+  if (auto q = dyn_cast<QuantizeOp>(op)) {
+    if (q.getScales())
+      return fail("given scales are not lowered yet");
+    if (q.getRounding() == RoundingMode::stochastic)
+      return fail("stochastic rounding is not lowered yet");
+    if (q.getBits() && !q.getBits().getType().isInteger(32))
+      return fail("per-tile bit widths are not lowered yet");
+  }
+  if (auto m = dyn_cast<MatmulOp>(op)) {
+    auto ta = dyn_cast<TiledType>(m.getLhs().getType());
+    auto tb = dyn_cast<TiledType>(m.getRhs().getType());
+    if (!ta || !tb)
+      return fail("the mixed tiled x float matmul is not lowered yet");
+    if (ta.getRank() != 2)
+      return fail("batched matmuls are not lowered yet");
+  }
+  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp>(op))
+    return success();
+  return fail("no CPU lowering for this op yet");
+}
+
+struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<CPUTarget> t = parseCPUTarget(target);
+    if (!t) {
+      module.emitError("tq-to-cpu: unknown target '")
+          << target << "' (expected native, avx512, avx2 or generic)";
+      return signalPassFailure();
+    }
+    WalkResult checked = module.walk([](Operation *op) {
+      if (isa<TQDialect>(op->getDialect()) && !isa<DotU8S8Op>(op) &&
+          failed(checkSupported(op)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (checked.wasInterrupted())
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    TiledToTensorsConverter converter;
+    ConversionTarget legal(*ctx);
+    legal.addIllegalDialect<TQDialect>();
+    legal.addLegalOp<DotU8S8Op>();
+    legal.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    legal.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
+      return converter.isSignatureLegal(f.getFunctionType()) &&
+             converter.isLegal(&f.getBody());
+    });
+    legal.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+    RewritePatternSet patterns(ctx);
+    populateTQToCPUPatterns(converter, patterns, *t);
+    if (failed(applyPartialConversion(module, legal, std::move(patterns))))
+      return signalPassFailure();
+    module->setAttr("tq.cpu_target",
+                    StringAttr::get(ctx, stringifyCPUTarget(*t)));
+  }
+};
+
+} // namespace
+
+void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
+                                       RewritePatternSet &patterns,
+                                       CPUTarget target) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<QuantizeLowering, DequantizeLowering, ConstantLowering>(
+      converter, ctx);
+  populateTQMatmulToCPUPatterns(converter, patterns, target);
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                 converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+}

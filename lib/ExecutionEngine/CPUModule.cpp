@@ -1,0 +1,368 @@
+//===- CPUModule.cpp - compile and call tq programs on the CPU ------------===//
+#include "tq/ExecutionEngine/CPUModule.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
+#include "tq/Dialect/PPU/IR/PPU.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
+#include "tq/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace ::tq::cpu;
+
+namespace tq::cpu {
+
+const char *elementTypeName(ElementType t) {
+  switch (t) {
+  case ElementType::F32:
+    return "f32";
+  case ElementType::I8:
+    return "i8";
+  case ElementType::I16:
+    return "i16";
+  case ElementType::I32:
+    return "i32";
+  case ElementType::I64:
+    return "i64";
+  }
+  return "?";
+}
+
+size_t elementSize(ElementType t) {
+  switch (t) {
+  case ElementType::I8:
+    return 1;
+  case ElementType::I16:
+    return 2;
+  case ElementType::F32:
+  case ElementType::I32:
+    return 4;
+  case ElementType::I64:
+    return 8;
+  }
+  return 0;
+}
+
+int64_t BufferType::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool hostSupports(const std::string &target) {
+  if (target == "generic")
+    return true;
+  mlir::tq::CPUTarget best = mlir::tq::detectHostCPUTarget();
+  if (target == "avx2")
+    return best != mlir::tq::CPUTarget::generic;
+  if (target == "avx512")
+    return best == mlir::tq::CPUTarget::avx512;
+  return target == "native";
+}
+} // namespace tq::cpu
+
+namespace {
+
+std::optional<ElementType> elementOf(Type t) {
+  if (t.isF32())
+    return ElementType::F32;
+  if (t.isInteger(8))
+    return ElementType::I8;
+  if (t.isInteger(16))
+    return ElementType::I16;
+  if (t.isInteger(32))
+    return ElementType::I32;
+  if (t.isInteger(64))
+    return ElementType::I64;
+  return std::nullopt;
+}
+
+/// Appends the buffers of one argument or result of type `t`.
+LogicalResult flatten(Type t, const std::string &name,
+                      std::vector<BufferType> &out, std::string &why) {
+  if (auto tiled = dyn_cast<mlir::tq::TiledType>(t)) {
+    if (!tiled.hasStaticShape()) {
+      why = "a dynamic shape";
+      return failure();
+    }
+    BufferType data, steps;
+    data.element =
+        mlir::tq::TiledToTensorsConverter::containerType(tiled).getWidth() == 8
+            ? ElementType::I8
+            : ElementType::I16;
+    data.shape.assign(tiled.getShape().begin(), tiled.getShape().end());
+    data.name = name + ".data";
+    steps.element = ElementType::F32;
+    SmallVector<int64_t> grid = tiled.getGridShape();
+    steps.shape.assign(grid.begin(), grid.end());
+    steps.name = name + ".steps";
+    out.push_back(data);
+    out.push_back(steps);
+    return success();
+  }
+  BufferType b;
+  b.name = name;
+  if (auto tensor = dyn_cast<RankedTensorType>(t)) {
+    std::optional<ElementType> e = elementOf(tensor.getElementType());
+    if (!tensor.hasStaticShape() || !e) {
+      why = "not a static f32/i8/i16/i32/i64 tensor";
+      return failure();
+    }
+    b.element = *e;
+    b.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  } else if (std::optional<ElementType> e = elementOf(t)) {
+    b.element = *e;
+  } else {
+    why = "an unsupported type";
+    return failure();
+  }
+  out.push_back(b);
+  return success();
+}
+
+/// A ranked memref descriptor as the expanded LLVM calling convention
+/// passes it: allocated and aligned pointers, offset, sizes, strides.
+struct Descriptor {
+  std::vector<int64_t> slots;
+  Descriptor(void *data, const std::vector<int64_t> &shape) {
+    slots.push_back(reinterpret_cast<int64_t>(data));
+    slots.push_back(reinterpret_cast<int64_t>(data));
+    slots.push_back(0);
+    for (int64_t d : shape)
+      slots.push_back(d);
+    int64_t stride = 1;
+    std::vector<int64_t> strides(shape.size());
+    for (size_t i = shape.size(); i-- > 0;) {
+      strides[i] = stride;
+      stride *= shape[i];
+    }
+    slots.insert(slots.end(), strides.begin(), strides.end());
+  }
+};
+
+} // namespace
+
+struct CPUModule::Impl {
+  std::unique_ptr<MLIRContext> context;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::vector<std::string> functions;
+  std::map<std::string, Signature> signatures;
+  std::string target;
+};
+
+CPUModule::CPUModule() : impl(std::make_unique<Impl>()) {}
+CPUModule::~CPUModule() = default;
+
+const std::vector<std::string> &CPUModule::functions() const {
+  return impl->functions;
+}
+const std::string &CPUModule::target() const { return impl->target; }
+
+std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
+                                              const std::string &name,
+                                              const CompileOptions &options,
+                                              std::string &error) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+
+  std::unique_ptr<CPUModule> m(new CPUModule());
+  DialectRegistry registry;
+  registry.insert<mlir::tq::TQDialect, mlir::ppu::PPUDialect>();
+  mlir::tq::registerTQCPUDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  m->impl->context = std::make_unique<MLIRContext>(registry);
+  MLIRContext *ctx = m->impl->context.get();
+
+  llvm::raw_string_ostream errs(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, name), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, ctx, errs);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  if (!module)
+    return nullptr;
+
+  // The signatures, before lowering changes them.
+  for (auto f : module->getOps<func::FuncOp>()) {
+    if (f.isPrivate() || f.isExternal())
+      continue;
+    Signature sig;
+    std::string why;
+    FunctionType type = f.getFunctionType();
+    int scalarResults = 0;
+    for (auto [i, t] : llvm::enumerate(type.getInputs()))
+      if (failed(flatten(t, "arg" + std::to_string(i), sig.inputs, why))) {
+        f.emitError("tq-run: argument ")
+            << i << " of @" << f.getName() << " has " << why << ": " << t;
+        return nullptr;
+      }
+    for (auto [i, t] : llvm::enumerate(type.getResults())) {
+      if (failed(flatten(t, "result" + std::to_string(i), sig.outputs, why))) {
+        f.emitError("tq-run: result ")
+            << i << " of @" << f.getName() << " has " << why << ": " << t;
+        return nullptr;
+      }
+      scalarResults += !isa<ShapedType, mlir::tq::TiledType>(t);
+    }
+    if (scalarResults > 1) {
+      f.emitError("tq-run: @")
+          << f.getName() << " returns more than one scalar";
+      return nullptr;
+    }
+    m->impl->functions.push_back(f.getName().str());
+    m->impl->signatures[f.getName().str()] = sig;
+  }
+
+  PassManager pm(ctx);
+  mlir::tq::ToCPUPipelineOptions pipeline;
+  pipeline.target = options.target;
+  mlir::tq::buildToCPUPipeline(pm, pipeline);
+  if (failed(pm.run(*module)))
+    return nullptr;
+  if (auto t = (*module)->getAttrOfType<StringAttr>("tq.cpu_target"))
+    m->impl->target = t.str();
+  if (!hostSupports(m->impl->target)) {
+    errs << name << ": error: code for target '" << m->impl->target
+         << "' does not run on this host (try --target=native)\n";
+    return nullptr;
+  }
+
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(options.optLevel,
+                                               /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(options.optLevel);
+  engineOptions.enableObjectDump = options.keepObject;
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine) {
+    errs << name << ": error: JIT compilation failed: "
+         << llvm::toString(engine.takeError()) << "\n";
+    return nullptr;
+  }
+  m->impl->engine = std::move(*engine);
+  return m;
+}
+
+bool CPUModule::signature(const std::string &function, Signature &out,
+                          std::string &error) const {
+  auto it = impl->signatures.find(function);
+  if (it == impl->signatures.end()) {
+    error = "no public function @" + function + " in the module";
+    if (!impl->functions.empty()) {
+      error += " (it has";
+      for (const std::string &f : impl->functions)
+        error += " @" + f;
+      error += ")";
+    }
+    return false;
+  }
+  out = it->second;
+  return true;
+}
+
+static std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+static bool checkBuffers(const std::vector<BufferType> &want,
+                         const std::vector<Buffer> &got, const char *what,
+                         std::string &error) {
+  if (want.size() != got.size()) {
+    error = "expected " + std::to_string(want.size()) + " " + what +
+            " buffers, got " + std::to_string(got.size());
+    return false;
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i].element != want[i].element || got[i].shape != want[i].shape) {
+      error = std::string(what) + " " + want[i].name + ": expected " +
+              elementTypeName(want[i].element) + " " +
+              shapeString(want[i].shape) + ", got " +
+              elementTypeName(got[i].element) + " " + shapeString(got[i].shape);
+      return false;
+    }
+    if (!got[i].data) {
+      error = std::string(what) + " " + want[i].name + " has no data";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool CPUModule::invoke(const std::string &function,
+                       const std::vector<Buffer> &inputs,
+                       const std::vector<Buffer> &outputs, std::string &error) {
+  Signature sig;
+  if (!signature(function, sig, error) ||
+      !checkBuffers(sig.inputs, inputs, "input", error) ||
+      !checkBuffers(sig.outputs, outputs, "output", error))
+    return false;
+  // Memrefs are passed as expanded descriptors, scalars by value; shaped
+  // results are out-parameters after the inputs; a scalar result is
+  // returned through the last pointer.
+  std::vector<Descriptor> descriptors;
+  descriptors.reserve(inputs.size() + outputs.size());
+  for (const Buffer &b : inputs)
+    if (!b.shape.empty())
+      descriptors.emplace_back(b.data, b.shape);
+  for (const Buffer &b : outputs)
+    if (!b.shape.empty())
+      descriptors.emplace_back(b.data, b.shape);
+  // Pointers into the descriptors, in argument order.
+  size_t d = 0;
+  std::vector<void *> packed;
+  for (const Buffer &b : inputs) {
+    if (b.shape.empty()) {
+      packed.push_back(b.data);
+      continue;
+    }
+    for (int64_t &slot : descriptors[d++].slots)
+      packed.push_back(&slot);
+  }
+  for (const Buffer &b : outputs) {
+    if (b.shape.empty())
+      continue;
+    for (int64_t &slot : descriptors[d++].slots)
+      packed.push_back(&slot);
+  }
+  for (const Buffer &b : outputs)
+    if (b.shape.empty())
+      packed.push_back(b.data);
+  if (llvm::Error e = impl->engine->invokePacked(function, packed)) {
+    error = llvm::toString(std::move(e));
+    return false;
+  }
+  return true;
+}
+
+bool CPUModule::dumpObject(const std::string &path, std::string &error) {
+  if (!impl->engine) {
+    error = "nothing compiled";
+    return false;
+  }
+  impl->engine->dumpToObjectFile(path);
+  return true;
+}

@@ -1,0 +1,180 @@
+//===- tq-run.cpp - compile a tq program and run it on the CPU ------------===//
+//
+//   tq-run PROGRAM.mlir [--entry=main] [--target=native]
+//          --input x.npy ... --output y.npy ... [--repeat=N]
+//
+// Lowers PROGRAM with tq-to-cpu, JIT-compiles it for this host and calls
+// the entry function on .npy inputs, writing .npy outputs. A `!tq.tiled`
+// argument or result is two arrays, its data then its steps (see
+// --print-signature). --emit-object keeps the compiled code for linking
+// ahead of time.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/ExecutionEngine/CPUModule.h"
+#include "tq/Runtime/Npy.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace llvm;
+namespace cpu = tq::cpu;
+namespace npy = tq::npy;
+
+static cl::opt<std::string> programPath(cl::Positional, cl::Required,
+                                        cl::desc("<program.mlir>"));
+static cl::opt<std::string> entry("entry", cl::desc("function to call"),
+                                  cl::init("main"));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("instruction set: native, avx512, avx2 or generic"),
+           cl::init("native"));
+static cl::list<std::string>
+    inputs("input", cl::desc("FILE.npy: the next input buffer, in order"));
+static cl::list<std::string>
+    outputs("output", cl::desc("FILE.npy: the next output buffer, in order"));
+static cl::opt<unsigned> repeat("repeat",
+                                cl::desc("call the function N times and "
+                                         "report the time"),
+                                cl::init(1));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
+                                  cl::init(3));
+static cl::opt<bool> printSignature("print-signature",
+                                    cl::desc("print the entry's buffers"));
+static cl::opt<std::string>
+    emitObject("emit-object",
+               cl::desc("write the compiled object file (AOT) here"));
+
+static int fail(const Twine &msg) {
+  errs() << "tq-run: error: " << msg << "\n";
+  return 1;
+}
+
+static std::optional<npy::DType> dtypeOf(cpu::ElementType t) {
+  switch (t) {
+  case cpu::ElementType::F32:
+    return npy::DType::F32;
+  case cpu::ElementType::I8:
+    return npy::DType::I8;
+  case cpu::ElementType::I16:
+    return npy::DType::I16;
+  case cpu::ElementType::I32:
+    return npy::DType::I32;
+  case cpu::ElementType::I64:
+    return npy::DType::I64;
+  }
+  return std::nullopt;
+}
+
+static std::string describe(npy::DType t, const std::vector<int64_t> &shape) {
+  std::string s = std::string(npy::descr(t)) + " (";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "compile a tq program and run it on the CPU\n");
+  if (optLevel > 3)
+    return fail("-O must be 0..3, got " + Twine(optLevel));
+  if (repeat == 0)
+    return fail("--repeat must be at least 1");
+  if (target != "native" && target != "avx512" && target != "avx2" &&
+      target != "generic")
+    return fail("--target must be native, avx512, avx2 or generic, got '" +
+                target + "'");
+  if (!cpu::hostSupports(target))
+    return fail("this host cannot run --target=" + target);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+      MemoryBuffer::getFile(programPath);
+  if (!file)
+    return fail("cannot open '" + programPath +
+                "': " + file.getError().message());
+
+  cpu::CompileOptions options;
+  options.target = target;
+  options.optLevel = optLevel;
+  options.keepObject = !emitObject.empty();
+  std::string error;
+  std::unique_ptr<cpu::CPUModule> module = cpu::CPUModule::compile(
+      (*file)->getBuffer().str(), programPath, options, error);
+  if (!module) {
+    errs() << error;
+    return 1;
+  }
+  if (!emitObject.empty() && !module->dumpObject(emitObject, error))
+    return fail(error);
+  cpu::Signature sig;
+  if (!module->signature(entry, sig, error))
+    return fail(error);
+  if (printSignature) {
+    outs() << "@" << entry << " (target " << module->target() << ")\n";
+    for (auto [kind, list] : {std::make_pair("input", &sig.inputs),
+                              std::make_pair("output", &sig.outputs)})
+      for (size_t i = 0; i < list->size(); ++i)
+        outs() << "  " << kind << " " << i << ": " << (*list)[i].name << " "
+               << describe(*dtypeOf((*list)[i].element), (*list)[i].shape)
+               << "\n";
+  }
+  if (inputs.empty() && outputs.empty() &&
+      (printSignature || !emitObject.empty()))
+    return 0;
+
+  if (inputs.size() != sig.inputs.size())
+    return fail("@" + entry + " takes " + Twine(sig.inputs.size()) +
+                " input buffers, got " + Twine(inputs.size()) +
+                " --input (see --print-signature)");
+  if (!outputs.empty() && outputs.size() != sig.outputs.size())
+    return fail("@" + entry + " produces " + Twine(sig.outputs.size()) +
+                " output buffers, got " + Twine(outputs.size()) +
+                " --output (see --print-signature)");
+
+  std::vector<npy::Array> in(inputs.size()), out(sig.outputs.size());
+  std::vector<cpu::Buffer> inBuffers, outBuffers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!npy::read(inputs[i], in[i], error))
+      return fail("input " + Twine(i) + " ('" + inputs[i] + "'): " + error);
+    const cpu::BufferType &want = sig.inputs[i];
+    npy::DType dt = *dtypeOf(want.element);
+    if (in[i].dtype != dt || in[i].shape != want.shape)
+      return fail("input " + Twine(i) + " ('" + inputs[i] + "', " + want.name +
+                  "): expected " + describe(dt, want.shape) + ", got " +
+                  describe(in[i].dtype, in[i].shape));
+    inBuffers.push_back({in[i].bytes.data(), want.element, want.shape});
+  }
+  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+    const cpu::BufferType &want = sig.outputs[i];
+    out[i].dtype = *dtypeOf(want.element);
+    out[i].shape = want.shape;
+    out[i].bytes.assign(want.numElements() * cpu::elementSize(want.element), 0);
+    outBuffers.push_back({out[i].bytes.data(), want.element, want.shape});
+  }
+
+  std::vector<double> ms;
+  for (unsigned r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (!module->invoke(entry, inBuffers, outBuffers, error))
+      return fail(error);
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!npy::write(outputs[i], out[i], error))
+      return fail("output " + Twine(i) + " ('" + outputs[i] + "'): " + error);
+  if (repeat > 1) {
+    std::sort(ms.begin(), ms.end());
+    outs() << format("time: min %.3f ms, median %.3f ms over %u calls "
+                     "(target %s)\n",
+                     ms.front(), ms[ms.size() / 2], unsigned(repeat),
+                     module->target().c_str());
+  }
+  return 0;
+}
