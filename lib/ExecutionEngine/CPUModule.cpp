@@ -14,6 +14,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -189,6 +190,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   mlir::tq::registerTQCPUDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
   m->impl->context = std::make_unique<MLIRContext>(registry);
   MLIRContext *ctx = m->impl->context.get();
 
@@ -235,6 +237,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   PassManager pm(ctx);
   mlir::tq::ToCPUPipelineOptions pipeline;
   pipeline.target = options.target;
+  pipeline.threads = options.threads;
   mlir::tq::buildToCPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return nullptr;
@@ -254,6 +257,16 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);
   engineOptions.enableObjectDump = options.keepObject;
+  // Parallel loops call the OpenMP runtime.
+  bool usesOpenMP = false;
+  module->walk([&](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "omp")
+      usesOpenMP = true;
+  });
+  SmallVector<StringRef> libs;
+  if (usesOpenMP)
+    libs.push_back(TQ_OPENMP_RUNTIME);
+  engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine) {
     errs << name << ": error: JIT compilation failed: "

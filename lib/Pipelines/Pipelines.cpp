@@ -84,6 +84,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   ConvertTQToCPUOptions c;
   c.target = o.target;
+  c.threads = o.threads;
   pm.addPass(createConvertTQToCPU(c));
   pm.addPass(createCanonicalizerPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -102,6 +103,12 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  ConvertSCFToOpenMPPassOptions omp;
+  omp.numThreads = o.threads;
+  pm.addPass(createConvertSCFToOpenMPPass(omp));
+  // Inlines the memref.alloca_scope the OpenMP conversion wraps loop bodies
+  // in (they allocate nothing), before the loops become blocks.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -112,6 +119,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

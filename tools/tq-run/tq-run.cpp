@@ -42,6 +42,9 @@ static cl::opt<unsigned> repeat("repeat",
                                 cl::desc("call the function N times and "
                                          "report the time"),
                                 cl::init(1));
+static cl::opt<int64_t> threads("num-threads",
+                                cl::desc("threads sharing each matmul"),
+                                cl::init(1));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3));
 static cl::opt<bool> printSignature("print-signature",
@@ -84,6 +87,8 @@ int main(int argc, char **argv) {
                               "compile a tq program and run it on the CPU\n");
   if (optLevel > 3)
     return fail("-O must be 0..3, got " + Twine(optLevel));
+  if (threads < 1)
+    return fail("--num-threads must be at least 1, got " + Twine(threads));
   if (repeat == 0)
     return fail("--repeat must be at least 1");
   if (target != "native" && target != "avx512" && target != "avx2" &&
@@ -101,6 +106,7 @@ int main(int argc, char **argv) {
   cpu::CompileOptions options;
   options.target = target;
   options.optLevel = optLevel;
+  options.threads = threads;
   options.keepObject = !emitObject.empty();
   std::string error;
   std::unique_ptr<cpu::CPUModule> module = cpu::CPUModule::compile(

@@ -84,7 +84,10 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"native\"",
            "Instruction set: native (the host's best), avx512, avx2 or "
-           "generic">
+           "generic">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads sharing each matmul's output (more than 1: scf.parallel, "
+           "run by OpenMP)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

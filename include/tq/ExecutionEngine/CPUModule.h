@@ -50,6 +50,8 @@ struct Buffer {
 struct CompileOptions {
   /// native | avx512 | avx2 | generic (see convert-tq-to-cpu).
   std::string target = "native";
+  /// Threads sharing each matmul (OpenMP when more than 1).
+  int64_t threads = 1;
   /// LLVM optimization level, 0..3.
   unsigned optLevel = 3;
   /// Keep the object code for dumpObject().

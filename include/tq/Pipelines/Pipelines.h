@@ -142,6 +142,10 @@ struct ToCPUPipelineOptions : public PassPipelineOptions<ToCPUPipelineOptions> {
       *this, "target",
       llvm::cl::desc("Instruction set: native, avx512, avx2 or generic"),
       llvm::cl::init("native")};
+  Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads sharing each matmul's output (OpenMP)"),
+      llvm::cl::init(1)};
 };
 
 /// tq-to-cpu: convert-tq-to-cpu, one-shot bufferization (function results

@@ -57,6 +57,7 @@ struct KernelShape {
   int64_t L;      // int32 lanes per vector
   int64_t NC = 2; // vectors per row of the micro-tile
   int64_t MR;     // rows of the micro-tile
+  int64_t threads = 1;
   int64_t NR() const { return NC * L; }
   int64_t Mp() const { return llvm::divideCeil(M, MR) * MR; }
   int64_t Kp() const { return KT * kt4; }
@@ -137,7 +138,43 @@ private:
     return arith::SelectOp::create(b, valid, v, zero);
   }
   Value vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8, Value s8);
+  Value rowSums(Value ap, Type elem);
 };
+
+Value KernelEmitter::rowSums(Value ap, Type elem) {
+  Type i32 = b.getI32Type();
+  Value cmp = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, i32);
+  // 16 values at a time when the K-tile allows.
+  int64_t w = s.kt4 % 16 == 0 ? 16 : 1;
+  auto vI32 = VectorType::get({w}, i32);
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{idx(0), idx(0)},
+      ValueRange{idx(s.M), idx(s.KT)}, ValueRange{idx(1), idx(1)},
+      [&](OpBuilder &nb, Location loc, ValueRange iv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value base = arith::MulIOp::create(ib, iv[1], cIndex(ib, s.kt4));
+        Value zero = arith::ConstantOp::create(
+            ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0)));
+        auto loop = scf::ForOp::create(
+            ib, cIndex(ib, 0), cIndex(ib, s.kt4), cIndex(ib, w),
+            ValueRange{zero},
+            [&](OpBuilder &nb2, Location l2, Value r, ValueRange acc) {
+              ImplicitLocOpBuilder jb(l2, nb2);
+              Value kp = arith::AddIOp::create(jb, base, r);
+              Value v = vector::LoadOp::create(jb, VectorType::get({w}, elem),
+                                               ap, ValueRange{iv[0], kp});
+              scf::YieldOp::create(
+                  jb, ValueRange{arith::AddIOp::create(
+                          jb, acc[0], arith::ExtSIOp::create(jb, vI32, v))});
+            });
+        Value sum = vector::ReductionOp::create(ib, vector::CombiningKind::ADD,
+                                                loop.getResult(0));
+        Value c = arith::MulIOp::create(
+            ib, sum, arith::ConstantIntOp::create(ib, i32, -128));
+        memref::StoreOp::create(ib, c, cmp, iv);
+      });
+  return cmp;
+}
 
 Value KernelEmitter::packB(Value bData) {
   auto bt = cast<MemRefType>(bData.getType());
@@ -195,39 +232,29 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   Type aElem = aType.getElementType();
   int64_t aRows = aType.getShape()[0], aCols = aType.getShape()[1];
   int64_t Mp = s.Mp(), Kp = s.Kp(), MR = s.MR, NC = s.NC, L = s.L;
+  (void)aRows;
 
-  // 1. Pack A (and the VNNI compensation).
-  Value ap = cpu::allocBuffer(b, b.getLoc(), {Mp, Kp}, aElem);
-  Value cmp = cpu::allocBuffer(b, b.getLoc(), {Mp, s.KT}, i32);
-  scf::buildLoopNest(
-      b, b.getLoc(), ValueRange{idx(0), idx(0)}, ValueRange{idx(Mp), idx(s.KT)},
-      ValueRange{idx(1), idx(1)},
-      [&](OpBuilder &nb, Location loc, ValueRange iv) {
-        ImplicitLocOpBuilder ib(loc, nb);
-        Value i = iv[0], t = iv[1];
-        Value rowValid = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, i,
-                                               cIndex(ib, s.M));
-        Value base = arith::MulIOp::create(ib, t, cIndex(ib, s.kt4));
-        Value zero = arith::ConstantIntOp::create(ib, i32, 0);
-        auto loop = scf::ForOp::create(
-            ib, cIndex(ib, 0), cIndex(ib, s.kt4), cIndex(ib, 1),
-            ValueRange{zero},
-            [&](OpBuilder &nb2, Location l2, Value r, ValueRange acc) {
-              ImplicitLocOpBuilder jb(l2, nb2);
-              Value kp = arith::AddIOp::create(jb, base, r);
-              auto [k, kValid] = unpackK(jb, kp);
-              Value valid = arith::AndIOp::create(jb, kValid, rowValid);
-              Value v = loadOp(jb, a, s.transA, i, k, valid, aRows, aCols);
-              memref::StoreOp::create(jb, v, ap, ValueRange{i, kp});
-              Value sum = arith::AddIOp::create(
-                  jb, acc[0], arith::ExtSIOp::create(jb, i32, v));
-              scf::YieldOp::create(jb, sum);
-            });
-        Value c = arith::MulIOp::create(
-            ib, loop.getResult(0), arith::ConstantIntOp::create(ib, i32, -128));
-        memref::StoreOp::create(ib, c, cmp, ValueRange{i, t});
-      });
-
+  // 1. A as the kernel reads it, rows of KT·kt4 values: A itself when it
+  //    already is (not transposed, K a whole number of 4-aligned K-tiles),
+  //    else a packed copy. Rows past M are never packed: the kernel reads
+  //    row M-1 for them and drops the results.
+  bool direct = !s.transA && Kp == s.K;
+  Value ap = direct ? a : cpu::allocBuffer(b, b.getLoc(), {s.M, Kp}, aElem);
+  if (!direct)
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{idx(0), idx(0)},
+        ValueRange{idx(s.M), idx(Kp)}, ValueRange{idx(1), idx(1)},
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          auto [k, valid] = unpackK(ib, iv[1]);
+          Value v = loadOp(ib, a, s.transA, iv[0], k, valid, aRows, aCols);
+          memref::StoreOp::create(ib, v, ap, iv);
+        });
+  //    VNNI: cmp[i][t] = -128 · Σ_{k∈t} A[i,k], paying back the offset of
+  //    the weights.
+  Value cmp;
+  if (s.vnni)
+    cmp = rowSums(ap, aElem);
   // 2. Pack B unless it was packed at compile time.
   Value bp = packedB ? packedB : packB(bData);
   Type bElem = cast<MemRefType>(bp.getType()).getElementType();
@@ -238,23 +265,52 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   auto vF32 = VectorType::get({L}, f32);
   auto vElem = VectorType::get({L}, bElem);
   int64_t nAcc = MR * NC;
-  auto outer = scf::ForOp::create(b, idx(0), idx(Mp), idx(MR));
+  // Blocks of MC rows of A (about 256 KiB: they stay in L2) outside, then
+  // column panels (NR columns of B by K: they stay in L1), then the row
+  // micro-tiles of the block.
+  int64_t MC =
+      std::max<int64_t>(1, (256 * 1024 / std::max<int64_t>(Kp, 1)) / MR) * MR;
+  // With threads, the (block, panel) pairs are shared out (scf.parallel,
+  // lowered to OpenMP): every output element is still computed by one
+  // thread in the same order, so results do not depend on the count.
+  int64_t nBlocks = llvm::divideCeil(Mp, MC);
+  Value blk, jp;
+  Operation *outerOp;
+  if (s.threads > 1) {
+    auto par = scf::ParallelOp::create(
+        b, ValueRange{idx(0), idx(0)},
+        ValueRange{idx(nBlocks), idx(s.panels())}, ValueRange{idx(1), idx(1)});
+    blk = par.getInductionVars()[0];
+    jp = par.getInductionVars()[1];
+    outerOp = par;
+  } else {
+    auto blocks = scf::ForOp::create(b, idx(0), idx(nBlocks), idx(1));
+    blk = blocks.getInductionVar();
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(blocks.getBody());
+    auto panels = scf::ForOp::create(b, idx(0), idx(s.panels()), idx(1));
+    jp = panels.getInductionVar();
+    outerOp = panels;
+  }
   {
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(outer.getBody());
-    Value i0 = outer.getInductionVar();
-    auto panelLoop = scf::ForOp::create(b, idx(0), idx(s.panels()), idx(1));
-    b.setInsertionPointToStart(panelLoop.getBody());
-    Value jp = panelLoop.getInductionVar();
+    b.setInsertionPointToStart(&outerOp->getRegion(0).front());
+    Value m0 = arith::MulIOp::create(b, blk, idx(MC));
+    Value m1 = arith::MinUIOp::create(b, arith::AddIOp::create(b, m0, idx(MC)),
+                                      idx(Mp));
+    auto rowLoop = scf::ForOp::create(b, m0, m1, idx(MR));
+    b.setInsertionPointToStart(rowLoop.getBody());
+    Value i0 = rowLoop.getInductionVar();
     Value j0 = arith::MulIOp::create(b, jp, idx(s.NR()));
     Value zeroF = arith::ConstantOp::create(
         b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
     SmallVector<Value> init(nAcc, zeroF);
     // Rows of the micro-tile, clamped for the scales of padding rows.
-    SmallVector<Value> rowIdx, rowScaleIdx;
+    SmallVector<Value> rowIdx, aRow, rowScaleIdx;
     for (int64_t r = 0; r < MR; ++r) {
       Value i = arith::AddIOp::create(b, i0, idx(r));
       rowIdx.push_back(i);
+      aRow.push_back(arith::MinUIOp::create(b, i, idx(s.M - 1)));
       rowScaleIdx.push_back(arith::DivUIOp::create(
           b, arith::MinUIOp::create(b, i, idx(s.M - 1)), idx(s.tileMA)));
     }
@@ -274,7 +330,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
             if (s.vnni)
               start = vector::BroadcastOp::create(
                   ib, vI32,
-                  memref::LoadOp::create(ib, cmp, ValueRange{rowIdx[r], t}));
+                  memref::LoadOp::create(ib, cmp, ValueRange{aRow[r], t}));
             else
               start = arith::ConstantOp::create(
                   ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0)));
@@ -308,7 +364,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                     Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 4));
                     Value four =
                         vector::LoadOp::create(kb, VectorType::get({4}, aElem),
-                                               ap, ValueRange{rowIdx[r], kp});
+                                               ap, ValueRange{aRow[r], kp});
                     Value word = vector::ExtractOp::create(
                         kb,
                         vector::BitCastOp::create(kb, VectorType::get({1}, i32),
@@ -316,8 +372,8 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                         ArrayRef<int64_t>{0});
                     av = vector::BroadcastOp::create(kb, vI32, word);
                   } else {
-                    Value x = memref::LoadOp::create(kb, ap,
-                                                     ValueRange{rowIdx[r], g});
+                    Value x =
+                        memref::LoadOp::create(kb, ap, ValueRange{aRow[r], g});
                     av = vector::BroadcastOp::create(
                         kb, vI32, arith::ExtSIOp::create(kb, i32, x));
                   }
@@ -406,9 +462,10 @@ KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
 }
 
 struct MatmulLowering : OpConversionPattern<MatmulOp> {
-  MatmulLowering(TypeConverter &tc, MLIRContext *ctx, CPUTarget target)
-      : OpConversionPattern(tc, ctx), target(target) {}
-  CPUTarget target;
+  MatmulLowering(TypeConverter &tc, MLIRContext *ctx,
+                 const CPUCodegenOptions &options)
+      : OpConversionPattern(tc, ctx), options(options) {}
+  CPUCodegenOptions options;
 
   LogicalResult matchAndRewrite(MatmulOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
@@ -416,7 +473,8 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     auto tb = dyn_cast<TiledType>(op.getRhs().getType());
     if (!ta || !tb || ta.getRank() != 2)
       return rw.notifyMatchFailure(op, "mixed or batched matmul");
-    KernelShape s = kernelShape(op, ta, tb, target);
+    KernelShape s = kernelShape(op, ta, tb, options.target);
+    s.threads = options.threads;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     KernelEmitter e(b, s);
     Value a = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[0]);
@@ -439,8 +497,8 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
 
 void mlir::tq::populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                              RewritePatternSet &patterns,
-                                             CPUTarget target) {
-  patterns.add<MatmulLowering>(converter, patterns.getContext(), target);
+                                             const CPUCodegenOptions &options) {
+  patterns.add<MatmulLowering>(converter, patterns.getContext(), options);
 }
 
 namespace {

@@ -415,7 +415,15 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
     legal.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
         [&](Operation *op) { return converter.isLegal(op); });
     RewritePatternSet patterns(ctx);
-    populateTQToCPUPatterns(converter, patterns, *t);
+    if (threads < 1) {
+      module.emitError("tq-to-cpu: threads must be at least 1, got ")
+          << threads;
+      return signalPassFailure();
+    }
+    CPUCodegenOptions options;
+    options.target = *t;
+    options.threads = threads;
+    populateTQToCPUPatterns(converter, patterns, options);
     if (failed(applyPartialConversion(module, legal, std::move(patterns))))
       return signalPassFailure();
     module->setAttr("tq.cpu_target",
@@ -427,11 +435,11 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
 
 void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
                                        RewritePatternSet &patterns,
-                                       CPUTarget target) {
+                                       const CPUCodegenOptions &options) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<QuantizeLowering, DequantizeLowering, ConstantLowering>(
       converter, ctx);
-  populateTQMatmulToCPUPatterns(converter, patterns, target);
+  populateTQMatmulToCPUPatterns(converter, patterns, options);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);
   populateReturnOpTypeConversionPattern(patterns, converter);

@@ -37,6 +37,14 @@ std::optional<CPUTarget> parseCPUTarget(llvm::StringRef name);
 CPUTarget detectHostCPUTarget();
 llvm::StringRef stringifyCPUTarget(CPUTarget t);
 
+/// What the generated code is for.
+struct CPUCodegenOptions {
+  CPUTarget target = CPUTarget::generic;
+  /// Threads sharing the matmul's output tiles: 1 emits sequential loops,
+  /// more an `scf.parallel` that tq-to-cpu lowers to OpenMP.
+  int64_t threads = 1;
+};
+
 /// Converts `!tq.tiled` into (data tensor, steps tensor); other types are
 /// kept.
 class TiledToTensorsConverter : public TypeConverter {
@@ -47,12 +55,13 @@ public:
 };
 
 void populateTQToCPUPatterns(TypeConverter &converter,
-                             RewritePatternSet &patterns, CPUTarget target);
+                             RewritePatternSet &patterns,
+                             const CPUCodegenOptions &options);
 
 /// The matmul pattern (Matmul.cpp).
 void populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns,
-                                   CPUTarget target);
+                                   const CPUCodegenOptions &options);
 
 namespace cpu {
 /// Emits the quantization of one tile-grid: `x` (f32 memref) into `q`
