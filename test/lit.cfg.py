@@ -23,5 +23,5 @@ config.substitutions.append(("%tq_src", config.tq_src_root))
 config.environment["PYTHONPATH"] = os.path.join(config.tq_src_root, "python")
 
 tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
-tools = ["tq-bench", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-translate"]
+tools = ["tq-bench", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run", "tq-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

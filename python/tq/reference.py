@@ -153,9 +153,20 @@ def error_a3(x, xhat):
                      / total + 1)
 
 
-def matmul(qa, sa, tile_a, qb, sb, tile_b):
+def round_bf16(x):
+    """f32 -> nearest-even bf16 precision, kept in f32 (Inf/NaN unchanged)."""
+    x = np.asarray(x, F32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    lsb = (bits >> 16) & 1
+    rounded = (((bits + 0x7FFF + lsb) & 0xFFFF0000) & 0xFFFFFFFF).astype(np.uint32)
+    return np.where(np.isfinite(x), rounded.view(F32), x).astype(F32)
+
+
+def matmul(qa, sa, tile_a, qb, sb, tile_b, scale_product="exact"):
     """SPEC T5 for 2-D operands split on (0, 1): int partial sums per K-tile,
-    times sA*sB in f32, accumulated in f32 in increasing K-tile order."""
+    times sA*sB in f32 (rounded to bf16 with scale_product="bf16"),
+    accumulated in f32 in increasing K-tile order. A transposed operand is
+    passed transposed (q.T, steps.T, tile reversed: T4)."""
     m, k = qa.shape
     n = qb.shape[1]
     ktile = tile_a[1]
@@ -168,6 +179,8 @@ def matmul(qa, sa, tile_a, qb, sb, tile_b):
         s_a = np.repeat(sa[:, t], tile_a[0])[:m].astype(F32)
         s_b = np.repeat(sb[t, :], tile_b[1])[:n].astype(F32)
         scale = (s_a[:, None] * s_b[None, :]).astype(F32)
+        if scale_product == "bf16":
+            scale = round_bf16(scale)
         acc = (acc + (psum.astype(F32) * scale).astype(F32)).astype(F32)
     return acc
 

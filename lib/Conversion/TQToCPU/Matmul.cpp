@@ -82,18 +82,33 @@ DenseElementsAttr packConstantB(const KernelShape &s, ConstantOp c,
       return 0;
     return s.transB ? v[j * stored[1] + k] : v[k * stored[1] + j];
   };
+  // The logical k of packed position kp (K when it is padding).
+  auto logicalK = [&](int64_t kp) {
+    int64_t t = kp / s.kt4, r = kp % s.kt4;
+    return r < s.kt ? t * s.kt + r : s.K;
+  };
   int64_t NR = s.NR(), Kp = s.Kp();
-  std::vector<int8_t> out(packedType.getNumElements());
-  size_t o = 0;
-  for (int64_t p = 0; p < s.panels(); ++p)
-    for (int64_t g = 0; g < Kp / 4; ++g)
-      for (int64_t n = 0; n < NR; ++n)
-        for (int64_t kk = 0; kk < 4; ++kk) {
-          int64_t kp = 4 * g + kk, t = kp / s.kt4, r = kp % s.kt4;
-          int64_t k = r < s.kt ? t * s.kt + r : s.K;
-          out[o++] = static_cast<int8_t>(at(k, p * NR + n) ^ 0x80);
-        }
-  return DenseElementsAttr::get(packedType, ArrayRef<int8_t>(out));
+  unsigned width = packedType.getElementType().getIntOrFloatBitWidth();
+  SmallVector<APInt> out;
+  out.reserve(packedType.getNumElements());
+  for (int64_t p = 0; p < s.panels(); ++p) {
+    if (s.vnni) {
+      // [panel][k/4][n*4 + k%4], offset binary.
+      for (int64_t g = 0; g < Kp / 4; ++g)
+        for (int64_t n = 0; n < NR; ++n)
+          for (int64_t kk = 0; kk < 4; ++kk)
+            out.push_back(APInt(width,
+                                at(logicalK(4 * g + kk), p * NR + n) ^ 0x80,
+                                /*isSigned=*/true, /*implicitTrunc=*/true));
+    } else {
+      // [panel][k][n], signed.
+      for (int64_t kp = 0; kp < Kp; ++kp)
+        for (int64_t n = 0; n < NR; ++n)
+          out.push_back(APInt(width, at(logicalK(kp), p * NR + n),
+                              /*isSigned=*/true));
+    }
+  }
+  return DenseElementsAttr::get(packedType, out);
 }
 
 class KernelEmitter {
@@ -259,7 +274,27 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   Value bp = packedB ? packedB : packB(bData);
   Type bElem = cast<MemRefType>(bp.getType()).getElementType();
 
-  // 3. The micro-kernel loops.
+  // 3. B's steps per column when a vector of L columns spans several B
+  //    tiles (B tiles narrower than L): colSteps[t][j] = sB(t, j / tile).
+  Value colSteps;
+  if (s.tileNB % L != 0) {
+    int64_t width = s.panels() * s.NR();
+    colSteps = cpu::allocBuffer(b, b.getLoc(), {s.KT, width}, f32);
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{idx(0), idx(0)},
+        ValueRange{idx(s.KT), idx(width)}, ValueRange{idx(1), idx(1)},
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          Value cb = arith::DivUIOp::create(
+              ib, arith::MinUIOp::create(ib, iv[1], cIndex(ib, s.N - 1)),
+              cIndex(ib, s.tileNB));
+          Value step = memref::LoadOp::create(
+              ib, sb, s.transB ? ValueRange{cb, iv[0]} : ValueRange{iv[0], cb});
+          memref::StoreOp::create(ib, step, colSteps, iv);
+        });
+  }
+
+  // 4. The micro-kernel loops.
   Value c = cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, f32);
   auto vI32 = VectorType::get({L}, i32);
   auto vF32 = VectorType::get({L}, f32);
@@ -395,16 +430,32 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
             Value sAv = memref::LoadOp::create(
                 ib, sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
             for (int64_t cc = 0; cc < NC; ++cc) {
-              Value cb = colScaleIdx[cc];
-              Value sBv = memref::LoadOp::create(
-                  ib, sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
-              Value prod = arith::MulFOp::create(ib, sAv, sBv);
-              if (s.bf16)
-                prod = arith::ExtFOp::create(
-                    ib, f32,
-                    arith::TruncFOp::create(ib, ib.getBF16Type(), prod)
-                        .getResult());
-              Value sv = vector::BroadcastOp::create(ib, vF32, prod);
+              Value sv;
+              if (colSteps) {
+                // Columns of several B tiles in one vector: one step each.
+                Value j = arith::AddIOp::create(ib, j0, cIndex(ib, cc * L));
+                Value sBv = vector::LoadOp::create(ib, vF32, colSteps,
+                                                   ValueRange{t, j});
+                sv = arith::MulFOp::create(
+                    ib, vector::BroadcastOp::create(ib, vF32, sAv), sBv);
+                if (s.bf16)
+                  sv = arith::ExtFOp::create(
+                      ib, vF32,
+                      arith::TruncFOp::create(
+                          ib, VectorType::get({L}, ib.getBF16Type()), sv)
+                          .getResult());
+              } else {
+                Value cb = colScaleIdx[cc];
+                Value sBv = memref::LoadOp::create(
+                    ib, sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
+                Value prod = arith::MulFOp::create(ib, sAv, sBv);
+                if (s.bf16)
+                  prod = arith::ExtFOp::create(
+                      ib, f32,
+                      arith::TruncFOp::create(ib, ib.getBF16Type(), prod)
+                          .getResult());
+                sv = vector::BroadcastOp::create(ib, vF32, prod);
+              }
               Value psum = arith::SIToFPOp::create(
                   ib, vF32, kLoop.getResult(r * NC + cc));
               out.push_back(arith::AddFOp::create(
@@ -482,8 +533,9 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     Value bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
     Value sb = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[1]);
     Value packed;
-    if (auto c = op.getRhs().getDefiningOp<ConstantOp>(); c && s.vnni) {
-      RankedTensorType pt = e.packedBType(b.getI8Type());
+    if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
+      RankedTensorType pt =
+          e.packedBType(TiledToTensorsConverter::containerType(tb));
       packed = cpu::toBuffer(
           b, b.getLoc(), arith::ConstantOp::create(b, packConstantB(s, c, pt)));
     }

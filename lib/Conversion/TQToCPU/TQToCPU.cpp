@@ -194,7 +194,8 @@ void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
 } // namespace
 
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
-                            Value x, Value q, Value steps, Value bits) {
+                            Value x, Value q, Value steps, Value bits,
+                            RoundingMode rounding) {
   ImplicitLocOpBuilder b(loc, ob);
   ArrayRef<int64_t> shape = type.getShape();
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
@@ -247,8 +248,7 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
               ImplicitLocOpBuilder ib(l, nb);
               SmallVector<Value> idx = elementIndex(rc[0], rc[1]);
               Value v = memref::LoadOp::create(ib, x, idx);
-              Value qi =
-                  quantizeValue(ib, v, step, m, RoundingMode::nearest_even);
+              Value qi = quantizeValue(ib, v, step, m, rounding);
               memref::StoreOp::create(
                   ib, arith::TruncIOp::create(ib, container, qi), q, idx);
             });
@@ -283,7 +283,7 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
     Value bits =
         adaptor.getBits().empty() ? Value() : adaptor.getBits().front();
     cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
-                           bitsValue(b, type, bits));
+                           bitsValue(b, type, bits), op.getRounding());
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), steps)}});
     return success();
@@ -417,7 +417,7 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
     RewritePatternSet patterns(ctx);
     if (threads < 1) {
       module.emitError("tq-to-cpu: threads must be at least 1, got ")
-          << threads;
+          << static_cast<int64_t>(threads);
       return signalPassFailure();
     }
     CPUCodegenOptions options;

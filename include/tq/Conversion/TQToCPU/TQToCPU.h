@@ -20,6 +20,7 @@
 namespace mlir::tq {
 
 class TiledType;
+enum class RoundingMode : uint32_t;
 
 /// The instruction set the generated kernels use.
 enum class CPUTarget {
@@ -68,7 +69,7 @@ namespace cpu {
 /// (container memref) and `steps`, computing each tile's step from its data
 /// (T3). `bits` is an i32 value. Shared by quantize and postprocess.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
-                       Value q, Value steps, Value bits);
+                       Value q, Value steps, Value bits, RoundingMode rounding);
 /// `memref.alloc` of a static shape.
 Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type elementType);

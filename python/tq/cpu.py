@@ -1,0 +1,38 @@
+"""Run tq programs on the CPU backend from Python, through tq-run.
+
+    cpu = Runner(tq_run)
+    c, = cpu.run(mlir_text, [x, w], target="avx2", threads=2)
+
+A `!tq.tiled` argument or result is two arrays, its data then its steps
+(`tq-run --print-signature`). Work files live in a private directory; a
+failing tq-run raises `ToolError` with its stderr.
+"""
+import numpy as np
+
+from tq.ppu import Flow, ToolError  # noqa: F401  (ToolError re-exported)
+
+TARGETS = ("avx512", "avx2", "generic")
+
+
+class Runner:
+    def __init__(self, tq_run, workdir=None):
+        self.tool = tq_run
+        self.flow = Flow(workdir=workdir)
+        self.count = 0
+
+    def run(self, mlir, inputs, target="native", threads=1, entry="main",
+            outputs=1):
+        """Compiles `mlir` (text) and calls `entry` on `inputs` (arrays, in
+        order; scalars as 0-d arrays). Returns the `outputs` result arrays."""
+        self.count += 1
+        src = self.flow.write(f"p{self.count}.mlir", mlir)
+        args = [src, f"--target={target}", f"--num-threads={threads}",
+                f"--entry={entry}"]
+        for i, a in enumerate(inputs):
+            p = self.flow.path(f"in{self.count}-{i}.npy")
+            np.save(p, a)
+            args.append(f"--input={p}")
+        outs = [self.flow.path(f"out{self.count}-{i}.npy") for i in range(outputs)]
+        args += [f"--output={p}" for p in outs]
+        self.flow.run(self.tool, *args)
+        return [np.load(p) for p in outs]

@@ -1,0 +1,44 @@
+// What tq-to-cpu does not lower yet is an error naming the op and why.
+// RUN: tq-opt %s --split-input-file --verify-diagnostics --convert-tq-to-cpu
+
+!T = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+func.func @requantize(%a: !T) -> !T {
+  // expected-error @+1 {{'tq.requantize' op is not supported by tq-to-cpu: no CPU lowering for this op yet}}
+  %r = tq.requantize %a : !T -> !T
+  return %r : !T
+}
+
+// -----
+
+func.func @offsets(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'tq.quantize' op is not supported by tq-to-cpu: scales with offsets are not lowered yet}}
+  %q = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32, offset>
+  %d = tq.dequantize %q : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32, offset> -> tensor<8x8xf32>
+  return %d : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @pow2(%x: tensor<8x8xf32>) -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = pow2> {
+  // expected-error @+1 {{'tq.quantize' op is not supported by tq-to-cpu: computing power-of-two scales is not lowered yet}}
+  %q = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = pow2>
+  return %q : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = pow2>
+}
+
+// -----
+
+!T = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+func.func @stochastic(%x: tensor<8x8xf32>) -> !T {
+  // expected-error @+1 {{'tq.quantize' op is not supported by tq-to-cpu: stochastic rounding is not lowered yet}}
+  %q = tq.quantize %x rounding stochastic {seed = 1 : i64} : tensor<8x8xf32> -> !T
+  return %q : !T
+}
+
+// -----
+
+!T = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+func.func @mixed(%a: !T, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'tq.matmul' op is not supported by tq-to-cpu: the mixed tiled x float matmul is not lowered yet}}
+  %c = tq.matmul %a, %b : !T, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}

@@ -1,0 +1,49 @@
+// The matmul kernels convert-tq-to-cpu generates for each target (C3):
+// vpdpbusd on 16 or 8 int32 lanes with weights in offset binary, or
+// portable vectors; constant weights packed at compile time.
+// RUN: tq-opt %s --convert-tq-to-cpu=target=avx512 | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: tq-opt %s --convert-tq-to-cpu=target=avx2 | FileCheck %s --check-prefixes=CHECK,AVX2
+// RUN: tq-opt %s --convert-tq-to-cpu=target=generic | FileCheck %s --check-prefixes=CHECK,GENERIC
+// RUN: tq-opt %s --convert-tq-to-cpu="target=avx512 threads=2" | FileCheck %s --check-prefix=PAR
+// RUN: tq-opt %s --tq-to-cpu=target=avx512 | FileCheck %s --check-prefix=LLVM
+
+!A = !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+!B = !tq.tiled<128x32xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+
+// CHECK: module attributes {tq.cpu_target = "[[TARGET:avx512|avx2|generic]]"}
+// CHECK-LABEL: func.func @gemm(
+// CHECK-SAME: %{{.*}}: tensor<64x128xi8>, %{{.*}}: tensor<2x4xf32>, %{{.*}}: tensor<128x32xi8>, %{{.*}}: tensor<4x1xf32>) -> tensor<64x32xf32>
+// A is read in place; B packed at run time (offset binary for VNNI).
+// AVX512: arith.xori %{{.*}}, %c-128_i8 : i8
+// AVX512: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32>, vector<64xi8>
+// AVX2: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
+// GENERIC-NOT: tq.dot_u8s8
+// GENERIC: arith.muli %{{.*}}, %{{.*}} : vector<16xi32>
+// Each K-tile: int32 sums to f32, times sA·sB, added (no FMA).
+// CHECK: arith.sitofp %{{.*}} : vector<{{8|16}}xi32> to vector<{{8|16}}xf32>
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK: vector.maskedstore
+// PAR-LABEL: func.func @gemm(
+// PAR: scf.parallel
+// PAR: tq.dot_u8s8
+// LLVM-LABEL: llvm.func @gemm(
+// LLVM: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+func.func @gemm(%a: !A, %b: !B) -> tensor<64x32xf32> {
+  %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}
+
+// Constant weights are packed when compiling: [panels][K/4][NR*4] bytes.
+// CHECK-LABEL: func.func @const_weights(
+// 3 in offset binary is 0x83 (-125); the generic kernel keeps signs.
+// AVX512: arith.constant dense<-125> : tensor<1x32x128xi8>
+// AVX2: arith.constant dense<-125> : tensor<2x32x64xi8>
+// GENERIC: arith.constant dense<3> : tensor<1x128x32xi8>
+// CHECK-NOT: arith.xori
+func.func @const_weights(%a: !A) -> tensor<64x32xf32> {
+  %b = tq.constant {values = dense<3> : tensor<128x32xi8>,
+                    scales = dense<0.5> : tensor<4x1xf32>} : !B
+  %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}
