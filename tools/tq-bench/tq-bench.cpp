@@ -1,6 +1,11 @@
 //===- tq-bench.cpp - tile-quant benchmarks and measurements --------------===//
 //
 //   tq-bench ppu-transpose [--tiles=16,32,64]
+//   tq-bench cpu-matmul [--shapes=MxNxK,...] [--tiles=32,128]
+//                       [--thread-counts=1,2] [--target=native]
+//
+// cpu-matmul (CPUMatmul.cpp) times the CPU backend's tiled int8 matmul
+// against oneDNN, OpenBLAS and the vpdpbusd peak, measured in the same run.
 //
 // ppu-transpose measures the claim of seed 000 on the PPU simulator: for a
 // layer's forward GEMM and both backward GEMMs (dX = dY.W^T, dW = X^T.dY),
@@ -96,11 +101,17 @@ bool runLayer(const Layer &l, uint16_t V, bool perVector, Totals &t,
 }
 } // namespace
 
+extern cl::SubCommand cpuMatmulCmd;
+int runCPUMatmul();
+
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "tile-quant benchmarks\n");
+  if (cpuMatmulCmd)
+    return runCPUMatmul();
   if (!ppuTranspose)
-    return fail("expected a benchmark: ppu-transpose (see --help)");
+    return fail("expected a benchmark: ppu-transpose or cpu-matmul (see "
+                "--help)");
   std::vector<unsigned> vs(tileSizes.begin(), tileSizes.end());
   if (vs.empty())
     vs = {16, 32, 64};

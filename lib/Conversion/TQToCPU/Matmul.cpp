@@ -75,8 +75,14 @@ DenseElementsAttr packConstantB(const KernelShape &s, ConstantOp c,
   SmallVector<int64_t> stored(cast<TiledType>(c.getType()).getShape());
   std::vector<int64_t> v;
   v.reserve(values.getNumElements());
-  for (const APInt &x : values.getValues<APInt>())
-    v.push_back(x.getSExtValue());
+  Type storage = values.getElementType();
+  if (storage.isInteger(8))
+    llvm::append_range(v, values.getValues<int8_t>());
+  else if (storage.isInteger(16))
+    llvm::append_range(v, values.getValues<int16_t>());
+  else
+    for (const APInt &x : values.getValues<APInt>())
+      v.push_back(x.getSExtValue());
   auto at = [&](int64_t k, int64_t j) -> int64_t {
     if (k >= s.K || j >= s.N)
       return 0;
@@ -89,7 +95,7 @@ DenseElementsAttr packConstantB(const KernelShape &s, ConstantOp c,
   };
   int64_t NR = s.NR(), Kp = s.Kp();
   unsigned width = packedType.getElementType().getIntOrFloatBitWidth();
-  SmallVector<APInt> out;
+  std::vector<int16_t> out;
   out.reserve(packedType.getNumElements());
   for (int64_t p = 0; p < s.panels(); ++p) {
     if (s.vnni) {
@@ -97,18 +103,19 @@ DenseElementsAttr packConstantB(const KernelShape &s, ConstantOp c,
       for (int64_t g = 0; g < Kp / 4; ++g)
         for (int64_t n = 0; n < NR; ++n)
           for (int64_t kk = 0; kk < 4; ++kk)
-            out.push_back(APInt(width,
-                                at(logicalK(4 * g + kk), p * NR + n) ^ 0x80,
-                                /*isSigned=*/true, /*implicitTrunc=*/true));
+            out.push_back(int8_t(at(logicalK(4 * g + kk), p * NR + n) ^ 0x80));
     } else {
       // [panel][k][n], signed.
       for (int64_t kp = 0; kp < Kp; ++kp)
         for (int64_t n = 0; n < NR; ++n)
-          out.push_back(APInt(width, at(logicalK(kp), p * NR + n),
-                              /*isSigned=*/true));
+          out.push_back(int16_t(at(logicalK(kp), p * NR + n)));
     }
   }
-  return DenseElementsAttr::get(packedType, out);
+  if (width == 8) {
+    std::vector<int8_t> bytes(out.begin(), out.end());
+    return DenseElementsAttr::get(packedType, ArrayRef<int8_t>(bytes));
+  }
+  return DenseElementsAttr::get(packedType, ArrayRef<int16_t>(out));
 }
 
 class KernelEmitter {
@@ -302,13 +309,16 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   int64_t nAcc = MR * NC;
   // Blocks of MC rows of A (about 256 KiB: they stay in L2) outside, then
   // column panels (NR columns of B by K: they stay in L1), then the row
-  // micro-tiles of the block.
-  int64_t MC =
+  // micro-tiles of the block. Blocks are of equal size (a multiple of MR),
+  // so that threads get equal shares.
+  int64_t maxMC =
       std::max<int64_t>(1, (256 * 1024 / std::max<int64_t>(Kp, 1)) / MR) * MR;
+  int64_t nBlocks = llvm::divideCeil(Mp, maxMC);
+  int64_t MC = llvm::alignTo(llvm::divideCeil(Mp, nBlocks), MR);
+  nBlocks = llvm::divideCeil(Mp, MC);
   // With threads, the (block, panel) pairs are shared out (scf.parallel,
   // lowered to OpenMP): every output element is still computed by one
   // thread in the same order, so results do not depend on the count.
-  int64_t nBlocks = llvm::divideCeil(Mp, MC);
   Value blk, jp;
   Operation *outerOp;
   if (s.threads > 1) {
@@ -375,54 +385,73 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
           int64_t steps = s.vnni ? s.kt4 / 4 : s.kt4;
           Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
           Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
-          auto kLoop = scf::ForOp::create(
-              ib, lo, hi, cIndex(ib, 1), iacc,
-              [&](OpBuilder &nb2, Location l2, Value g, ValueRange acc) {
-                ImplicitLocOpBuilder kb(l2, nb2);
-                SmallVector<Value> bv, next;
-                for (int64_t cc = 0; cc < NC; ++cc) {
-                  if (s.vnni) {
-                    auto bytes = VectorType::get({4 * L}, bElem);
-                    Value v = vector::LoadOp::create(
-                        kb, bytes, bp,
-                        ValueRange{jp, g, cIndex(kb, cc * 4 * L)});
-                    bv.push_back(vector::BitCastOp::create(kb, vI32, v));
-                  } else {
-                    Value v = vector::LoadOp::create(
-                        kb, vElem, bp, ValueRange{jp, g, cIndex(kb, cc * L)});
-                    bv.push_back(arith::ExtSIOp::create(kb, vI32, v));
-                  }
-                }
-                for (int64_t r = 0; r < MR; ++r) {
-                  Value av;
-                  if (s.vnni) {
-                    Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 4));
-                    Value four =
-                        vector::LoadOp::create(kb, VectorType::get({4}, aElem),
-                                               ap, ValueRange{aRow[r], kp});
-                    Value word = vector::ExtractOp::create(
-                        kb,
-                        vector::BitCastOp::create(kb, VectorType::get({1}, i32),
-                                                  four),
-                        ArrayRef<int64_t>{0});
-                    av = vector::BroadcastOp::create(kb, vI32, word);
-                  } else {
-                    Value x =
-                        memref::LoadOp::create(kb, ap, ValueRange{aRow[r], g});
-                    av = vector::BroadcastOp::create(
-                        kb, vI32, arith::ExtSIOp::create(kb, i32, x));
-                  }
-                  for (int64_t cc = 0; cc < NC; ++cc) {
-                    Value a0 = acc[r * NC + cc];
-                    if (s.vnni)
-                      next.push_back(vnniDot(kb, a0, bv[cc], av));
-                    else
-                      next.push_back(arith::AddIOp::create(
-                          kb, a0, arith::MulIOp::create(kb, av, bv[cc])));
-                  }
-                }
-                scf::YieldOp::create(kb, next);
-              });
+          // One k step (4 k with VNNI) of the micro-tile.
+          auto step = [&](ImplicitLocOpBuilder &kb, Value g, ValueRange acc) {
+            SmallVector<Value> bv, next;
+            for (int64_t cc = 0; cc < NC; ++cc) {
+              if (s.vnni) {
+                auto bytes = VectorType::get({4 * L}, bElem);
+                Value v = vector::LoadOp::create(
+                    kb, bytes, bp, ValueRange{jp, g, cIndex(kb, cc * 4 * L)});
+                bv.push_back(vector::BitCastOp::create(kb, vI32, v));
+              } else {
+                Value v = vector::LoadOp::create(
+                    kb, vElem, bp, ValueRange{jp, g, cIndex(kb, cc * L)});
+                bv.push_back(arith::ExtSIOp::create(kb, vI32, v));
+              }
+            }
+            for (int64_t r = 0; r < MR; ++r) {
+              Value av;
+              if (s.vnni) {
+                Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 4));
+                Value four =
+                    vector::LoadOp::create(kb, VectorType::get({4}, aElem), ap,
+                                           ValueRange{aRow[r], kp});
+                Value word = vector::ExtractOp::create(
+                    kb,
+                    vector::BitCastOp::create(kb, VectorType::get({1}, i32),
+                                              four),
+                    ArrayRef<int64_t>{0});
+                av = vector::BroadcastOp::create(kb, vI32, word);
+              } else {
+                Value x =
+                    memref::LoadOp::create(kb, ap, ValueRange{aRow[r], g});
+                av = vector::BroadcastOp::create(
+                    kb, vI32, arith::ExtSIOp::create(kb, i32, x));
+              }
+              for (int64_t cc = 0; cc < NC; ++cc) {
+                Value a0 = acc[r * NC + cc];
+                if (s.vnni)
+                  next.push_back(vnniDot(kb, a0, bv[cc], av));
+                else
+                  next.push_back(arith::AddIOp::create(
+                      kb, a0, arith::MulIOp::create(kb, av, bv[cc])));
+              }
+            }
+            return next;
+          };
+          // Short K-tiles are unrolled whole, so that the scaling of one
+          // K-tile overlaps the dot products of the next; long ones by 4.
+          int64_t unroll = steps <= 8 ? steps : (steps % 4 == 0 ? 4 : 1);
+          SmallVector<Value> psums;
+          if (unroll == steps) {
+            psums.assign(iacc.begin(), iacc.end());
+            for (int64_t u = 0; u < steps; ++u)
+              psums =
+                  step(ib, arith::AddIOp::create(ib, lo, cIndex(ib, u)), psums);
+          } else {
+            auto kLoop = scf::ForOp::create(
+                ib, lo, hi, cIndex(ib, unroll), iacc,
+                [&](OpBuilder &nb2, Location l2, Value g, ValueRange acc) {
+                  ImplicitLocOpBuilder kb(l2, nb2);
+                  SmallVector<Value> cur(acc.begin(), acc.end());
+                  for (int64_t u = 0; u < unroll; ++u)
+                    cur = step(kb, arith::AddIOp::create(kb, g, cIndex(kb, u)),
+                               cur);
+                  scf::YieldOp::create(kb, cur);
+                });
+            psums.assign(kLoop.getResults().begin(), kLoop.getResults().end());
+          }
           // Scale and accumulate in f32: facc += float(psum) * p(sA·sB).
           SmallVector<Value> out;
           for (int64_t r = 0; r < MR; ++r) {
@@ -456,8 +485,8 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                           .getResult());
                 sv = vector::BroadcastOp::create(ib, vF32, prod);
               }
-              Value psum = arith::SIToFPOp::create(
-                  ib, vF32, kLoop.getResult(r * NC + cc));
+              Value psum =
+                  arith::SIToFPOp::create(ib, vF32, psums[r * NC + cc]);
               out.push_back(arith::AddFOp::create(
                   ib, facc[r * NC + cc], arith::MulFOp::create(ib, psum, sv)));
             }
@@ -530,14 +559,15 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     KernelEmitter e(b, s);
     Value a = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[0]);
     Value sa = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[1]);
-    Value bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
     Value sb = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[1]);
-    Value packed;
+    Value bd, packed;
     if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
       RankedTensorType pt =
           e.packedBType(TiledToTensorsConverter::containerType(tb));
       packed = cpu::toBuffer(
           b, b.getLoc(), arith::ConstantOp::create(b, packConstantB(s, c, pt)));
+    } else {
+      bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
     }
     Value out = e.emit(a, sa, bd, sb, packed);
     rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));

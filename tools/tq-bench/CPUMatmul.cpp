@@ -1,0 +1,262 @@
+//===- CPUMatmul.cpp - tq-bench cpu-matmul --------------------------------===//
+//
+// The tiled int8 matmul that tq-to-cpu generates (A: a tiled argument,
+// B: constant weights packed at compile time), against oneDNN's int8 and
+// f32 matmuls, OpenBLAS sgemm (OPENBLAS_CORETYPE=SkylakeX, set for it
+// alone) and a vpdpbusd peak loop, all measured in this run. The peers run
+// first in a child process, so that their OpenMP threads are gone when
+// tile-quant's run (and the other way round): 2-thread figures need the
+// other core idle.
+//
+//===----------------------------------------------------------------------===//
+#include "Baselines.h"
+#include "tq/ExecutionEngine/CPUModule.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <map>
+#include <random>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace llvm;
+namespace cpu = tq::cpu;
+namespace bench = tq::bench;
+
+cl::SubCommand cpuMatmulCmd(
+    "cpu-matmul",
+    "Tiled int8 matmul on the CPU backend vs oneDNN, OpenBLAS and peak");
+static cl::list<std::string>
+    shapes("shapes", cl::CommaSeparated,
+           cl::desc("MxNxK shapes (default 1024x1024x1024,256x4096x4096,"
+                    "1x4096x4096)"),
+           cl::sub(cpuMatmulCmd));
+static cl::list<unsigned> tiles("tiles", cl::CommaSeparated,
+                                cl::desc("tile sizes V (default 32,128)"),
+                                cl::sub(cpuMatmulCmd));
+static cl::list<unsigned> threadCounts("thread-counts", cl::CommaSeparated,
+                                       cl::desc("thread counts (default 1,2)"),
+                                       cl::sub(cpuMatmulCmd));
+static cl::opt<std::string> target("target",
+                                   cl::desc("tile-quant's instruction set"),
+                                   cl::init("native"), cl::sub(cpuMatmulCmd));
+static cl::opt<bool> peers("peers",
+                           cl::desc("measure oneDNN, OpenBLAS and the peak"),
+                           cl::init(true), cl::sub(cpuMatmulCmd));
+
+namespace {
+struct Shape {
+  int64_t M, N, K;
+  std::string str() const {
+    return std::to_string(M) + "x" + std::to_string(N) + "x" +
+           std::to_string(K);
+  }
+};
+
+std::string hex(const void *data, size_t bytes) {
+  return "0x" + toHex(StringRef(static_cast<const char *>(data), bytes));
+}
+
+/// C = A·B with B a constant of random int8 weights and random steps.
+std::string program(const Shape &s, unsigned v, std::mt19937 &rng) {
+  std::vector<int8_t> w(s.K * s.N);
+  for (int8_t &x : w)
+    x = int8_t(int(rng() % 255) - 127);
+  int64_t gk = (s.K + v - 1) / v, gn = (s.N + v - 1) / v;
+  std::vector<float> steps(gk * gn);
+  for (float &x : steps)
+    x = 0.001f * float(1 + rng() % 100);
+  auto tiled = [&](int64_t r, int64_t c) {
+    return formatv("!tq.tiled<{0}x{1}xi8:8, f32, tile = {2}x{2}, dims = "
+                   "[0, 1], scale = f32>",
+                   r, c, v)
+        .str();
+  };
+  std::string ta = tiled(s.M, s.K), tb = tiled(s.K, s.N);
+  std::string out = formatv("tensor<{0}x{1}xf32>", s.M, s.N).str();
+  return formatv("func.func @main(%a: {0}) -> {2} {{\n"
+                 "  %b = tq.constant {{values = dense<\"{3}\"> : "
+                 "tensor<{4}x{5}xi8>, scales = dense<\"{6}\"> : "
+                 "tensor<{7}x{8}xf32>} : {1}\n"
+                 "  %c = tq.matmul %a, %b : {0}, {1} -> {2}\n"
+                 "  return %c : {2}\n}\n",
+                 ta, tb, out, hex(w.data(), w.size()), s.K, s.N,
+                 hex(steps.data(), steps.size() * 4), gk, gn)
+      .str();
+}
+
+/// GOPS of the compiled program, or a negative number with `error`.
+double measureTQ(const Shape &s, unsigned v, unsigned threads,
+                 std::string &error) {
+  std::mt19937 rng(v * 7919 + s.N);
+  cpu::CompileOptions o;
+  o.target = target;
+  o.threads = threads;
+  auto m = cpu::CPUModule::compile(program(s, v, rng), s.str(), o, error);
+  if (!m)
+    return -1;
+  std::vector<int8_t> a(s.M * s.K);
+  for (int8_t &x : a)
+    x = int8_t(int(rng() % 255) - 127);
+  int64_t gm = (s.M + v - 1) / v, gk = (s.K + v - 1) / v;
+  std::vector<float> sa(gm * gk, 0.01f), c(s.M * s.N);
+  std::vector<cpu::Buffer> in = {{a.data(), cpu::ElementType::I8, {s.M, s.K}},
+                                 {sa.data(), cpu::ElementType::F32, {gm, gk}}};
+  std::vector<cpu::Buffer> out = {
+      {c.data(), cpu::ElementType::F32, {s.M, s.N}}};
+  bool ok = true;
+  double t = bench::timeCall([&] { ok &= m->invoke("main", in, out, error); });
+  if (!ok)
+    return -1;
+  return 2.0 * s.M * s.N * s.K / t * 1e-9;
+}
+
+/// Runs the peers in a child process; returns "key value" results.
+std::map<std::string, double>
+measurePeers(const std::vector<Shape> &shapes,
+             const std::vector<unsigned> &threads) {
+  std::map<std::string, double> r;
+  int fd[2];
+  if (pipe(fd) != 0)
+    return r;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    FILE *out = fdopen(fd[1], "w");
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    std::string error;
+    for (unsigned t : threads) {
+      fprintf(out, "peak/%u %f\n", t, bench::vpdpbusdPeak(t, error));
+      for (const Shape &s : shapes) {
+        std::string k = s.str() + "/" + std::to_string(t);
+        fprintf(out, "onednn-int8/%s %f\n", k.c_str(),
+                bench::onednnMatmul(true, s.M, s.N, s.K, t, error));
+        fprintf(out, "onednn-f32/%s %f\n", k.c_str(),
+                bench::onednnMatmul(false, s.M, s.N, s.K, t, error));
+        fprintf(out, "openblas-f32/%s %f\n", k.c_str(),
+                bench::openblasSgemm(s.M, s.N, s.K, t, error));
+      }
+    }
+    if (!error.empty())
+      fprintf(stderr, "tq-bench: warning: %s\n", error.c_str());
+    fclose(out);
+    _exit(0);
+  }
+  close(fd[1]);
+  FILE *in = fdopen(fd[0], "r");
+  char key[256];
+  double value;
+  while (fscanf(in, "%255s %lf", key, &value) == 2)
+    r[key] = value;
+  fclose(in);
+  waitpid(pid, nullptr, 0);
+  return r;
+}
+
+std::string cell(double gops) {
+  return gops > 0 ? formatv("{0:F0}", gops).str() : "n/a";
+}
+std::string ratio(double a, double b) {
+  return a > 0 && b > 0 ? formatv("{0:F2}", a / b).str() : "n/a";
+}
+} // namespace
+
+int runCPUMatmul() {
+  std::vector<Shape> ss;
+  std::vector<std::string> names(shapes.begin(), shapes.end());
+  if (names.empty())
+    names = {"1024x1024x1024", "256x4096x4096", "1x4096x4096"};
+  for (const std::string &n : names) {
+    SmallVector<StringRef> d;
+    StringRef(n).split(d, 'x');
+    Shape s;
+    if (d.size() != 3 || d[0].getAsInteger(10, s.M) ||
+        d[1].getAsInteger(10, s.N) || d[2].getAsInteger(10, s.K) || s.M < 1 ||
+        s.N < 1 || s.K < 1) {
+      errs() << "tq-bench: error: shapes are MxNxK, got '" << n << "'\n";
+      return 1;
+    }
+    ss.push_back(s);
+  }
+  std::vector<unsigned> vs(tiles.begin(), tiles.end());
+  if (vs.empty())
+    vs = {32, 128};
+  std::vector<unsigned> ts(threadCounts.begin(), threadCounts.end());
+  if (ts.empty())
+    ts = {1, 2};
+  for (unsigned t : ts)
+    if (t < 1 || t > 256) {
+      errs() << "tq-bench: error: thread counts must be in [1, 256]\n";
+      return 1;
+    }
+  if (!cpu::hostSupports(target)) {
+    errs() << "tq-bench: error: this host cannot run --target=" << target
+           << "\n";
+    return 1;
+  }
+  std::map<std::string, double> peer;
+  if (peers)
+    peer = measurePeers(ss, ts);
+
+  std::map<std::string, double> tq;
+  for (const Shape &s : ss)
+    for (unsigned v : vs)
+      for (unsigned t : ts) {
+        std::string error;
+        double g = measureTQ(s, v, t, error);
+        if (g < 0) {
+          errs() << "tq-bench: error: " << error << "\n";
+          return 1;
+        }
+        tq[formatv("{0}/{1}/{2}", s.str(), v, t).str()] = g;
+      }
+
+  outs() << "GOPS (2·M·N·K / median time), measured in this run; tq: "
+            "tiled int8 with per-tile f32 steps, weights packed at compile "
+            "time.\n\n| M×N×K | threads |";
+  for (unsigned v : vs)
+    outs() << " tq V=" << v << " |";
+  outs() << " oneDNN int8 | oneDNN f32 | OpenBLAS f32 | vpdpbusd peak |";
+  for (unsigned v : vs)
+    outs() << " V=" << v << " / oneDNN int8 |";
+  outs() << " V=" << vs.back() << " / oneDNN f32 |\n|---|---|";
+  for (size_t i = 0; i < 2 * vs.size() + 5; ++i)
+    outs() << "---|";
+  outs() << "\n";
+  for (const Shape &s : ss)
+    for (unsigned t : ts) {
+      std::string k = s.str() + "/" + std::to_string(t);
+      double i8 = peer["onednn-int8/" + k];
+      outs() << "| " << s.str() << " | " << t << " |";
+      for (unsigned v : vs)
+        outs() << " " << cell(tq[formatv("{0}/{1}/{2}", s.str(), v, t)])
+               << " |";
+      outs() << " " << cell(i8) << " | " << cell(peer["onednn-f32/" + k])
+             << " | " << cell(peer["openblas-f32/" + k]) << " | "
+             << cell(peer["peak/" + std::to_string(t)]) << " |";
+      for (unsigned v : vs)
+        outs() << " " << ratio(tq[formatv("{0}/{1}/{2}", s.str(), v, t)], i8)
+               << " |";
+      outs() << " "
+             << ratio(tq[formatv("{0}/{1}/{2}", s.str(), vs.back(), t)],
+                      peer["onednn-f32/" + k])
+             << " |\n";
+    }
+  if (ts.size() > 1) {
+    outs() << "\nThread scaling (tq, " << ts.back() << " threads / "
+           << ts.front() << "):";
+    for (const Shape &s : ss)
+      for (unsigned v : vs)
+        outs() << " " << s.str() << " V=" << v << ": "
+               << ratio(tq[formatv("{0}/{1}/{2}", s.str(), v, ts.back())],
+                        tq[formatv("{0}/{1}/{2}", s.str(), v, ts.front())])
+               << ";";
+    outs() << "\n";
+  }
+  return 0;
+}
