@@ -301,6 +301,34 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
         });
   }
 
+  //    Else, when small enough, the products p(sA·sB) for every pair of
+  //    tiles: one broadcast load per accumulator and K-tile in the kernel.
+  Value products;
+  int64_t gm = llvm::divideCeil(s.M, s.tileMA),
+          gn = llvm::divideCeil(s.N, s.tileNB);
+  if (!colSteps && s.KT * gm * gn <= (int64_t(1) << 22)) {
+    products = cpu::allocBuffer(b, b.getLoc(), {s.KT, gm, gn}, f32);
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0)},
+        ValueRange{idx(s.KT), idx(gm), idx(gn)},
+        ValueRange{idx(1), idx(1), idx(1)},
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          Value t = iv[0], ra = iv[1], cb = iv[2];
+          Value sAv = memref::LoadOp::create(
+              ib, sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
+          Value sBv = memref::LoadOp::create(
+              ib, sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
+          Value prod = arith::MulFOp::create(ib, sAv, sBv);
+          if (s.bf16)
+            prod = arith::ExtFOp::create(
+                ib, f32,
+                arith::TruncFOp::create(ib, ib.getBF16Type(), prod)
+                    .getResult());
+          memref::StoreOp::create(ib, prod, products, iv);
+        });
+  }
+
   // 4. The micro-kernel loops.
   Value c = cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, f32);
   auto vI32 = VectorType::get({L}, i32);
@@ -473,6 +501,12 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                       arith::TruncFOp::create(
                           ib, VectorType::get({L}, ib.getBF16Type()), sv)
                           .getResult());
+              } else if (products) {
+                // p(sA·sB) of this row's and column's tiles, precomputed.
+                sv = vector::BroadcastOp::create(
+                    ib, vF32,
+                    memref::LoadOp::create(ib, products,
+                                           ValueRange{t, ra, colScaleIdx[cc]}));
               } else {
                 Value cb = colScaleIdx[cc];
                 Value sBv = memref::LoadOp::create(
