@@ -173,6 +173,84 @@ Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
   return arith::SelectOp::create(b, isNaN, zeroI, q);
 }
 
+/// 2^k as a double, for |k| < 1022 (built from its exponent bits).
+Value exp2Double(ImplicitLocOpBuilder &b, Value k) {
+  Type i64 = b.getI64Type();
+  Value e = arith::AddIOp::create(b, arith::ExtSIOp::create(b, i64, k),
+                                  arith::ConstantIntOp::create(b, i64, 1023));
+  Value bits =
+      arith::ShLIOp::create(b, e, arith::ConstantIntOp::create(b, i64, 52));
+  return arith::BitcastOp::create(b, b.getF64Type(), bits);
+}
+
+/// The point position s = ceil(log2(z / qmax)) of a finite z > 0, exactly as
+/// tq::ref::pointPosition: an estimate from the exponent of z / qmax in
+/// double, corrected against qmax · 2^s (exact in double), clamped to
+/// [-149, 127].
+Value pointPosition(ImplicitLocOpBuilder &b, Value z, Value m) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), f64 = b.getF64Type();
+  Value zd = arith::ExtFOp::create(b, f64, z);
+  Value qd = arith::ExtFOp::create(b, f64, m);
+  Value r = arith::BitcastOp::create(b, i64, arith::DivFOp::create(b, zd, qd));
+  // frexp: r = f · 2^e with f in [0.5, 1).
+  Value field = arith::AndIOp::create(
+      b, arith::ShRUIOp::create(b, r, arith::ConstantIntOp::create(b, i64, 52)),
+      arith::ConstantIntOp::create(b, i64, 0x7FF));
+  Value s = arith::TruncIOp::create(
+      b, i32,
+      arith::SubIOp::create(b, field,
+                            arith::ConstantIntOp::create(b, i64, 1022)));
+  Value one = arith::ConstantIntOp::create(b, i32, 1);
+  auto bound = [&](Value k) {
+    return arith::MulFOp::create(b, qd, exp2Double(b, k));
+  };
+  for (int i = 0; i < 2; ++i) { // z <= qmax · 2^(s-1): s is one too large
+    Value lower = arith::SubIOp::create(b, s, one);
+    Value le =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, zd, bound(lower));
+    s = arith::SelectOp::create(b, le, lower, s);
+  }
+  for (int i = 0; i < 2; ++i) { // z > qmax · 2^s: s is one too small
+    Value gt =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, zd, bound(s));
+    s = arith::SelectOp::create(b, gt, arith::AddIOp::create(b, s, one), s);
+  }
+  s = arith::MaxSIOp::create(b, s, arith::ConstantIntOp::create(b, i32, -149));
+  return arith::MinSIOp::create(b, s,
+                                arith::ConstantIntOp::create(b, i32, 127));
+}
+
+/// A tile's step from z = max|x| (T3, A2): z / qmax (f32), 2^s (pow2) or
+/// (z / 2^s / qmax) · 2^s (pow2_f32); 0 for an all-zero tile.
+Value tileStep(ImplicitLocOpBuilder &b, Value z, Value m, ScaleKind kind) {
+  if (kind == ScaleKind::f32)
+    return arith::DivFOp::create(b, z, m);
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
+  Value s = pointPosition(b, z, m);
+  Value step;
+  if (kind == ScaleKind::pow2) {
+    // 2^s in f32 (s >= -149: exact, possibly subnormal).
+    step = arith::TruncFOp::create(b, f32, exp2Double(b, s));
+  } else {
+    Value negS = arith::SubIOp::create(
+        b, arith::ConstantIntOp::create(b, b.getI32Type(), 0), s);
+    // z · 2^-s is exact in double and in f32 (it lies in [1, 2·qmax]).
+    Value scaled = arith::TruncFOp::create(
+        b, f32,
+        arith::MulFOp::create(b, arith::ExtFOp::create(b, f64, z),
+                              exp2Double(b, negS)));
+    Value factor = arith::DivFOp::create(b, scaled, m);
+    // ldexp(f, s) rounds once: the double product is exact.
+    step = arith::TruncFOp::create(
+        b, f32,
+        arith::MulFOp::create(b, arith::ExtFOp::create(b, f64, factor),
+                              exp2Double(b, s)));
+  }
+  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+  Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, z, zero);
+  return arith::SelectOp::create(b, positive, step, zero);
+}
+
 Value index(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
@@ -238,7 +316,7 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                   });
               scf::YieldOp::create(nb, l, cols.getResults());
             });
-        Value step = arith::DivFOp::create(b, rows.getResult(0), m);
+        Value step = tileStep(b, rows.getResult(0), m, type.getScaleKind());
         memref::StoreOp::create(b, step, steps, g);
         // Pass 2: the values.
         scf::buildLoopNest(
@@ -290,30 +368,189 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
   }
 };
 
+/// x = q · step per element, into a new f32 buffer.
+Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type, Value q,
+                     Value steps) {
+  Value out = cpu::allocBuffer(b, b.getLoc(), type.getShape(), b.getF32Type());
+  int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
+  forEachIndex(
+      b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+        SmallVector<Value> g(idx.begin(), idx.end());
+        g[d0] = arith::DivUIOp::create(b, idx[d0],
+                                       index(b, type.getTileShape()[0]));
+        g[d1] = arith::DivUIOp::create(b, idx[d1],
+                                       index(b, type.getTileShape()[1]));
+        Value v = arith::SIToFPOp::create(b, b.getF32Type(),
+                                          memref::LoadOp::create(b, q, idx));
+        Value s = memref::LoadOp::create(b, steps, g);
+        memref::StoreOp::create(b, arith::MulFOp::create(b, v, s), out, idx);
+      });
+  return out;
+}
+
+/// A copy of `src` with dimension i of the result = dimension perm[i].
+Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm) {
+  auto t = cast<MemRefType>(src.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(t.getShape()[d]);
+  Value out = cpu::allocBuffer(b, b.getLoc(), shape, t.getElementType());
+  forEachIndex(b, t.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+    SmallVector<Value> to;
+    for (int64_t d : perm)
+      to.push_back(idx[d]);
+    memref::StoreOp::create(b, memref::LoadOp::create(b, src, idx), out, to);
+  });
+  return out;
+}
+
+/// Quantizes the f32 buffer `x` into `type`; returns (data, steps) tensors.
+SmallVector<Value> quantizeInto(ImplicitLocOpBuilder &b, TiledType type,
+                                Value x, Value bits, RoundingMode rounding) {
+  Value q = cpu::allocBuffer(b, b.getLoc(), type.getShape(),
+                             TiledToTensorsConverter::containerType(type));
+  Value steps =
+      cpu::allocBuffer(b, b.getLoc(), type.getGridShape(), b.getF32Type());
+  cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps, bits, rounding);
+  return {cpu::toTensor(b, b.getLoc(), q), cpu::toTensor(b, b.getLoc(), steps)};
+}
+
+Value optionalBits(ImplicitLocOpBuilder &b, TiledType type, ValueRange bits) {
+  return bitsValue(b, type, bits.empty() ? Value() : bits.front());
+}
+
 struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(DequantizeOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
-    auto type = cast<TiledType>(op.getInput().getType());
-    Value q = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]);
-    Value steps = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]);
     Value out =
-        cpu::allocBuffer(b, b.getLoc(), type.getShape(), b.getF32Type());
-    int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
+        emitDequantize(b, cast<TiledType>(op.getInput().getType()),
+                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]),
+                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]));
+    rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
+    return success();
+  }
+};
+
+/// T4: the data transposed, each step moved to its transposed tile.
+struct TransposeLowering : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(TransposeOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    ArrayRef<int64_t> perm = op.getPermutation();
+    Value q = emitPermute(
+        b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]), perm);
+    Value s = emitPermute(
+        b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]), perm);
+    rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
+                                   cpu::toTensor(b, b.getLoc(), s)}});
+    return success();
+  }
+};
+
+/// Dequantize, permute if asked, quantize into the result type.
+struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(RequantizeOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto type = cast<TiledType>(op.getType());
+    Value x =
+        emitDequantize(b, cast<TiledType>(op.getInput().getType()),
+                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]),
+                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]));
+    if (std::optional<ArrayRef<int64_t>> perm = op.getPermutation())
+      x = emitPermute(b, x, *perm);
+    rw.replaceOpWithMultiple(
+        op, {quantizeInto(b, type, x, optionalBits(b, type, adaptor.getBits()),
+                          op.getRounding())});
+    return success();
+  }
+};
+
+/// T6: per-layer scale, nonlinearity, quantization into tiles.
+struct PostprocessLowering : OpConversionPattern<PostprocessOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(PostprocessOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto type = cast<TiledType>(op.getResult().getType());
+    Type f32 = b.getF32Type();
+    Value in = cpu::toBuffer(b, b.getLoc(), adaptor.getInput().front());
+    Value bits = optionalBits(b, type, adaptor.getBits());
+    Value zero =
+        arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+    Value layer;
+    if (!adaptor.getLayerScale().empty()) {
+      layer = adaptor.getLayerScale().front();
+    } else if (op.getComputeLayerScale()) {
+      // max |L| over the finite elements / qmax.
+      Value mx = memref::AllocaOp::create(b, MemRefType::get({}, f32));
+      memref::StoreOp::create(b, zero, mx, ValueRange{});
+      forEachIndex(
+          b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+            Value v = finiteAbs(b, memref::LoadOp::create(b, in, idx));
+            Value m = memref::LoadOp::create(b, mx, ValueRange{});
+            memref::StoreOp::create(b, arith::MaxNumFOp::create(b, m, v), mx,
+                                    ValueRange{});
+          });
+      layer = arith::DivFOp::create(
+          b, memref::LoadOp::create(b, mx, ValueRange{}), qmaxOf(b, bits));
+    } else {
+      layer = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(1.0f));
+    }
+    Value y = cpu::allocBuffer(b, b.getLoc(), type.getShape(), f32);
+    Value layerZero =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, layer, zero);
+    bool relu = op.getActivation() == Activation::relu;
     forEachIndex(
         b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
-          SmallVector<Value> g(idx.begin(), idx.end());
-          g[d0] = arith::DivUIOp::create(b, idx[d0],
-                                         index(b, type.getTileShape()[0]));
-          g[d1] = arith::DivUIOp::create(b, idx[d1],
-                                         index(b, type.getTileShape()[1]));
-          Value v = arith::SIToFPOp::create(b, b.getF32Type(),
-                                            memref::LoadOp::create(b, q, idx));
-          Value s = memref::LoadOp::create(b, steps, g);
-          memref::StoreOp::create(b, arith::MulFOp::create(b, v, s), out, idx);
+          Value v = arith::DivFOp::create(b, memref::LoadOp::create(b, in, idx),
+                                          layer);
+          v = arith::SelectOp::create(b, layerZero, zero, v);
+          if (relu) // v < 0 -> 0; NaN stays NaN (quantized to 0 later)
+            v = arith::SelectOp::create(
+                b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, v, zero),
+                zero, v);
+          memref::StoreOp::create(b, v, y, idx);
         });
-    rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
+    SmallVector<Value> tiled = quantizeInto(b, type, y, bits, op.getRounding());
+    rw.replaceOpWithMultiple(op, {tiled, {layer}});
+    return success();
+  }
+};
+
+/// T7: W <- quantize(dequantize(W) - lr · dW) in W's type.
+struct WeightUpdateLowering : OpConversionPattern<WeightUpdateOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(WeightUpdateOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto type = cast<TiledType>(op.getType());
+    Value w = emitDequantize(
+        b, type, cpu::toBuffer(b, b.getLoc(), adaptor.getWeight()[0]),
+        cpu::toBuffer(b, b.getLoc(), adaptor.getWeight()[1]));
+    Value dw;
+    if (auto gt = dyn_cast<TiledType>(op.getGrad().getType()))
+      dw = emitDequantize(b, gt,
+                          cpu::toBuffer(b, b.getLoc(), adaptor.getGrad()[0]),
+                          cpu::toBuffer(b, b.getLoc(), adaptor.getGrad()[1]));
+    else
+      dw = cpu::toBuffer(b, b.getLoc(), adaptor.getGrad().front());
+    Value lr = adaptor.getLr().front();
+    forEachIndex(
+        b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+          Value step =
+              arith::MulFOp::create(b, lr, memref::LoadOp::create(b, dw, idx));
+          Value v =
+              arith::SubFOp::create(b, memref::LoadOp::create(b, w, idx), step);
+          memref::StoreOp::create(b, v, w, idx);
+        });
+    rw.replaceOpWithMultiple(
+        op, {quantizeInto(b, type, w, bitsValue(b, type, Value()),
+                          op.getRounding())});
     return success();
   }
 };
@@ -358,9 +595,6 @@ LogicalResult checkSupported(Operation *op) {
       return fail("scales with offsets are not lowered yet");
     if (tiled.getBitsKind() == BitsKind::per_tile)
       return fail("per-tile bit widths are not lowered yet");
-    if (tiled.getScaleKind() != ScaleKind::f32 &&
-        (isa<QuantizeOp>(op) && op->getResult(0).getType() == t))
-      return fail("computing power-of-two scales is not lowered yet");
   }
   if (auto q = dyn_cast<QuantizeOp>(op)) {
     if (q.getScales())
@@ -378,7 +612,23 @@ LogicalResult checkSupported(Operation *op) {
     if (ta.getRank() != 2)
       return fail("batched matmuls are not lowered yet");
   }
-  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp>(op))
+  if (auto p = dyn_cast<PostprocessOp>(op)) {
+    if (p.getRounding() == RoundingMode::stochastic)
+      return fail("stochastic rounding is not lowered yet");
+    if (p.getBits() && !p.getBits().getType().isInteger(32))
+      return fail("per-tile bit widths are not lowered yet");
+  }
+  if (auto r = dyn_cast<RequantizeOp>(op)) {
+    if (r.getRounding() == RoundingMode::stochastic)
+      return fail("stochastic rounding is not lowered yet");
+    if (r.getBits() && !r.getBits().getType().isInteger(32))
+      return fail("per-tile bit widths are not lowered yet");
+  }
+  if (auto w = dyn_cast<WeightUpdateOp>(op))
+    if (w.getRounding() == RoundingMode::stochastic)
+      return fail("stochastic rounding is not lowered yet");
+  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp, TransposeOp,
+          RequantizeOp, PostprocessOp, WeightUpdateOp>(op))
     return success();
   return fail("no CPU lowering for this op yet");
 }
@@ -437,8 +687,9 @@ void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
                                        RewritePatternSet &patterns,
                                        const CPUCodegenOptions &options) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<QuantizeLowering, DequantizeLowering, ConstantLowering>(
-      converter, ctx);
+  patterns.add<QuantizeLowering, DequantizeLowering, ConstantLowering,
+               TransposeLowering, RequantizeLowering, PostprocessLowering,
+               WeightUpdateLowering>(converter, ctx);
   populateTQMatmulToCPUPatterns(converter, patterns, options);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

@@ -19,10 +19,11 @@ func.func @offsets(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 // -----
 
-func.func @pow2(%x: tensor<8x8xf32>) -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = pow2> {
-  // expected-error @+1 {{'tq.quantize' op is not supported by tq-to-cpu: computing power-of-two scales is not lowered yet}}
-  %q = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = pow2>
-  return %q : !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = pow2>
+func.func @batched(%a: !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>,
+                   %b: !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'tq.matmul' op is not supported by tq-to-cpu: batched matmuls are not lowered yet}}
+  %c = tq.matmul %a, %b : !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>, !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32> -> tensor<2x8x8xf32>
+  return %c : tensor<2x8x8xf32>
 }
 
 // -----

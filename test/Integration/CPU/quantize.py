@@ -16,10 +16,13 @@ cpu = Runner(sys.argv[1])
 rng = np.random.default_rng(7)
 
 
-def tiled(shape, storage, bits, tile, dims):
+FORMS = {"f32": "scaled", "pow2": "pow2", "pow2_f32": "pow2_scaled"}
+
+
+def tiled(shape, storage, bits, tile, dims, scale="f32"):
     s = "x".join(map(str, shape))
     return (f"!tq.tiled<{s}x{storage}:{bits}, f32, tile = {tile[0]}x{tile[1]}, "
-            f"dims = [{dims[0]}, {dims[1]}], scale = f32>")
+            f"dims = [{dims[0]}, {dims[1]}], scale = {scale}>")
 
 
 def adversarial(shape, tile):
@@ -50,9 +53,9 @@ def check(name, got, want):
 
 
 def quantize_case(shape, storage, bits, tile, dims, rounding="nearest_even",
-                  dynamic=False):
+                  dynamic=False, scale="f32"):
     x = adversarial(shape, tile)
-    ty = tiled(shape, storage, "?" if dynamic else bits, tile, dims)
+    ty = tiled(shape, storage, "?" if dynamic else bits, tile, dims, scale)
     fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
     bits_arg = ", %n: i32" if dynamic else ""
     bits_use = " bits(%n : i32)" if dynamic else ""
@@ -66,8 +69,8 @@ func.func @main(%x: {fty}{bits_arg}) -> ({ty}, {fty}) {{
 """
     inputs = [x] + ([np.array(bits, np.int32)] if dynamic else [])
     q, steps, deq = cpu.run(src, inputs, outputs=3)
-    rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, "scaled", rounding)
-    name = f"{shape} {storage}:{bits} tile {tile} dims {dims} {rounding}" + (
+    rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, FORMS[scale], rounding)
+    name = f"{shape} {storage}:{bits} {scale} tile {tile} dims {dims} {rounding}" + (
         " dynamic" if dynamic else "")
     check(name + " q", q.astype(np.int32), rq)
     check(name + " steps", steps, rs)
@@ -84,8 +87,14 @@ quantize_case((3, 10, 12), "i8", 6, (4, 4), (0, 2))
 for rounding in ("up", "down", "toward_zero"):
     quantize_case((17, 9), "i8", 5, (8, 8), (0, 1), rounding)
 quantize_case((20, 33), "i8", 7, (16, 16), (0, 1), dynamic=True)
+# Power-of-two point positions (A2), including tiles whose max is tiny
+# (subnormal steps, clamped at 2^-149) or near FLT_MAX.
+for scale in ("pow2", "pow2_f32"):
+    for bits, storage in ((8, "i8"), (4, "i8"), (16, "i16")):
+        quantize_case((21, 19), storage, bits, (8, 8), (0, 1), scale=scale)
+    quantize_case((20, 33), "i8", 6, (16, 16), (0, 1), dynamic=True, scale=scale)
 quantize_case((20, 33), "i16", 11, (16, 16), (0, 1), dynamic=True)
 
 print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 51, mismatches: 0
+# CHECK: quantize cases: 75, mismatches: 0
