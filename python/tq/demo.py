@@ -6,7 +6,9 @@
    and adaptive widths, square vs per-vector requantization counts.
 3. A float MLP is compiled to a PPU program (`tq-to-ppu`, `tq-translate`)
    and run on the simulator (`tq-ppu-sim`): error and statistics.
-4. The reference numerics (`tq-ref`, the C++ golden model) quantize sample
+4. The same quantized MLP compiled for the CPU (`tq-to-cpu`, `tq-run`) on
+   each SIMD path: bit-identical to the PPU's result, and its latency.
+5. The reference numerics (`tq-ref`, the C++ golden model) quantize sample
    tensors in V×V tiles for each scale form and bit width, run the adaptive
    bit-width search, and compute tiled matmuls (forward and the transposed
    backward forms), compared with float results.
@@ -23,6 +25,7 @@ import time
 import numpy as np
 
 from tq.examples import mlp_mlir
+from tq.cpu import TARGETS, Runner
 from tq.ppu import Flow, ToolError, args_of
 
 
@@ -94,7 +97,21 @@ def main():
     for line in report.strip().splitlines():
         print("  " + line)
 
-    print("\n== 4. reference numerics on sample data ==")
+    print("\n== 4. the CPU backend: the same quantized MLP, compiled and run ==")
+    quantized = flow.opt(mlp_src, "-tq-quantize=tile=16", out="mlp-cpu.mlir")
+    with open(quantized) as f:
+        text = f.read()
+    cpu = Runner(os.path.join(bindir, "tq-run"), workdir=tmp)
+    for target in TARGETS:
+        (yc,) = cpu.run(text, [xs, w1, w2], target=target, entry="mlp")
+        same = yc.tobytes() == y.tobytes()
+        out = flow.run(os.path.join(bindir, "tq-run"), quantized, "--entry=mlp",
+                       f"--target={target}", "--repeat=50",
+                       *[f"--input={flow.path(f'in{cpu.count}-{i}.npy')}" for i in range(3)])
+        print(f"  {target:8s} {'bit-identical to the PPU' if same else 'DIFFERS from the PPU'}; "
+              f"{out.strip()}")
+
+    print("\n== 5. reference numerics on sample data ==")
     rng = np.random.default_rng(0)
     # Activations and weights whose output channels differ in range by up to
     # 100x, as in trained layers.
