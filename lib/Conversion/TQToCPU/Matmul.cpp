@@ -68,11 +68,9 @@ Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
 
-/// Packs op(B) (a K×N view of the stored B) at compile time.
-DenseElementsAttr packConstantB(const KernelShape &s, ConstantOp c,
-                                RankedTensorType packedType) {
+/// The values of a tq.constant, sign-extended.
+std::vector<int64_t> constantValues(ConstantOp c) {
   auto values = cast<DenseIntElementsAttr>(c.getValues());
-  SmallVector<int64_t> stored(cast<TiledType>(c.getType()).getShape());
   std::vector<int64_t> v;
   v.reserve(values.getNumElements());
   Type storage = values.getElementType();
@@ -83,10 +81,17 @@ DenseElementsAttr packConstantB(const KernelShape &s, ConstantOp c,
   else
     for (const APInt &x : values.getValues<APInt>())
       v.push_back(x.getSExtValue());
+  return v;
+}
+
+/// Packs B at compile time; `value(k, j)` is element (k, j) of the K×N
+/// operand for k < K, j < N.
+DenseElementsAttr
+packConstantB(const KernelShape &s,
+              llvm::function_ref<int64_t(int64_t, int64_t)> value,
+              RankedTensorType packedType) {
   auto at = [&](int64_t k, int64_t j) -> int64_t {
-    if (k >= s.K || j >= s.N)
-      return 0;
-    return s.transB ? v[j * stored[1] + k] : v[k * stored[1] + j];
+    return k >= s.K || j >= s.N ? 0 : value(k, j);
   };
   // The logical k of packed position kp (K when it is padding).
   auto logicalK = [&](int64_t kp) {
@@ -548,10 +553,24 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   return c;
 }
 
-/// The micro-tile for a target: rows × (2 vectors of L lanes), sized to the
-/// register file (AVX-512: 32 vector registers; AVX2: 16).
+/// The kernel for the target and the operands' containers: vpdpbusd when
+/// both are bytes, and a micro-tile of MR rows × (2 vectors of L lanes)
+/// sized to the register file (AVX-512: 32 vector registers; AVX2: 16).
+void chooseKernel(KernelShape &s, TiledType a, TiledType b,
+                  const CPUCodegenOptions &o) {
+  bool bytes = TiledToTensorsConverter::containerType(a).getWidth() == 8 &&
+               TiledToTensorsConverter::containerType(b).getWidth() == 8;
+  s.vnni = bytes && o.target != CPUTarget::generic;
+  s.kt4 = s.vnni ? llvm::alignTo(s.kt, 4) : s.kt;
+  s.L = o.target == CPUTarget::avx2 ? 8 : 16;
+  int64_t rows = o.target == CPUTarget::avx2 ? 3 : (s.vnni ? 6 : 4);
+  s.MR = std::min(s.M, rows);
+  s.threads = o.threads;
+}
+
+/// The shape of a tq.matmul's kernel.
 KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
-                        CPUTarget target) {
+                        const CPUCodegenOptions &options) {
   KernelShape s;
   s.transA = op.getTransposeA();
   s.transB = op.getTransposeB();
@@ -565,13 +584,7 @@ KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
   s.KT = llvm::divideCeil(s.K, s.kt);
   s.tileMA = s.transA ? ta.getTileShape()[1] : ta.getTileShape()[0];
   s.tileNB = s.transB ? tb.getTileShape()[0] : tb.getTileShape()[1];
-  bool bytes = TiledToTensorsConverter::containerType(ta).getWidth() == 8 &&
-               TiledToTensorsConverter::containerType(tb).getWidth() == 8;
-  s.vnni = bytes && target != CPUTarget::generic;
-  s.kt4 = s.vnni ? llvm::alignTo(s.kt, 4) : s.kt;
-  s.L = target == CPUTarget::avx2 ? 8 : 16;
-  int64_t rows = target == CPUTarget::avx2 ? 3 : (s.vnni ? 6 : 4);
-  s.MR = std::min(s.M, rows);
+  chooseKernel(s, ta, tb, options);
   return s;
 }
 
@@ -587,8 +600,7 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     auto tb = dyn_cast<TiledType>(op.getRhs().getType());
     if (!ta || !tb || ta.getRank() != 2)
       return rw.notifyMatchFailure(op, "mixed or batched matmul");
-    KernelShape s = kernelShape(op, ta, tb, options.target);
-    s.threads = options.threads;
+    KernelShape s = kernelShape(op, ta, tb, options);
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     KernelEmitter e(b, s);
     Value a = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[0]);
@@ -598,8 +610,14 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
       RankedTensorType pt =
           e.packedBType(TiledToTensorsConverter::containerType(tb));
+      std::vector<int64_t> v = constantValues(c);
+      int64_t cols = tb.getShape()[1];
+      auto value = [&](int64_t k, int64_t j) {
+        return s.transB ? v[j * cols + k] : v[k * cols + j];
+      };
       packed = cpu::toBuffer(
-          b, b.getLoc(), arith::ConstantOp::create(b, packConstantB(s, c, pt)));
+          b, b.getLoc(),
+          arith::ConstantOp::create(b, packConstantB(s, value, pt)));
     } else {
       bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
     }
@@ -609,12 +627,224 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
   }
 };
 
+/// tq.conv2d as the matmul kernel on an implicit GEMM: rows (n, p, q),
+/// columns k, reduction (r, s, c) with one K-tile per (r, s, C-tile), in
+/// the reference's order. A is gathered (im2col) with a step per row and
+/// K-tile (0 in the padding, whose values are 0); the filter is B, packed
+/// at compile time when constant. C is padded to whole C-tiles with zeros.
+struct Conv2DLowering : OpConversionPattern<Conv2DOp> {
+  Conv2DLowering(TypeConverter &tc, MLIRContext *ctx,
+                 const CPUCodegenOptions &options)
+      : OpConversionPattern(tc, ctx), options(options) {}
+  CPUCodegenOptions options;
+
+  LogicalResult matchAndRewrite(Conv2DOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto tx = cast<TiledType>(op.getInput().getType());
+    auto tw = cast<TiledType>(op.getFilter().getType());
+    ArrayRef<int64_t> xs = tx.getShape(), ws = tw.getShape();
+    ArrayRef<int64_t> out = cast<RankedTensorType>(op.getType()).getShape();
+    int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
+    int64_t K = ws[0], R = ws[1], S = ws[2];
+    int64_t P = out[1], Q = out[2];
+    int64_t ct = tx.getTileShape()[1], CT = llvm::divideCeil(C, ct);
+    ArrayRef<int64_t> stride = op.getStrides(), dil = op.getDilations(),
+                      pad = op.getPadding();
+
+    KernelShape s;
+    s.transA = s.transB = false;
+    s.bf16 = op.getScaleProduct() == ScaleProduct::bf16;
+    s.M = N * P * Q;
+    s.N = K;
+    s.kt = ct;
+    s.KT = R * S * CT;
+    s.K = s.KT * ct;
+    s.tileMA = 1;
+    s.tileNB = tw.getTileShape()[0];
+    chooseKernel(s, tx, tw, options);
+
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    KernelEmitter e(b, s);
+    auto idx = [&](int64_t v) { return cIndex(b, v); };
+    Type xElem = TiledToTensorsConverter::containerType(tx);
+    Type f32 = b.getF32Type();
+    Value x = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]);
+    Value sx = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]);
+    Value sw = cpu::toBuffer(b, b.getLoc(), adaptor.getFilter()[1]);
+
+    // im2col: A[(n, p, q)][((r·S + s)·CT + t)·ct + c'] and its steps
+    // SA[(n, p, q)][(r·S + s)·CT + t].
+    Value a = cpu::allocBuffer(b, b.getLoc(), {s.M, s.K}, xElem);
+    Value sa = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, f32);
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0), idx(0), idx(0)},
+        ValueRange{idx(N), idx(P), idx(Q), idx(R), idx(S)},
+        ValueRange{idx(1), idx(1), idx(1), idx(1), idx(1)},
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          auto c = [&](int64_t v) { return cIndex(ib, v); };
+          Value n = iv[0], p = iv[1], q = iv[2], r = iv[3], sIdx = iv[4];
+          auto mul = [&](Value v, int64_t k) {
+            return arith::MulIOp::create(ib, v, c(k));
+          };
+          auto add = [&](Value u, Value v) {
+            return arith::AddIOp::create(ib, u, v);
+          };
+          // Input coordinates, as signed offsets from the padded origin.
+          Value h = arith::SubIOp::create(
+              ib, add(mul(p, stride[0]), mul(r, dil[0])), c(pad[0]));
+          Value w = arith::SubIOp::create(
+              ib, add(mul(q, stride[1]), mul(sIdx, dil[1])), c(pad[1]));
+          auto inRange = [&](Value v, int64_t hi) {
+            return arith::AndIOp::create(
+                ib,
+                arith::CmpIOp::create(ib, arith::CmpIPredicate::sge, v, c(0)),
+                arith::CmpIOp::create(ib, arith::CmpIPredicate::slt, v, c(hi)));
+          };
+          Value valid = arith::AndIOp::create(ib, inRange(h, H), inRange(w, W));
+          Value hc = arith::MinSIOp::create(
+              ib, arith::MaxSIOp::create(ib, h, c(0)), c(H - 1));
+          Value wc = arith::MinSIOp::create(
+              ib, arith::MaxSIOp::create(ib, w, c(0)), c(W - 1));
+          Value row = add(mul(add(mul(n, P), p), Q), q);
+          Value rs = add(mul(r, S), sIdx);
+          Value nTile = arith::DivUIOp::create(ib, n, c(tx.getTileShape()[0]));
+          Value zeroF = arith::ConstantFloatOp::create(ib, ib.getF32Type(),
+                                                       APFloat(0.0f));
+          Value zeroI = arith::ConstantIntOp::create(ib, xElem, 0);
+          scf::buildLoopNest(
+              ib, loc, ValueRange{c(0)}, ValueRange{c(CT)}, ValueRange{c(1)},
+              [&](OpBuilder &nb2, Location l2, ValueRange tv) {
+                ImplicitLocOpBuilder jb(l2, nb2);
+                Value t = tv[0];
+                Value kt = arith::AddIOp::create(
+                    jb, arith::MulIOp::create(jb, rs, cIndex(jb, CT)), t);
+                Value step = memref::LoadOp::create(
+                    jb, sx, ValueRange{nTile, hc, wc, t});
+                memref::StoreOp::create(
+                    jb, arith::SelectOp::create(jb, valid, step, zeroF), sa,
+                    ValueRange{row, kt});
+                scf::buildLoopNest(
+                    jb, l2, ValueRange{cIndex(jb, 0)},
+                    ValueRange{cIndex(jb, ct)}, ValueRange{cIndex(jb, 1)},
+                    [&](OpBuilder &nb3, Location l3, ValueRange cv) {
+                      ImplicitLocOpBuilder kb(l3, nb3);
+                      Value ch = arith::AddIOp::create(
+                          kb, arith::MulIOp::create(kb, t, cIndex(kb, ct)),
+                          cv[0]);
+                      Value ok = arith::AndIOp::create(
+                          kb, valid,
+                          arith::CmpIOp::create(kb, arith::CmpIPredicate::ult,
+                                                ch, cIndex(kb, C)));
+                      Value chc =
+                          arith::MinUIOp::create(kb, ch, cIndex(kb, C - 1));
+                      Value v = memref::LoadOp::create(
+                          kb, x, ValueRange{n, hc, wc, chc});
+                      Value col = arith::AddIOp::create(
+                          kb, arith::MulIOp::create(kb, kt, cIndex(kb, ct)),
+                          cv[0]);
+                      memref::StoreOp::create(
+                          kb, arith::SelectOp::create(kb, ok, v, zeroI), a,
+                          ValueRange{row, col});
+                    });
+              });
+        });
+
+    // The filter as B[((r·S + s)·CT + t)·ct + c'][k] and its steps
+    // SB[(r·S + s)·CT + t][k-tile].
+    int64_t gn = llvm::divideCeil(K, s.tileNB);
+    Value sb = cpu::allocBuffer(b, b.getLoc(), {s.KT, gn}, f32);
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0), idx(0)},
+        ValueRange{idx(gn), idx(R), idx(S), idx(CT)},
+        ValueRange{idx(1), idx(1), idx(1), idx(1)},
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          Value kt = arith::AddIOp::create(
+              ib,
+              arith::MulIOp::create(
+                  ib,
+                  arith::AddIOp::create(
+                      ib, arith::MulIOp::create(ib, iv[1], cIndex(ib, S)),
+                      iv[2]),
+                  cIndex(ib, CT)),
+              iv[3]);
+          memref::StoreOp::create(ib, memref::LoadOp::create(ib, sw, iv), sb,
+                                  ValueRange{kt, iv[0]});
+        });
+    auto filterIndex = [&](int64_t k, int64_t j) {
+      int64_t t = k / ct, c = t % CT * ct + k % ct, rs = t / CT;
+      return c < C ? std::optional<int64_t>(
+                         ((j * R + rs / S) * S + rs % S) * C + c)
+                   : std::nullopt;
+    };
+    Value bd, packed;
+    if (auto c = op.getFilter().getDefiningOp<ConstantOp>()) {
+      std::vector<int64_t> v = constantValues(c);
+      auto value = [&](int64_t k, int64_t j) -> int64_t {
+        std::optional<int64_t> i = filterIndex(k, j);
+        return i ? v[*i] : 0;
+      };
+      packed = cpu::toBuffer(
+          b, b.getLoc(),
+          arith::ConstantOp::create(
+              b,
+              packConstantB(
+                  s, value,
+                  e.packedBType(TiledToTensorsConverter::containerType(tw)))));
+    } else {
+      Value wv = cpu::toBuffer(b, b.getLoc(), adaptor.getFilter()[0]);
+      Type wElem = TiledToTensorsConverter::containerType(tw);
+      bd = cpu::allocBuffer(b, b.getLoc(), {s.K, K}, wElem);
+      scf::buildLoopNest(
+          b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0), idx(0), idx(0)},
+          ValueRange{idx(K), idx(R), idx(S), idx(CT), idx(ct)},
+          ValueRange{idx(1), idx(1), idx(1), idx(1), idx(1)},
+          [&](OpBuilder &nb, Location loc, ValueRange iv) {
+            ImplicitLocOpBuilder ib(loc, nb);
+            auto c = [&](int64_t v) { return cIndex(ib, v); };
+            Value ch = arith::AddIOp::create(
+                ib, arith::MulIOp::create(ib, iv[3], c(ct)), iv[4]);
+            Value ok =
+                arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, ch, c(C));
+            Value v = memref::LoadOp::create(
+                ib, wv,
+                ValueRange{iv[0], iv[1], iv[2],
+                           arith::MinUIOp::create(ib, ch, c(C - 1))});
+            Value kt = arith::AddIOp::create(
+                ib,
+                arith::MulIOp::create(
+                    ib,
+                    arith::AddIOp::create(
+                        ib, arith::MulIOp::create(ib, iv[1], c(S)), iv[2]),
+                    c(CT)),
+                iv[3]);
+            Value k = arith::AddIOp::create(
+                ib, arith::MulIOp::create(ib, kt, c(ct)), iv[4]);
+            memref::StoreOp::create(
+                ib,
+                arith::SelectOp::create(
+                    ib, ok, v, arith::ConstantIntOp::create(ib, wElem, 0)),
+                bd, ValueRange{k, iv[0]});
+          });
+    }
+    Value y = e.emit(a, sa, bd, sb, packed);
+    // [(n, p, q)][k] is [n][p][q][k].
+    Value shaped = memref::ExpandShapeOp::create(
+        b, MemRefType::get(out, f32), y,
+        ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+    rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), shaped));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tq::populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                              RewritePatternSet &patterns,
                                              const CPUCodegenOptions &options) {
-  patterns.add<MatmulLowering>(converter, patterns.getContext(), options);
+  patterns.add<MatmulLowering, Conv2DLowering>(converter, patterns.getContext(),
+                                               options);
 }
 
 namespace {

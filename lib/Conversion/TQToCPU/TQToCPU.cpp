@@ -627,7 +627,7 @@ LogicalResult checkSupported(Operation *op) {
   if (auto w = dyn_cast<WeightUpdateOp>(op))
     if (w.getRounding() == RoundingMode::stochastic)
       return fail("stochastic rounding is not lowered yet");
-  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp, TransposeOp,
+  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp, Conv2DOp, TransposeOp,
           RequantizeOp, PostprocessOp, WeightUpdateOp>(op))
     return success();
   return fail("no CPU lowering for this op yet");

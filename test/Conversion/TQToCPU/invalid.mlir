@@ -1,15 +1,6 @@
 // What tq-to-cpu does not lower yet is an error naming the op and why.
 // RUN: tq-opt %s --split-input-file --verify-diagnostics --convert-tq-to-cpu
 
-!X = !tq.tiled<1x6x6x8xi8:8, f32, tile = 8x8, dims = [0, 3], scale = f32>
-!W = !tq.tiled<8x3x3x8xi8:8, f32, tile = 8x8, dims = [0, 3], scale = f32>
-func.func @conv(%x: !X, %w: !W) -> tensor<1x4x4x8xf32> {
-  // expected-error @+1 {{'tq.conv2d' op is not supported by tq-to-cpu: no CPU lowering for this op yet}}
-  %c = tq.conv2d %x, %w : !X, !W -> tensor<1x4x4x8xf32>
-  return %c : tensor<1x4x4x8xf32>
-}
-
-// -----
 
 func.func @offsets(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   // expected-error @+1 {{'tq.quantize' op is not supported by tq-to-cpu: scales with offsets are not lowered yet}}
