@@ -128,7 +128,9 @@ public:
   KernelEmitter(ImplicitLocOpBuilder &b, const KernelShape &s) : b(b), s(s) {}
 
   /// A (stored), its steps, B (stored), its steps -> C (f32 M×N buffer).
-  Value emit(Value a, Value sa, Value bData, Value sb, Value packedB);
+  /// With `dest`, C is written there (an M×N view) instead of a new buffer.
+  Value emit(Value a, Value sa, Value bData, Value sb, Value packedB,
+             Value dest = Value());
   Value packB(Value bData);
   RankedTensorType packedBType(Type elem) const {
     if (s.vnni)
@@ -253,7 +255,7 @@ Value KernelEmitter::vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8,
 }
 
 Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
-                          Value packedB) {
+                          Value packedB, Value dest) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   auto aType = cast<MemRefType>(a.getType());
   Type aElem = aType.getElementType();
@@ -335,7 +337,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   }
 
   // 4. The micro-kernel loops.
-  Value c = cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, f32);
+  Value c = dest ? dest : cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, f32);
   auto vI32 = VectorType::get({L}, i32);
   auto vF32 = VectorType::get({L}, f32);
   auto vElem = VectorType::get({L}, bElem);
@@ -575,7 +577,9 @@ KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
   s.transA = op.getTransposeA();
   s.transB = op.getTransposeB();
   s.bf16 = op.getScaleProduct() == ScaleProduct::bf16;
-  ArrayRef<int64_t> as = ta.getShape(), bs = tb.getShape();
+  // The two innermost dims; leading ones are batches.
+  ArrayRef<int64_t> as = ta.getShape().take_back(2),
+                    bs = tb.getShape().take_back(2);
   s.M = s.transA ? as[1] : as[0];
   s.K = s.transA ? as[0] : as[1];
   s.N = s.transB ? bs[0] : bs[1];
@@ -598,30 +602,76 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
                                 ConversionPatternRewriter &rw) const override {
     auto ta = dyn_cast<TiledType>(op.getLhs().getType());
     auto tb = dyn_cast<TiledType>(op.getRhs().getType());
-    if (!ta || !tb || ta.getRank() != 2)
-      return rw.notifyMatchFailure(op, "mixed or batched matmul");
+    if (!ta || !tb)
+      return rw.notifyMatchFailure(op, "mixed matmul");
     KernelShape s = kernelShape(op, ta, tb, options);
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     KernelEmitter e(b, s);
     Value a = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[0]);
     Value sa = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[1]);
+    Value bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
     Value sb = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[1]);
-    Value bd, packed;
-    if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
-      RankedTensorType pt =
-          e.packedBType(TiledToTensorsConverter::containerType(tb));
-      std::vector<int64_t> v = constantValues(c);
-      int64_t cols = tb.getShape()[1];
-      auto value = [&](int64_t k, int64_t j) {
-        return s.transB ? v[j * cols + k] : v[k * cols + j];
-      };
-      packed = cpu::toBuffer(
-          b, b.getLoc(),
-          arith::ConstantOp::create(b, packConstantB(s, value, pt)));
-    } else {
-      bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
+    if (ta.getRank() == 2) {
+      Value packed;
+      if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
+        RankedTensorType pt =
+            e.packedBType(TiledToTensorsConverter::containerType(tb));
+        std::vector<int64_t> v = constantValues(c);
+        int64_t cols = tb.getShape()[1];
+        auto value = [&](int64_t k, int64_t j) {
+          return s.transB ? v[j * cols + k] : v[k * cols + j];
+        };
+        packed = cpu::toBuffer(
+            b, b.getLoc(),
+            arith::ConstantOp::create(b, packConstantB(s, value, pt)));
+        bd = Value();
+      }
+      Value out = e.emit(a, sa, bd, sb, packed);
+      rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
+      return success();
     }
-    Value out = e.emit(a, sa, bd, sb, packed);
+    // Batches: one kernel per batch index, on 2-D views of the operands
+    // (batch dims flattened) and of the result.
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t batches = 1;
+    for (int64_t d : resultType.getShape().drop_back(2))
+      batches *= d;
+    Value out =
+        cpu::allocBuffer(b, b.getLoc(), resultType.getShape(), b.getF32Type());
+    auto flat = [&](Value v) {
+      auto t = cast<MemRefType>(v.getType());
+      SmallVector<ReassociationIndices> groups(1);
+      for (int64_t d = 0; d + 2 < t.getRank(); ++d)
+        groups[0].push_back(d);
+      groups.push_back({t.getRank() - 2});
+      groups.push_back({t.getRank() - 1});
+      return memref::CollapseShapeOp::create(b, v, groups).getResult();
+    };
+    Value fa = flat(a), fsa = flat(sa), fbd = flat(bd), fsb = flat(sb),
+          fout = flat(out);
+    auto loop =
+        scf::ForOp::create(b, cIndex(b, 0), cIndex(b, batches), cIndex(b, 1));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      auto slice = [&](Value v) {
+        auto t = cast<MemRefType>(v.getType());
+        SmallVector<OpFoldResult> offsets = {i, b.getIndexAttr(0),
+                                             b.getIndexAttr(0)};
+        SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                           b.getIndexAttr(t.getShape()[1]),
+                                           b.getIndexAttr(t.getShape()[2])};
+        SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+        auto type = memref::SubViewOp::inferRankReducedResultType(
+            t.getShape().drop_front(), t, offsets, sizes, strides);
+        return memref::SubViewOp::create(b, cast<MemRefType>(type), v, offsets,
+                                         sizes, strides)
+            .getResult();
+      };
+      e.emit(slice(fa), slice(fsa), slice(fbd), slice(fsb), Value(),
+             slice(fout));
+    }
     rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
     return success();
   }

@@ -609,8 +609,6 @@ LogicalResult checkSupported(Operation *op) {
     auto tb = dyn_cast<TiledType>(m.getRhs().getType());
     if (!ta || !tb)
       return fail("the mixed tiled x float matmul is not lowered yet");
-    if (ta.getRank() != 2)
-      return fail("batched matmuls are not lowered yet");
   }
   if (auto p = dyn_cast<PostprocessOp>(op)) {
     if (p.getRounding() == RoundingMode::stochastic)

@@ -11,14 +11,6 @@ func.func @offsets(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 // -----
 
-func.func @batched(%a: !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>,
-                   %b: !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>) -> tensor<2x8x8xf32> {
-  // expected-error @+1 {{'tq.matmul' op is not supported by tq-to-cpu: batched matmuls are not lowered yet}}
-  %c = tq.matmul %a, %b : !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>, !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32> -> tensor<2x8x8xf32>
-  return %c : tensor<2x8x8xf32>
-}
-
-// -----
 
 !T = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
 func.func @stochastic(%x: tensor<8x8xf32>) -> !T {

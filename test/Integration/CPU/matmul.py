@@ -4,7 +4,8 @@
 # for bit against the numpy reference (T5, T7): C = A·B, dX = dY·Wᵀ
 # (transpose_b), dW = Xᵀ·dY (transpose_a); V = 8, 16, 32, 128 with shapes
 # that are not multiples of V; widths 2, 4, 8 (i8), 12 and 16 (i16 with an
-# 8-bit partner: the generic kernel); the bf16 scale product; weights
+# 8-bit partner: the generic kernel); the bf16 scale product; batches;
+# weights
 # packed at compile time (tq.constant) or at run time; 1 and 2 threads;
 # operands at ±qmax everywhere (the int32 partial sums near their bound).
 import sys
@@ -113,6 +114,50 @@ case(9, 20, 130, 128, bits=(16, 8), extreme=True)
 case(30, 40, 256, 128, extreme=True)
 case(64, 96, 128, 32, threads=(2,))
 
+
+
+def batched(batch, M, N, K, v, trans_a=False, trans_b=False):
+    """Leading batch dims: one product per batch index, same tiles."""
+    global failures, cases
+    a_shape = batch + ((K, M) if trans_a else (M, K))
+    b_shape = batch + ((N, K) if trans_b else (K, N))
+    xa = rng.standard_normal(a_shape).astype(np.float32)
+    xb = rng.standard_normal(b_shape).astype(np.float32)
+    r = len(a_shape)
+    qa, sa, _, _ = ref.quantize(xa, (v, v), (r - 2, r - 1), 8, "scaled")
+    qb, sb, _, _ = ref.quantize(xb, (v, v), (r - 2, r - 1), 8, "scaled")
+
+    def ty(shape):
+        return (f"!tq.tiled<{'x'.join(map(str, shape))}xi8:8, f32, tile = {v}x{v}, "
+                f"dims = [{r - 2}, {r - 1}], scale = f32>")
+    out_shape = batch + (M, N)
+    out = f"tensor<{'x'.join(map(str, out_shape))}xf32>"
+    attrs = [n for n, on in (("transpose_a", trans_a), ("transpose_b", trans_b)) if on]
+    attr = " {" + ", ".join(attrs) + "}" if attrs else ""
+    src = f"""
+func.func @main(%a: {ty(a_shape)}, %b: {ty(b_shape)}) -> {out} {{
+  %c = tq.matmul %a, %b{attr} : {ty(a_shape)}, {ty(b_shape)} -> {out}
+  return %c : {out}
+}}
+"""
+    want = np.zeros(out_shape, np.float32)
+    for idx in np.ndindex(*batch):
+        oa, osa = (qa[idx].T, sa[idx].T) if trans_a else (qa[idx], sa[idx])
+        ob, osb = (qb[idx].T, sb[idx].T) if trans_b else (qb[idx], sb[idx])
+        want[idx] = ref.matmul(oa, osa, (v, v), ob, osb, (v, v))
+    for target in TARGETS:
+        cases += 1
+        got, = cpu.run(src, [qa.astype(np.int8), sa, qb.astype(np.int8), sb],
+                       target=target)
+        if not np.array_equal(got, want):
+            failures += 1
+            print(f"MISMATCH batched {batch} M={M} N={N} K={K} V={v} "
+                  f"tA={trans_a} tB={trans_b} {target}")
+
+
+batched((2, 3), 9, 12, 20, 8)
+batched((4,), 17, 10, 24, 16, trans_b=True)
+
 print(f"matmul cases: {cases}, mismatches: {failures}")
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases: 57, mismatches: 0
+# CHECK: matmul cases: 63, mismatches: 0
