@@ -42,6 +42,10 @@ static cl::list<unsigned> tiles("tiles", cl::CommaSeparated,
 static cl::list<unsigned> threadCounts("thread-counts", cl::CommaSeparated,
                                        cl::desc("thread counts (default 1,2)"),
                                        cl::sub(cpuMatmulCmd));
+static cl::opt<bool> int4("int4",
+                          cl::desc("also time 4-bit weights (packed two "
+                                   "per byte) against 8-bit at the largest V"),
+                          cl::init(true), cl::sub(cpuMatmulCmd));
 static cl::opt<std::string> target("target",
                                    cl::desc("tile-quant's instruction set"),
                                    cl::init("native"), cl::sub(cpuMatmulCmd));
@@ -62,22 +66,25 @@ std::string hex(const void *data, size_t bytes) {
   return "0x" + toHex(StringRef(static_cast<const char *>(data), bytes));
 }
 
-/// C = A·B with B a constant of random int8 weights and random steps.
-std::string program(const Shape &s, unsigned v, std::mt19937 &rng) {
+/// C = A·B with B a constant of random `bits`-bit weights (in i8) and
+/// random steps.
+std::string program(const Shape &s, unsigned v, unsigned bits,
+                    std::mt19937 &rng) {
+  int qmax = (1 << (bits - 1)) - 1;
   std::vector<int8_t> w(s.K * s.N);
   for (int8_t &x : w)
-    x = int8_t(int(rng() % 255) - 127);
+    x = int8_t(int(rng() % (2 * qmax + 1)) - qmax);
   int64_t gk = (s.K + v - 1) / v, gn = (s.N + v - 1) / v;
   std::vector<float> steps(gk * gn);
   for (float &x : steps)
     x = 0.001f * float(1 + rng() % 100);
-  auto tiled = [&](int64_t r, int64_t c) {
-    return formatv("!tq.tiled<{0}x{1}xi8:8, f32, tile = {2}x{2}, dims = "
+  auto tiled = [&](int64_t r, int64_t c, unsigned n) {
+    return formatv("!tq.tiled<{0}x{1}xi8:{3}, f32, tile = {2}x{2}, dims = "
                    "[0, 1], scale = f32>",
-                   r, c, v)
+                   r, c, v, n)
         .str();
   };
-  std::string ta = tiled(s.M, s.K), tb = tiled(s.K, s.N);
+  std::string ta = tiled(s.M, s.K, 8), tb = tiled(s.K, s.N, bits);
   std::string out = formatv("tensor<{0}x{1}xf32>", s.M, s.N).str();
   return formatv("func.func @main(%a: {0}) -> {2} {{\n"
                  "  %b = tq.constant {{values = dense<\"{3}\"> : "
@@ -91,13 +98,13 @@ std::string program(const Shape &s, unsigned v, std::mt19937 &rng) {
 }
 
 /// GOPS of the compiled program, or a negative number with `error`.
-double measureTQ(const Shape &s, unsigned v, unsigned threads,
+double measureTQ(const Shape &s, unsigned v, unsigned threads, unsigned bits,
                  std::string &error) {
   std::mt19937 rng(v * 7919 + s.N);
   cpu::CompileOptions o;
   o.target = target;
   o.threads = threads;
-  auto m = cpu::CPUModule::compile(program(s, v, rng), s.str(), o, error);
+  auto m = cpu::CPUModule::compile(program(s, v, bits, rng), s.str(), o, error);
   if (!m)
     return -1;
   std::vector<int8_t> a(s.M * s.K);
@@ -208,12 +215,25 @@ int runCPUMatmul() {
     for (unsigned v : vs)
       for (unsigned t : ts) {
         std::string error;
-        double g = measureTQ(s, v, t, error);
+        double g = measureTQ(s, v, t, 8, error);
         if (g < 0) {
           errs() << "tq-bench: error: " << error << "\n";
           return 1;
         }
         tq[formatv("{0}/{1}/{2}", s.str(), v, t).str()] = g;
+      }
+
+  std::map<std::string, double> tq4;
+  if (int4)
+    for (const Shape &s : ss)
+      for (unsigned t : ts) {
+        std::string error;
+        double g = measureTQ(s, vs.back(), t, 4, error);
+        if (g < 0) {
+          errs() << "tq-bench: error: " << error << "\n";
+          return 1;
+        }
+        tq4[s.str() + "/" + std::to_string(t)] = g;
       }
 
   outs() << "GOPS (2·M·N·K / median time), measured in this run; tq: "
@@ -257,6 +277,20 @@ int runCPUMatmul() {
                         tq[formatv("{0}/{1}/{2}", s.str(), v, ts.front())])
                << ";";
     outs() << "\n";
+  }
+  if (int4) {
+    outs() << "\n4-bit weights packed two per byte vs 8-bit, V=" << vs.back()
+           << " (time ratio int4 / int8: below 1 is faster)\n\n"
+           << "| M×N×K | threads | tq int8 | tq int4 | time int4 / int8 |\n"
+           << "|---|---|---|---|---|\n";
+    for (const Shape &s : ss)
+      for (unsigned t : ts) {
+        std::string k = s.str() + "/" + std::to_string(t);
+        double g8 = tq[formatv("{0}/{1}/{2}", s.str(), vs.back(), t)];
+        double g4 = tq4[k];
+        outs() << "| " << s.str() << " | " << t << " | " << cell(g8) << " | "
+               << cell(g4) << " | " << ratio(g8, g4) << " |\n";
+      }
   }
   return 0;
 }

@@ -58,6 +58,10 @@ struct KernelShape {
   int64_t NC = 2; // vectors per row of the micro-tile
   int64_t MR;     // rows of the micro-tile
   int64_t threads = 1;
+  /// Weights of at most 4 bits packed two per byte (VNNI, constant B):
+  /// byte (k/8, n, k%4) holds k-groups 2h (low nibble) and 2h+1 (high), in
+  /// offset binary w + 8.
+  bool nibbles = false;
   int64_t NR() const { return NC * L; }
   int64_t Mp() const { return llvm::divideCeil(M, MR) * MR; }
   int64_t Kp() const { return KT * kt4; }
@@ -103,7 +107,15 @@ packConstantB(const KernelShape &s,
   std::vector<int16_t> out;
   out.reserve(packedType.getNumElements());
   for (int64_t p = 0; p < s.panels(); ++p) {
-    if (s.vnni) {
+    if (s.nibbles) {
+      for (int64_t h = 0; h < Kp / 8; ++h)
+        for (int64_t n = 0; n < NR; ++n)
+          for (int64_t kk = 0; kk < 4; ++kk) {
+            int64_t lo = at(logicalK(8 * h + kk), p * NR + n) + 8;
+            int64_t hi = at(logicalK(8 * h + 4 + kk), p * NR + n) + 8;
+            out.push_back(int8_t(uint8_t(lo | (hi << 4))));
+          }
+    } else if (s.vnni) {
       // [panel][k/4][n*4 + k%4], offset binary.
       for (int64_t g = 0; g < Kp / 4; ++g)
         for (int64_t n = 0; n < NR; ++n)
@@ -133,6 +145,8 @@ public:
              Value dest = Value());
   Value packB(Value bData);
   RankedTensorType packedBType(Type elem) const {
+    if (s.nibbles)
+      return RankedTensorType::get({s.panels(), s.Kp() / 8, s.NR() * 4}, elem);
     if (s.vnni)
       return RankedTensorType::get({s.panels(), s.Kp() / 4, s.NR() * 4}, elem);
     return RankedTensorType::get({s.panels(), s.Kp(), s.NR()}, elem);
@@ -199,7 +213,8 @@ Value KernelEmitter::rowSums(Value ap, Type elem) {
         Value sum = vector::ReductionOp::create(ib, vector::CombiningKind::ADD,
                                                 loop.getResult(0));
         Value c = arith::MulIOp::create(
-            ib, sum, arith::ConstantIntOp::create(ib, i32, -128));
+            ib, sum,
+            arith::ConstantIntOp::create(ib, i32, s.nibbles ? -8 : -128));
         memref::StoreOp::create(ib, c, cmp, iv);
       });
   return cmp;
@@ -420,9 +435,9 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
           int64_t steps = s.vnni ? s.kt4 / 4 : s.kt4;
           Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
           Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
-          // One k step (4 k with VNNI) of the micro-tile.
-          auto step = [&](ImplicitLocOpBuilder &kb, Value g, ValueRange acc) {
-            SmallVector<Value> bv, next;
+          // B's vectors for k step g (4 k with VNNI).
+          auto loadB = [&](ImplicitLocOpBuilder &kb, Value g) {
+            SmallVector<Value> bv;
             for (int64_t cc = 0; cc < NC; ++cc) {
               if (s.vnni) {
                 auto bytes = VectorType::get({4 * L}, bElem);
@@ -435,6 +450,32 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                 bv.push_back(arith::ExtSIOp::create(kb, vI32, v));
               }
             }
+            return bv;
+          };
+          // Nibbles: the vectors of steps 2h and 2h+1 from one load.
+          auto loadPair = [&](ImplicitLocOpBuilder &kb, Value h) {
+            SmallVector<Value> low, high;
+            auto bytes = VectorType::get({4 * L}, bElem);
+            Value mask = arith::ConstantOp::create(
+                kb, bytes, DenseElementsAttr::get(bytes, APInt(8, 0x0F)));
+            Value four = arith::ConstantOp::create(
+                kb, bytes, DenseElementsAttr::get(bytes, APInt(8, 4)));
+            for (int64_t cc = 0; cc < NC; ++cc) {
+              Value v = vector::LoadOp::create(
+                  kb, bytes, bp, ValueRange{jp, h, cIndex(kb, cc * 4 * L)});
+              low.push_back(vector::BitCastOp::create(
+                  kb, vI32, arith::AndIOp::create(kb, v, mask)));
+              high.push_back(vector::BitCastOp::create(
+                  kb, vI32,
+                  arith::AndIOp::create(kb, arith::ShRUIOp::create(kb, v, four),
+                                        mask)));
+            }
+            return std::make_pair(low, high);
+          };
+          // One k step of the micro-tile, B's vectors given.
+          auto step = [&](ImplicitLocOpBuilder &kb, Value g, ValueRange acc,
+                          ArrayRef<Value> bv) {
+            SmallVector<Value> next;
             for (int64_t r = 0; r < MR; ++r) {
               Value av;
               if (s.vnni) {
@@ -465,25 +506,39 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
             }
             return next;
           };
+          // `count` steps from step g0 (even with nibbles).
+          auto steps_ = [&](ImplicitLocOpBuilder &kb, Value g0, int64_t count,
+                            SmallVector<Value> acc) {
+            for (int64_t u = 0; u < count; u += s.nibbles ? 2 : 1) {
+              Value g = arith::AddIOp::create(kb, g0, cIndex(kb, u));
+              if (!s.nibbles) {
+                acc = step(kb, g, acc, loadB(kb, g));
+                continue;
+              }
+              auto [low, high] =
+                  loadPair(kb, arith::DivUIOp::create(kb, g, cIndex(kb, 2)));
+              acc = step(kb, g, acc, low);
+              acc = step(kb, arith::AddIOp::create(kb, g, cIndex(kb, 1)), acc,
+                         high);
+            }
+            return acc;
+          };
           // Short K-tiles are unrolled whole, so that the scaling of one
           // K-tile overlaps the dot products of the next; long ones by 4.
-          int64_t unroll = steps <= 8 ? steps : (steps % 4 == 0 ? 4 : 1);
+          int64_t unroll = steps <= 8 ? steps : (steps % 4 == 0 ? 4 : 2);
+          if (!s.nibbles && steps > 8 && steps % 4 != 0)
+            unroll = 1;
           SmallVector<Value> psums;
           if (unroll == steps) {
-            psums.assign(iacc.begin(), iacc.end());
-            for (int64_t u = 0; u < steps; ++u)
-              psums =
-                  step(ib, arith::AddIOp::create(ib, lo, cIndex(ib, u)), psums);
+            psums = steps_(ib, lo, steps, iacc);
           } else {
             auto kLoop = scf::ForOp::create(
                 ib, lo, hi, cIndex(ib, unroll), iacc,
                 [&](OpBuilder &nb2, Location l2, Value g, ValueRange acc) {
                   ImplicitLocOpBuilder kb(l2, nb2);
-                  SmallVector<Value> cur(acc.begin(), acc.end());
-                  for (int64_t u = 0; u < unroll; ++u)
-                    cur = step(kb, arith::AddIOp::create(kb, g, cIndex(kb, u)),
-                               cur);
-                  scf::YieldOp::create(kb, cur);
+                  scf::YieldOp::create(
+                      kb, steps_(kb, g, unroll,
+                                 SmallVector<Value>(acc.begin(), acc.end())));
                 });
             psums.assign(kLoop.getResults().begin(), kLoop.getResults().end());
           }
@@ -614,6 +669,7 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     if (ta.getRank() == 2) {
       Value packed;
       if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
+        s.nibbles = s.vnni && tb.getMaxBits() <= 4 && s.kt4 % 8 == 0;
         RankedTensorType pt =
             e.packedBType(TiledToTensorsConverter::containerType(tb));
         std::vector<int64_t> v = constantValues(c);

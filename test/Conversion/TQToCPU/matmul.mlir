@@ -47,3 +47,18 @@ func.func @const_weights(%a: !A) -> tensor<64x32xf32> {
   %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
   return %c : tensor<64x32xf32>
 }
+
+// Weights of at most 4 bits are packed two per byte: 3 + 8 = 0xB in each
+// nibble (0xBB = -69), half as many k-groups; the kernel splits the nibbles.
+!B4 = !tq.tiled<128x32xi8:4, f32, tile = 32x32, dims = [0, 1], scale = f32>
+// CHECK-LABEL: func.func @int4_weights(
+// AVX512: arith.constant dense<-69> : tensor<1x16x128xi8>
+// AVX512: arith.shrui %{{.*}}, %{{.*}} : vector<64xi8>
+// AVX2: arith.constant dense<-69> : tensor<2x16x64xi8>
+// GENERIC: arith.constant dense<3> : tensor<1x128x32xi8>
+func.func @int4_weights(%a: !A) -> tensor<64x32xf32> {
+  %b = tq.constant {values = dense<3> : tensor<128x32xi8>,
+                    scales = dense<0.5> : tensor<4x1xf32>} : !B4
+  %c = tq.matmul %a, %b : !A, !B4 -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}

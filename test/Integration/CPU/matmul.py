@@ -109,6 +109,10 @@ case(14, 50, 40, 16, const_b=True, trans_b=True)
 case(1, 300, 256, 128, const_b=True)
 for bits in ((2, 2), (4, 4), (4, 8)):
     case(19, 23, 29, 8, bits=bits)
+# 4-bit constant weights are packed two per byte (nibbles) for vpdpbusd.
+for v, (M, N, K) in ((8, (13, 37, 21)), (32, (33, 65, 70)), (128, (1, 130, 300))):
+    case(M, N, K, v, bits=(8, 4), const_b=True)
+case(20, 36, 40, 16, bits=(4, 4), const_b=True, trans_b=True, extreme=True)
 case(17, 18, 40, 16, bits=(12, 8))
 case(9, 20, 130, 128, bits=(16, 8), extreme=True)
 case(30, 40, 256, 128, extreme=True)
@@ -160,4 +164,4 @@ batched((4,), 17, 10, 24, 16, trans_b=True)
 
 print(f"matmul cases: {cases}, mismatches: {failures}")
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases: 63, mismatches: 0
+# CHECK: matmul cases: 75, mismatches: 0
