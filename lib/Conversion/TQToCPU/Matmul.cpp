@@ -733,6 +733,137 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
   }
 };
 
+/// The mixed tq.matmul: one operand tiled, the other f32 (T5). For each
+/// K-tile, the f32 partial sum Σ_k x·y (k ascending, multiply then add) is
+/// multiplied by the tiled operand's step and added, as the reference does;
+/// 16 columns at a time. Transposed operands are copied row-major first.
+struct MixedMatmulLowering : OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(MatmulOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto ta = dyn_cast<TiledType>(op.getLhs().getType());
+    auto tb = dyn_cast<TiledType>(op.getRhs().getType());
+    if ((ta != nullptr) == (tb != nullptr) ||
+        cpu::rankOf(op.getLhs().getType()) != 2)
+      return rw.notifyMatchFailure(op, "not a 2-D mixed matmul");
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    Type f32 = b.getF32Type();
+    bool tiledA = ta != nullptr;
+    TiledType tt = tiledA ? ta : tb;
+    auto operand = [&](ValueRange v, bool trans) {
+      Value m = cpu::toBuffer(b, b.getLoc(), v.front());
+      return trans ? cpu::emitPermute(b, m, {1, 0}) : m;
+    };
+    Value a = operand(adaptor.getLhs(), op.getTransposeA());
+    Value bm = operand(adaptor.getRhs(), op.getTransposeB());
+    Value steps = cpu::toBuffer(
+        b, b.getLoc(), (tiledA ? adaptor.getLhs() : adaptor.getRhs())[1]);
+    bool stepsTransposed = tiledA ? op.getTransposeA() : op.getTransposeB();
+    int64_t M = cast<MemRefType>(a.getType()).getShape()[0];
+    int64_t K = cast<MemRefType>(a.getType()).getShape()[1];
+    int64_t N = cast<MemRefType>(bm.getType()).getShape()[1];
+    // The tiled operand's tile extents in op() orientation: (rows, K) for
+    // A, (K, columns) for B.
+    ArrayRef<int64_t> tile = tt.getTileShape();
+    int64_t t0 = stepsTransposed ? tile[1] : tile[0];
+    int64_t t1 = stepsTransposed ? tile[0] : tile[1];
+    int64_t kt = std::min(K, tiledA ? t1 : t0);
+    int64_t KT = llvm::divideCeil(K, kt);
+    const int64_t L = 16;
+    auto vF32 = VectorType::get({L}, f32);
+    Value c = cpu::allocBuffer(b, b.getLoc(), {M, N}, f32);
+    auto idx = [&](int64_t v) { return cIndex(b, v); };
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{idx(0), idx(0)},
+        ValueRange{idx(M), idx(llvm::divideCeil(N, L))},
+        ValueRange{idx(1), idx(1)},
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          auto ci = [&](int64_t v) { return cIndex(ib, v); };
+          Value i = iv[0];
+          Value j = arith::MulIOp::create(ib, iv[1], ci(L));
+          Value left = arith::SubIOp::create(ib, ci(N), j);
+          Value mask = vector::CreateMaskOp::create(
+              ib, VectorType::get({L}, ib.getI1Type()), ValueRange{left});
+          // The step of tile (row tile, K-tile t) or (t, column tile) in the
+          // stored grid.
+          auto step = [&](ImplicitLocOpBuilder &kb, Value r, Value t) {
+            SmallVector<Value> at =
+                tiledA ? SmallVector<Value>{r, t} : SmallVector<Value>{t, r};
+            if (stepsTransposed)
+              std::swap(at[0], at[1]);
+            return memref::LoadOp::create(kb, steps, at).getResult();
+          };
+          Value zero = arith::ConstantOp::create(
+              ib, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+          // Per-column steps of a tiled B for K-tile t (clamped columns).
+          auto colSteps = [&](ImplicitLocOpBuilder &kb, Value t) {
+            Value v = zero;
+            for (int64_t l = 0; l < L; ++l) {
+              Value col = arith::MinUIOp::create(
+                  kb, arith::AddIOp::create(kb, j, cIndex(kb, l)),
+                  cIndex(kb, N - 1));
+              Value ct = arith::DivUIOp::create(kb, col, cIndex(kb, t1));
+              v = vector::InsertOp::create(kb, step(kb, ct, t), v,
+                                           ArrayRef<int64_t>{l});
+            }
+            return v;
+          };
+          auto tLoop = scf::ForOp::create(
+              ib, ci(0), ci(KT), ci(1), ValueRange{zero},
+              [&](OpBuilder &nb2, Location l2, Value t, ValueRange acc) {
+                ImplicitLocOpBuilder tb2(l2, nb2);
+                Value k0 = arith::MulIOp::create(tb2, t, cIndex(tb2, kt));
+                Value k1 = arith::MinUIOp::create(
+                    tb2, arith::AddIOp::create(tb2, k0, cIndex(tb2, kt)),
+                    cIndex(tb2, K));
+                auto kLoop = scf::ForOp::create(
+                    tb2, k0, k1, cIndex(tb2, 1), ValueRange{zero},
+                    [&](OpBuilder &nb3, Location l3, Value k, ValueRange ps) {
+                      ImplicitLocOpBuilder kb(l3, nb3);
+                      Value x = memref::LoadOp::create(kb, a, ValueRange{i, k});
+                      if (!isa<FloatType>(x.getType()))
+                        x = arith::SIToFPOp::create(kb, f32, x);
+                      Type bElem =
+                          cast<MemRefType>(bm.getType()).getElementType();
+                      auto bVec = VectorType::get({L}, bElem);
+                      Value pass = arith::ConstantOp::create(
+                          kb, bVec,
+                          isa<FloatType>(bElem)
+                              ? DenseElementsAttr::get(bVec, APFloat(0.0f))
+                              : DenseElementsAttr::get(
+                                    bVec,
+                                    APInt(bElem.getIntOrFloatBitWidth(), 0)));
+                      Value y = vector::MaskedLoadOp::create(
+                          kb, bVec, bm, ValueRange{k, j}, mask, pass);
+                      if (!isa<FloatType>(bElem))
+                        y = arith::SIToFPOp::create(kb, vF32, y);
+                      Value prod = arith::MulFOp::create(
+                          kb, vector::BroadcastOp::create(kb, vF32, x), y);
+                      scf::YieldOp::create(kb, ValueRange{arith::AddFOp::create(
+                                                   kb, ps[0], prod)});
+                    });
+                Value sv;
+                if (tiledA)
+                  sv = vector::BroadcastOp::create(
+                      tb2, vF32,
+                      step(tb2, arith::DivUIOp::create(tb2, i, cIndex(tb2, t0)),
+                           t));
+                else
+                  sv = colSteps(tb2, t);
+                Value term = arith::MulFOp::create(tb2, kLoop.getResult(0), sv);
+                scf::YieldOp::create(
+                    tb2, ValueRange{arith::AddFOp::create(tb2, acc[0], term)});
+              });
+          vector::MaskedStoreOp::create(ib, c, ValueRange{i, j}, mask,
+                                        tLoop.getResult(0));
+        });
+    rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), c));
+    return success();
+  }
+};
+
 /// tq.conv2d as the matmul kernel on an implicit GEMM: rows (n, p, q),
 /// columns k, reduction (r, s, c) with one K-tile per (r, s, C-tile), in
 /// the reference's order. A is gathered (im2col) with a step per row and
@@ -951,6 +1082,7 @@ void mlir::tq::populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                              const CPUCodegenOptions &options) {
   patterns.add<MatmulLowering, Conv2DLowering>(converter, patterns.getContext(),
                                                options);
+  patterns.add<MixedMatmulLowering>(converter, patterns.getContext());
 }
 
 namespace {

@@ -333,6 +333,28 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
       });
 }
 
+int64_t cpu::rankOf(Type t) {
+  if (auto tiled = dyn_cast<TiledType>(t))
+    return tiled.getRank();
+  return cast<RankedTensorType>(t).getRank();
+}
+
+Value cpu::emitPermute(ImplicitLocOpBuilder &b, Value src,
+                       ArrayRef<int64_t> perm) {
+  auto t = cast<MemRefType>(src.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(t.getShape()[d]);
+  Value out = cpu::allocBuffer(b, b.getLoc(), shape, t.getElementType());
+  forEachIndex(b, t.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+    SmallVector<Value> to;
+    for (int64_t d : perm)
+      to.push_back(idx[d]);
+    memref::StoreOp::create(b, memref::LoadOp::create(b, src, idx), out, to);
+  });
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // Patterns
 //===----------------------------------------------------------------------===//
@@ -388,22 +410,6 @@ Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type, Value q,
   return out;
 }
 
-/// A copy of `src` with dimension i of the result = dimension perm[i].
-Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm) {
-  auto t = cast<MemRefType>(src.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(t.getShape()[d]);
-  Value out = cpu::allocBuffer(b, b.getLoc(), shape, t.getElementType());
-  forEachIndex(b, t.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
-    SmallVector<Value> to;
-    for (int64_t d : perm)
-      to.push_back(idx[d]);
-    memref::StoreOp::create(b, memref::LoadOp::create(b, src, idx), out, to);
-  });
-  return out;
-}
-
 /// Quantizes the f32 buffer `x` into `type`; returns (data, steps) tensors.
 SmallVector<Value> quantizeInto(ImplicitLocOpBuilder &b, TiledType type,
                                 Value x, Value bits, RoundingMode rounding) {
@@ -440,9 +446,9 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     ArrayRef<int64_t> perm = op.getPermutation();
-    Value q = emitPermute(
+    Value q = cpu::emitPermute(
         b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]), perm);
-    Value s = emitPermute(
+    Value s = cpu::emitPermute(
         b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]), perm);
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), s)}});
@@ -462,7 +468,7 @@ struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
                        cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]),
                        cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]));
     if (std::optional<ArrayRef<int64_t>> perm = op.getPermutation())
-      x = emitPermute(b, x, *perm);
+      x = cpu::emitPermute(b, x, *perm);
     rw.replaceOpWithMultiple(
         op, {quantizeInto(b, type, x, optionalBits(b, type, adaptor.getBits()),
                           op.getRounding())});
@@ -607,8 +613,8 @@ LogicalResult checkSupported(Operation *op) {
   if (auto m = dyn_cast<MatmulOp>(op)) {
     auto ta = dyn_cast<TiledType>(m.getLhs().getType());
     auto tb = dyn_cast<TiledType>(m.getRhs().getType());
-    if (!ta || !tb)
-      return fail("the mixed tiled x float matmul is not lowered yet");
+    if ((!ta || !tb) && cpu::rankOf(m.getLhs().getType()) != 2)
+      return fail("batched mixed tiled x float matmuls are not lowered yet");
   }
   if (auto p = dyn_cast<PostprocessOp>(op)) {
     if (p.getRounding() == RoundingMode::stochastic)

@@ -21,9 +21,9 @@ func.func @stochastic(%x: tensor<8x8xf32>) -> !T {
 
 // -----
 
-!T = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
-func.func @mixed(%a: !T, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'tq.matmul' op is not supported by tq-to-cpu: the mixed tiled x float matmul is not lowered yet}}
-  %c = tq.matmul %a, %b : !T, tensor<8x8xf32> -> tensor<8x8xf32>
-  return %c : tensor<8x8xf32>
+func.func @mixed_batched(%a: !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>,
+                         %b: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  // expected-error @+1 {{'tq.matmul' op is not supported by tq-to-cpu: batched mixed tiled x float matmuls are not lowered yet}}
+  %c = tq.matmul %a, %b : !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+  return %c : tensor<2x8x8xf32>
 }

@@ -4,7 +4,8 @@
 # for bit against the numpy reference (T5, T7): C = A·B, dX = dY·Wᵀ
 # (transpose_b), dW = Xᵀ·dY (transpose_a); V = 8, 16, 32, 128 with shapes
 # that are not multiples of V; widths 2, 4, 8 (i8), 12 and 16 (i16 with an
-# 8-bit partner: the generic kernel); the bf16 scale product; batches;
+# 8-bit partner: the generic kernel); the bf16 scale product; batches; the
+# mixed tiled x f32 product;
 # weights
 # packed at compile time (tq.constant) or at run time; 1 and 2 threads;
 # operands at ±qmax everywhere (the int32 partial sums near their bound).
@@ -159,9 +160,65 @@ func.func @main(%a: {ty(a_shape)}, %b: {ty(b_shape)}) -> {out} {{
                   f"tA={trans_a} tB={trans_b} {target}")
 
 
+
+
+def mixed(M, N, K, v, tiled_a=True, trans_a=False, trans_b=False):
+    """One operand tiled, the other f32: per K-tile an f32 partial sum (k
+    ascending, multiply then add) times the tiled operand's step."""
+    global failures, cases
+    a_shape = (K, M) if trans_a else (M, K)
+    b_shape = (N, K) if trans_b else (K, N)
+    xa = rng.standard_normal(a_shape).astype(np.float32)
+    xb = rng.standard_normal(b_shape).astype(np.float32)
+    x, y = (xa.T if trans_a else xa), (xb.T if trans_b else xb)
+    if tiled_a:
+        q, st = operand(a_shape, 8, (v, v))
+        qo, so = (q.T, st.T) if trans_a else (q, st)
+        x = qo.astype(np.float32)
+    else:
+        q, st = operand(b_shape, 8, (v, v))
+        qo, so = (q.T, st.T) if trans_b else (q, st)
+        y = qo.astype(np.float32)
+    want = np.zeros((M, N), np.float32)
+    for t, k0 in enumerate(range(0, K, v)):
+        ps = np.zeros((M, N), np.float32)
+        for k in range(k0, min(K, k0 + v)):
+            ps = (ps + (x[:, k, None] * y[None, k, :]).astype(np.float32)).astype(np.float32)
+        if tiled_a:
+            scale = np.repeat(so[:, t], v)[:M].astype(np.float32)[:, None]
+        else:
+            scale = np.repeat(so[t, :], v)[:N].astype(np.float32)[None, :]
+        want = (want + (ps * scale).astype(np.float32)).astype(np.float32)
+    tq_ty = tiled(a_shape if tiled_a else b_shape, "i8", 8, (v, v))
+    f_ty = "tensor<{}x{}xf32>".format(*(b_shape if tiled_a else a_shape))
+    ta, tb = (tq_ty, f_ty) if tiled_a else (f_ty, tq_ty)
+    attrs = [n for n, on in (("transpose_a", trans_a), ("transpose_b", trans_b)) if on]
+    attr = " {" + ", ".join(attrs) + "}" if attrs else ""
+    out = f"tensor<{M}x{N}xf32>"
+    src = f"""
+func.func @main(%a: {ta}, %b: {tb}) -> {out} {{
+  %c = tq.matmul %a, %b{attr} : {ta}, {tb} -> {out}
+  return %c : {out}
+}}
+"""
+    inputs = ([q.astype(np.int8), st, xb] if tiled_a else [xa, q.astype(np.int8), st])
+    for target in TARGETS:
+        cases += 1
+        got, = cpu.run(src, inputs, target=target)
+        if not np.array_equal(got, want):
+            failures += 1
+            print(f"MISMATCH mixed M={M} N={N} K={K} V={v} tiled_a={tiled_a} "
+                  f"tA={trans_a} tB={trans_b} {target}: max diff "
+                  f"{np.abs(got - want).max()}")
+
+
+mixed(13, 37, 21, 8)
+mixed(13, 37, 21, 8, tiled_a=False)
+mixed(20, 18, 40, 16, tiled_a=False, trans_b=True)
+mixed(9, 33, 20, 16, trans_a=True)
 batched((2, 3), 9, 12, 20, 8)
 batched((4,), 17, 10, 24, 16, trans_b=True)
 
 print(f"matmul cases: {cases}, mismatches: {failures}")
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases: 75, mismatches: 0
+# CHECK: matmul cases: 87, mismatches: 0

@@ -12,6 +12,7 @@
 #define TQ_CONVERSION_TQTOCPU_TQTOCPU_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -70,6 +71,10 @@ namespace cpu {
 /// (T3). `bits` is an i32 value. Shared by quantize and postprocess.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value q, Value steps, Value bits, RoundingMode rounding);
+/// The rank of a tiled or ranked tensor type.
+int64_t rankOf(Type t);
+/// A copy of the memref `src` whose dimension i is `src`'s perm[i].
+Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm);
 /// `memref.alloc` of a static shape.
 Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type elementType);
