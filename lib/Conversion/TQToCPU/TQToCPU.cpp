@@ -585,6 +585,157 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
   }
 };
 
+/// A4 at run time: the bit-width search over the whole tensor, each
+/// candidate measured with the A3 error of quantizing `input` into the
+/// target's tiles (as tq::ref::searchBitWidthTiled; the sums in f64 in
+/// element order).
+struct AdaptiveBitWidthLowering : OpConversionPattern<AdaptiveBitWidthOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(AdaptiveBitWidthOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto type = cast<TiledType>(op.getTarget());
+    Type i32 = b.getI32Type(), f64 = b.getF64Type(), i1 = b.getI1Type();
+    Value x = cpu::toBuffer(b, b.getLoc(), adaptor.getInput().front());
+    Value q = cpu::allocBuffer(b, b.getLoc(), type.getShape(),
+                               TiledToTensorsConverter::containerType(type));
+    Value steps =
+        cpu::allocBuffer(b, b.getLoc(), type.getGridShape(), b.getF32Type());
+    Value sums = memref::AllocaOp::create(b, MemRefType::get({2}, f64));
+    auto cI = [&](ImplicitLocOpBuilder &b, int64_t v) {
+      return arith::ConstantIntOp::create(b, i32, v).getResult();
+    };
+    auto cF = [&](ImplicitLocOpBuilder &b, double v) {
+      return arith::ConstantFloatOp::create(b, b.getF64Type(), APFloat(v))
+          .getResult();
+    };
+    // diff_bit of quantizing x at `bits`.
+    auto errorAt = [&](ImplicitLocOpBuilder &b, Value bits) {
+      cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps, bits,
+                             RoundingMode::nearest_even);
+      Value zero = cF(b, 0.0);
+      Value i0 = index(b, 0), i1v = index(b, 1);
+      memref::StoreOp::create(b, zero, sums, ValueRange{i0});
+      memref::StoreOp::create(b, zero, sums, ValueRange{i1v});
+      int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
+      forEachIndex(
+          b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+            SmallVector<Value> g(idx.begin(), idx.end());
+            g[d0] = arith::DivUIOp::create(b, idx[d0],
+                                           index(b, type.getTileShape()[0]));
+            g[d1] = arith::DivUIOp::create(b, idx[d1],
+                                           index(b, type.getTileShape()[1]));
+            Value v = memref::LoadOp::create(b, x, idx);
+            Value back = arith::MulFOp::create(
+                b,
+                arith::SIToFPOp::create(b, b.getF32Type(),
+                                        memref::LoadOp::create(b, q, idx)),
+                memref::LoadOp::create(b, steps, g));
+            Value vd = arith::ExtFOp::create(b, f64, v);
+            Value diff = math::AbsFOp::create(
+                b, arith::SubFOp::create(b, arith::ExtFOp::create(b, f64, back),
+                                         vd));
+            Value finite = arith::CmpFOp::create(
+                b, arith::CmpFPredicate::OLT, math::AbsFOp::create(b, v),
+                arith::ConstantFloatOp::create(
+                    b, b.getF32Type(), APFloat::getInf(APFloat::IEEEsingle())));
+            Value s0 = memref::LoadOp::create(b, sums, ValueRange{index(b, 0)});
+            Value s1 = memref::LoadOp::create(b, sums, ValueRange{index(b, 1)});
+            memref::StoreOp::create(
+                b,
+                arith::SelectOp::create(b, finite,
+                                        arith::AddFOp::create(b, s0, diff), s0),
+                sums, ValueRange{index(b, 0)});
+            memref::StoreOp::create(
+                b,
+                arith::SelectOp::create(
+                    b, finite,
+                    arith::AddFOp::create(b, s1, math::AbsFOp::create(b, vd)),
+                    s1),
+                sums, ValueRange{index(b, 1)});
+          });
+      Value diff = memref::LoadOp::create(b, sums, ValueRange{i0});
+      Value total = memref::LoadOp::create(b, sums, ValueRange{i1v});
+      Value err = math::Log2Op::create(
+          b, arith::AddFOp::create(b, arith::DivFOp::create(b, diff, total),
+                                   cF(b, 1.0)));
+      Value noTotal =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, total, zero);
+      return arith::SelectOp::create(b, noTotal, zero, err).getResult();
+    };
+    int64_t lo = op.getMin(), hi = op.getMax();
+    int64_t init = std::min(std::max<int64_t>(op.getInit(), lo), hi);
+    double low = op.getLow().convertToDouble(),
+           high = op.getHigh().convertToDouble();
+    int64_t farStep = op.getFarStep().value_or(0);
+    double farMargin =
+        op.getFarMargin() ? op.getFarMargin()->convertToDouble() : 0.0;
+    // State: bits, previous bits, last direction, result, done.
+    SmallVector<Type> state = {i32, i32, i32, i32, i1};
+    SmallVector<Value> start = {cI(b, init), cI(b, init), cI(b, 0), cI(b, init),
+                                arith::ConstantIntOp::create(b, i1, 0)};
+    auto loop = scf::WhileOp::create(
+        b, state, start,
+        [&](OpBuilder &nb, Location loc, ValueRange st) {
+          ImplicitLocOpBuilder wb(loc, nb);
+          Value more = arith::XOrIOp::create(
+              wb, st[4], arith::ConstantIntOp::create(wb, i1, 1));
+          scf::ConditionOp::create(wb, more, st);
+        },
+        [&](OpBuilder &nb, Location loc, ValueRange st) {
+          ImplicitLocOpBuilder wb(loc, nb);
+          Value bits = st[0], prev = st[1], lastDir = st[2];
+          Value err = errorAt(wb, bits);
+          auto cmpF = [&](arith::CmpFPredicate p, Value a, double v) {
+            return arith::CmpFOp::create(wb, p, a, cF(wb, v)).getResult();
+          };
+          auto cmpI = [&](arith::CmpIPredicate p, Value a, int64_t v) {
+            return arith::CmpIOp::create(wb, p, a, cI(wb, v)).getResult();
+          };
+          Value up = arith::AndIOp::create(
+              wb, cmpF(arith::CmpFPredicate::OGT, err, high),
+              cmpI(arith::CmpIPredicate::slt, bits, hi));
+          Value down = arith::AndIOp::create(
+              wb,
+              arith::XOrIOp::create(wb, up,
+                                    arith::ConstantIntOp::create(wb, i1, 1)),
+              arith::AndIOp::create(wb,
+                                    cmpF(arith::CmpFPredicate::OLT, err, low),
+                                    cmpI(arith::CmpIPredicate::sgt, bits, lo)));
+          Value dir = arith::SelectOp::create(
+              wb, up, cI(wb, 1),
+              arith::SelectOp::create(wb, down, cI(wb, -1), cI(wb, 0)));
+          Value excess = arith::SelectOp::create(
+              wb, up, arith::SubFOp::create(wb, err, cF(wb, high)),
+              arith::SubFOp::create(wb, cF(wb, low), err));
+          // Stop: in the band; or crossing it downwards (keep bits); or
+          // crossing it upwards (keep the previous, larger width).
+          Value still = cmpI(arith::CmpIPredicate::eq, dir, 0);
+          Value crossDown = arith::AndIOp::create(
+              wb, cmpI(arith::CmpIPredicate::eq, lastDir, 1),
+              cmpI(arith::CmpIPredicate::eq, dir, -1));
+          Value crossUp = arith::AndIOp::create(
+              wb, cmpI(arith::CmpIPredicate::eq, lastDir, -1),
+              cmpI(arith::CmpIPredicate::eq, dir, 1));
+          Value done = arith::OrIOp::create(
+              wb, arith::OrIOp::create(wb, still, crossDown), crossUp);
+          Value result = arith::SelectOp::create(wb, crossUp, prev, bits);
+          Value stepSize = cI(wb, op.getStep());
+          if (farStep > 0)
+            stepSize = arith::SelectOp::create(
+                wb, cmpF(arith::CmpFPredicate::OGT, excess, farMargin),
+                cI(wb, farStep), stepSize);
+          Value next = arith::AddIOp::create(
+              wb, bits, arith::MulIOp::create(wb, dir, stepSize));
+          next = arith::MinSIOp::create(
+              wb, arith::MaxSIOp::create(wb, next, cI(wb, lo)), cI(wb, hi));
+          scf::YieldOp::create(wb, ValueRange{next, bits, dir, result, done});
+        });
+    rw.replaceOp(op, loop.getResult(3));
+    return success();
+  }
+};
+
 /// Why the CPU lowering cannot take `op` yet, or success.
 LogicalResult checkSupported(Operation *op) {
   auto fail = [&](const Twine &why) {
@@ -631,8 +782,12 @@ LogicalResult checkSupported(Operation *op) {
   if (auto w = dyn_cast<WeightUpdateOp>(op))
     if (w.getRounding() == RoundingMode::stochastic)
       return fail("stochastic rounding is not lowered yet");
-  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp, Conv2DOp, TransposeOp,
-          RequantizeOp, PostprocessOp, WeightUpdateOp>(op))
+  if (auto a = dyn_cast<AdaptiveBitWidthOp>(op))
+    if (!a.getType().isInteger(32))
+      return fail("per-tile bit-width searches are not lowered yet");
+  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp, Conv2DOp,
+          AdaptiveBitWidthOp, TransposeOp, RequantizeOp, PostprocessOp,
+          WeightUpdateOp>(op))
     return success();
   return fail("no CPU lowering for this op yet");
 }
@@ -693,7 +848,7 @@ void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<QuantizeLowering, DequantizeLowering, ConstantLowering,
                TransposeLowering, RequantizeLowering, PostprocessLowering,
-               WeightUpdateLowering>(converter, ctx);
+               WeightUpdateLowering, AdaptiveBitWidthLowering>(converter, ctx);
   populateTQMatmulToCPUPatterns(converter, patterns, options);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

@@ -1,10 +1,11 @@
-# RUN: %python %s tq-run | FileCheck %s
+# RUN: %python %s tq-run tq-ref | FileCheck %s
 # tq.quantize and tq.dequantize compiled by tq-to-cpu and run (T1, T3, A2):
 # the data, steps and dequantized values equal the numpy reference bit for
 # bit, for V = 8, 16, 32, 128, widths 2, 4, 8, 12, 16 (fixed and run-time
 # `?`), shapes that are not multiples of the tile, 1xV / Vx1 tiles, 3-D
 # tensors, the directed rounding modes and adversarial data: NaN, ±Inf,
-# all-zero tiles, FLT_MAX, denormals.
+# all-zero tiles, FLT_MAX, denormals; and the run-time bit-width search
+# (tq.adaptive_bit_width) against the C++ golden model's.
 import sys
 
 import numpy as np
@@ -95,6 +96,53 @@ for scale in ("pow2", "pow2_f32"):
     quantize_case((20, 33), "i8", 6, (16, 16), (0, 1), dynamic=True, scale=scale)
 quantize_case((20, 33), "i16", 11, (16, 16), (0, 1), dynamic=True)
 
+
+
+# Run-time adaptive bit width (A3/A4): tq.adaptive_bit_width searches the
+# width on the data, tq.quantize uses it; the width equals the C++ golden
+# model's search (tq-ref search) and the data its quantization.
+import re
+import subprocess
+
+tq_ref = sys.argv[2]
+
+
+def adaptive_case(shape, v, low, high, init, scale="f32", far=""):
+    global failures, cases
+    x = (rng.standard_normal(shape) * np.linspace(0.01, 3, shape[1])).astype(np.float32)
+    x[0, 0] = np.nan
+    ty = tiled(shape, "i16", "?", (v, v), (0, 1), scale)
+    fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    src = f"""
+func.func @main(%x: {fty}) -> (i32, {ty}) {{
+  %n = tq.adaptive_bit_width %x for {ty} {{low = {low} : f32, high = {high} : f32, init = {init} : i64{far}}} : {fty} -> i32
+  %q = tq.quantize %x bits(%n : i32) : {fty} -> {ty}
+  return %n, %q : i32, {ty}
+}}
+"""
+    n, q, steps = cpu.run(src, [x], outputs=3)
+    path = cpu.flow.path(f"adaptive-{cases}.npy")
+    np.save(path, x)
+    args = [tq_ref, "search", path, f"--tile={v}x{v}", f"--low={low}",
+            f"--high={high}", f"--init={init}", f"--form={FORMS[scale]}"]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    want = int(re.search(r"bits (\d+)", out).group(1))
+    print(f"adaptive V={v} thresholds {low}..{high} from {init} bits: {want} bits")
+    check(f"adaptive {shape} V={v} {low}..{high} init {init} {scale} bits",
+          np.asarray(n).reshape(()), np.array(want, np.int32))
+    rq, rs, _, _ = ref.quantize(x, (v, v), (0, 1), want, FORMS[scale])
+    check(f"adaptive {shape} V={v} q", q.astype(np.int32), rq)
+    check(f"adaptive {shape} V={v} steps", steps, rs)
+
+
+adaptive_case((40, 52), 16, 0.002, 0.01, 8)   # goes up
+adaptive_case((40, 52), 16, 0.05, 0.2, 8)     # goes down
+adaptive_case((33, 30), 8, 0.0005, 0.001, 4, scale="pow2")
+adaptive_case((64, 64), 32, 0.004, 0.006, 12)
+
 print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 75, mismatches: 0
+# CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
+# CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
+# CHECK-NOT: MISMATCH
+# CHECK: quantize cases: 87, mismatches: 0
