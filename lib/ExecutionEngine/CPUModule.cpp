@@ -15,9 +15,19 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <map>
 
@@ -163,6 +173,8 @@ struct CPUModule::Impl {
   std::vector<std::string> functions;
   std::map<std::string, Signature> signatures;
   std::string target;
+  bool usesOpenMP = false;
+  std::string object; // AOT object code, with CompileOptions::keepObject
 };
 
 CPUModule::CPUModule() : impl(std::make_unique<Impl>()) {}
@@ -234,6 +246,12 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
     m->impl->signatures[f.getName().str()] = sig;
   }
 
+  // C wrappers (_mlir_ciface_<f>, memref descriptors by pointer) for code
+  // linked ahead of time.
+  for (auto f : module->getOps<func::FuncOp>())
+    if (f.isPublic() && !f.isExternal())
+      f->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+
   PassManager pm(ctx);
   mlir::tq::ToCPUPipelineOptions pipeline;
   pipeline.target = options.target;
@@ -249,6 +267,44 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
     return nullptr;
   }
 
+  if (options.keepObject) {
+    // Position-independent code for the host, for AOT linking (the JIT's
+    // own object is not position independent).
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*module, llvmContext, name);
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!llvmModule || !builder) {
+      errs << name << ": error: cannot translate to LLVM IR for this host\n";
+      return nullptr;
+    }
+    builder->setRelocationModel(llvm::Reloc::PIC_);
+    builder->setCodeGenOptLevel(
+        static_cast<llvm::CodeGenOptLevel>(options.optLevel));
+    auto machine = builder->createTargetMachine();
+    if (!machine) {
+      errs << name << ": error: " << llvm::toString(machine.takeError())
+           << "\n";
+      return nullptr;
+    }
+    llvmModule->setDataLayout((*machine)->createDataLayout());
+    llvmModule->setTargetTriple((*machine)->getTargetTriple());
+    if (llvm::Error e = makeOptimizingTransformer(
+            options.optLevel, 0, machine->get())(llvmModule.get())) {
+      errs << name << ": error: " << llvm::toString(std::move(e)) << "\n";
+      return nullptr;
+    }
+    llvm::raw_string_ostream object(m->impl->object);
+    llvm::buffer_ostream stream(object);
+    llvm::legacy::PassManager codegen;
+    if ((*machine)->addPassesToEmitFile(codegen, stream, nullptr,
+                                        llvm::CodeGenFileType::ObjectFile)) {
+      errs << name << ": error: cannot emit object code for this host\n";
+      return nullptr;
+    }
+    codegen.run(*llvmModule);
+  }
+
   ExecutionEngineOptions engineOptions;
   auto transformer = makeOptimizingTransformer(options.optLevel,
                                                /*sizeLevel=*/0,
@@ -256,7 +312,6 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);
-  engineOptions.enableObjectDump = options.keepObject;
   // Parallel loops call the OpenMP runtime.
   bool usesOpenMP = false;
   module->walk([&](Operation *op) {
@@ -266,6 +321,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   SmallVector<StringRef> libs;
   if (usesOpenMP)
     libs.push_back(TQ_OPENMP_RUNTIME);
+  m->impl->usesOpenMP = usesOpenMP;
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine) {
@@ -372,10 +428,50 @@ bool CPUModule::invoke(const std::string &function,
 }
 
 bool CPUModule::dumpObject(const std::string &path, std::string &error) {
-  if (!impl->engine) {
-    error = "nothing compiled";
+  if (impl->object.empty()) {
+    error = "no object code (compile with CompileOptions::keepObject)";
     return false;
   }
-  impl->engine->dumpToObjectFile(path);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  out << impl->object;
+  return true;
+}
+
+bool CPUModule::writeSharedLibrary(const std::string &path,
+                                   std::string &error) {
+  llvm::SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("tq-aot", "o", object)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  llvm::FileRemover remove(object);
+  if (!dumpObject(object.str().str(), error))
+    return false;
+  llvm::ErrorOr<std::string> lld =
+      llvm::sys::findProgramByName("ld.lld", {TQ_LLVM_BIN_DIR});
+  if (!lld) {
+    error = "cannot find ld.lld (apt lld-22)";
+    return false;
+  }
+  SmallVector<StringRef> args = {*lld, "-shared", "-o", path, object};
+  std::string runtimeDir;
+  if (impl->usesOpenMP) {
+    // Threads need the OpenMP runtime, found where it was at build time.
+    runtimeDir = llvm::sys::path::parent_path(TQ_OPENMP_RUNTIME).str();
+    args.append({TQ_OPENMP_RUNTIME, "-rpath", runtimeDir});
+  }
+  std::string message;
+  if (llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, {}, 0, 0, &message) !=
+      0) {
+    error = "linking '" + path + "' failed" +
+            (message.empty() ? "" : ": " + message);
+    return false;
+  }
   return true;
 }

@@ -52,6 +52,10 @@ static cl::opt<bool> printSignature("print-signature",
 static cl::opt<std::string>
     emitObject("emit-object",
                cl::desc("write the compiled object file (AOT) here"));
+static cl::opt<std::string>
+    emitShared("emit-shared",
+               cl::desc("link the compiled code into this shared library "
+                        "(AOT, with ld.lld)"));
 
 static int fail(const Twine &msg) {
   errs() << "tq-run: error: " << msg << "\n";
@@ -107,7 +111,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.optLevel = optLevel;
   options.threads = threads;
-  options.keepObject = !emitObject.empty();
+  options.keepObject = !emitObject.empty() || !emitShared.empty();
   std::string error;
   std::unique_ptr<cpu::CPUModule> module = cpu::CPUModule::compile(
       (*file)->getBuffer().str(), programPath, options, error);
@@ -116,6 +120,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!emitObject.empty() && !module->dumpObject(emitObject, error))
+    return fail(error);
+  if (!emitShared.empty() && !module->writeSharedLibrary(emitShared, error))
     return fail(error);
   cpu::Signature sig;
   if (!module->signature(entry, sig, error))
@@ -130,7 +136,7 @@ int main(int argc, char **argv) {
                << "\n";
   }
   if (inputs.empty() && outputs.empty() &&
-      (printSignature || !emitObject.empty()))
+      (printSignature || !emitObject.empty() || !emitShared.empty()))
     return 0;
 
   if (inputs.size() != sig.inputs.size())

@@ -54,7 +54,8 @@ struct CompileOptions {
   int64_t threads = 1;
   /// LLVM optimization level, 0..3.
   unsigned optLevel = 3;
-  /// Keep the object code for dumpObject().
+  /// Also compile position-independent object code (dumpObject,
+  /// writeSharedLibrary).
   bool keepObject = false;
 };
 
@@ -80,8 +81,15 @@ public:
               const std::vector<Buffer> &outputs, std::string &error);
   /// The instruction set the kernels were generated for.
   const std::string &target() const;
-  /// Writes the compiled object file (needs CompileOptions::keepObject).
+  /// Writes position-independent object code for this host (needs
+  /// CompileOptions::keepObject). Each public function @f is there as `f`
+  /// (memref arguments expanded to pointers, offset, sizes, strides) and as
+  /// `_mlir_ciface_f` (a pointer to each memref descriptor struct); shaped
+  /// results are out-parameters after the inputs.
   bool dumpObject(const std::string &path, std::string &error);
+  /// Links the object into a shared library with ld.lld (AOT deployment;
+  /// needs CompileOptions::keepObject).
+  bool writeSharedLibrary(const std::string &path, std::string &error);
 
 private:
   CPUModule();
