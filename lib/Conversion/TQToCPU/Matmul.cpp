@@ -647,11 +647,16 @@ KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
   return s;
 }
 
-struct MatmulLowering : OpConversionPattern<MatmulOp> {
-  MatmulLowering(TypeConverter &tc, MLIRContext *ctx,
-                 const CPUCodegenOptions &options)
-      : OpConversionPattern(tc, ctx), options(options) {}
+/// A conversion pattern that knows the codegen options.
+template <typename OpT> struct KernelPattern : OpConversionPattern<OpT> {
+  KernelPattern(TypeConverter &tc, MLIRContext *ctx,
+                const CPUCodegenOptions &options)
+      : OpConversionPattern<OpT>(tc, ctx), options(options) {}
   CPUCodegenOptions options;
+};
+
+struct MatmulLowering : KernelPattern<MatmulOp> {
+  using KernelPattern::KernelPattern;
 
   LogicalResult matchAndRewrite(MatmulOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
@@ -869,11 +874,8 @@ struct MixedMatmulLowering : OpConversionPattern<MatmulOp> {
 /// the reference's order. A is gathered (im2col) with a step per row and
 /// K-tile (0 in the padding, whose values are 0); the filter is B, packed
 /// at compile time when constant. C is padded to whole C-tiles with zeros.
-struct Conv2DLowering : OpConversionPattern<Conv2DOp> {
-  Conv2DLowering(TypeConverter &tc, MLIRContext *ctx,
-                 const CPUCodegenOptions &options)
-      : OpConversionPattern(tc, ctx), options(options) {}
-  CPUCodegenOptions options;
+struct Conv2DLowering : KernelPattern<Conv2DOp> {
+  using KernelPattern::KernelPattern;
 
   LogicalResult matchAndRewrite(Conv2DOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {

@@ -390,9 +390,12 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
   }
 };
 
-/// x = q · step per element, into a new f32 buffer.
-Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type, Value q,
-                     Value steps) {
+/// x = q · step per element, into a new f32 buffer; `tiled` is the
+/// converted (data, steps) pair of a value of `type`.
+Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type,
+                     ValueRange tiled) {
+  Value q = cpu::toBuffer(b, b.getLoc(), tiled[0]);
+  Value steps = cpu::toBuffer(b, b.getLoc(), tiled[1]);
   Value out = cpu::allocBuffer(b, b.getLoc(), type.getShape(), b.getF32Type());
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   forEachIndex(
@@ -430,10 +433,8 @@ struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
   LogicalResult matchAndRewrite(DequantizeOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
-    Value out =
-        emitDequantize(b, cast<TiledType>(op.getInput().getType()),
-                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]),
-                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]));
+    Value out = emitDequantize(b, cast<TiledType>(op.getInput().getType()),
+                               adaptor.getInput());
     rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
     return success();
   }
@@ -463,10 +464,8 @@ struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     auto type = cast<TiledType>(op.getType());
-    Value x =
-        emitDequantize(b, cast<TiledType>(op.getInput().getType()),
-                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]),
-                       cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]));
+    Value x = emitDequantize(b, cast<TiledType>(op.getInput().getType()),
+                             adaptor.getInput());
     if (std::optional<ArrayRef<int64_t>> perm = op.getPermutation())
       x = cpu::emitPermute(b, x, *perm);
     rw.replaceOpWithMultiple(
@@ -535,14 +534,10 @@ struct WeightUpdateLowering : OpConversionPattern<WeightUpdateOp> {
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     auto type = cast<TiledType>(op.getType());
-    Value w = emitDequantize(
-        b, type, cpu::toBuffer(b, b.getLoc(), adaptor.getWeight()[0]),
-        cpu::toBuffer(b, b.getLoc(), adaptor.getWeight()[1]));
+    Value w = emitDequantize(b, type, adaptor.getWeight());
     Value dw;
     if (auto gt = dyn_cast<TiledType>(op.getGrad().getType()))
-      dw = emitDequantize(b, gt,
-                          cpu::toBuffer(b, b.getLoc(), adaptor.getGrad()[0]),
-                          cpu::toBuffer(b, b.getLoc(), adaptor.getGrad()[1]));
+      dw = emitDequantize(b, gt, adaptor.getGrad());
     else
       dw = cpu::toBuffer(b, b.getLoc(), adaptor.getGrad().front());
     Value lr = adaptor.getLr().front();

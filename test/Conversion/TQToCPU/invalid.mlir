@@ -27,3 +27,11 @@ func.func @mixed_batched(%a: !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2
   %c = tq.matmul %a, %b : !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
   return %c : tensor<2x8x8xf32>
 }
+
+// -----
+
+func.func @per_tile_search(%x: tensor<16x16xf32>) -> tensor<2x2xi32> {
+  // expected-error @+1 {{'tq.adaptive_bit_width' op is not supported by tq-to-cpu: per-tile bit-width searches are not lowered yet}}
+  %n = tq.adaptive_bit_width %x for !tq.tiled<16x16xi16:per_tile, f32, tile = 8x8, dims = [0, 1], scale = f32> {low = 0.01 : f32, high = 0.05 : f32} : tensor<16x16xf32> -> tensor<2x2xi32>
+  return %n : tensor<2x2xi32>
+}
