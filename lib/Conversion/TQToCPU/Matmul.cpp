@@ -135,14 +135,24 @@ packConstantB(const KernelShape &s,
   return DenseElementsAttr::get(packedType, ArrayRef<int16_t>(out));
 }
 
+/// The tq.quantize of a matmul's lhs, done inside the matmul's loop nest.
+struct FusedQuantize {
+  TiledType type;
+  Value input; // f32 memref
+  Value bits;  // i32
+  RoundingMode rounding;
+};
+
 class KernelEmitter {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, const KernelShape &s) : b(b), s(s) {}
 
   /// A (stored), its steps, B (stored), its steps -> C (f32 M×N buffer).
   /// With `dest`, C is written there (an M×N view) instead of a new buffer.
+  /// With `fused`, A is quantized from f32 block by block inside the loop
+  /// nest (A7): `a` and `sa` are then the buffers it is quantized into.
   Value emit(Value a, Value sa, Value bData, Value sb, Value packedB,
-             Value dest = Value());
+             Value dest = Value(), const FusedQuantize *fused = nullptr);
   Value packB(Value bData);
   RankedTensorType packedBType(Type elem) const {
     if (s.nibbles)
@@ -181,18 +191,19 @@ private:
     return arith::SelectOp::create(b, valid, v, zero);
   }
   Value vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8, Value s8);
-  Value rowSums(Value ap, Type elem);
+  /// cmp[i][t] = offset · Σ_{k∈t} A[i,k] for rows [rowBegin, rowEnd).
+  void rowSums(Value ap, Type elem, Value cmp, Value rowBegin, Value rowEnd);
 };
 
-Value KernelEmitter::rowSums(Value ap, Type elem) {
+void KernelEmitter::rowSums(Value ap, Type elem, Value cmp, Value rowBegin,
+                            Value rowEnd) {
   Type i32 = b.getI32Type();
-  Value cmp = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, i32);
   // 16 values at a time when the K-tile allows.
   int64_t w = s.kt4 % 16 == 0 ? 16 : 1;
   auto vI32 = VectorType::get({w}, i32);
   scf::buildLoopNest(
-      b, b.getLoc(), ValueRange{idx(0), idx(0)},
-      ValueRange{idx(s.M), idx(s.KT)}, ValueRange{idx(1), idx(1)},
+      b, b.getLoc(), ValueRange{rowBegin, idx(0)},
+      ValueRange{rowEnd, idx(s.KT)}, ValueRange{idx(1), idx(1)},
       [&](OpBuilder &nb, Location loc, ValueRange iv) {
         ImplicitLocOpBuilder ib(loc, nb);
         Value base = arith::MulIOp::create(ib, iv[1], cIndex(ib, s.kt4));
@@ -217,7 +228,6 @@ Value KernelEmitter::rowSums(Value ap, Type elem) {
             arith::ConstantIntOp::create(ib, i32, s.nibbles ? -8 : -128));
         memref::StoreOp::create(ib, c, cmp, iv);
       });
-  return cmp;
 }
 
 Value KernelEmitter::packB(Value bData) {
@@ -270,7 +280,8 @@ Value KernelEmitter::vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8,
 }
 
 Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
-                          Value packedB, Value dest) {
+                          Value packedB, Value dest,
+                          const FusedQuantize *fused) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   auto aType = cast<MemRefType>(a.getType());
   Type aElem = aType.getElementType();
@@ -297,8 +308,11 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   //    VNNI: cmp[i][t] = -128 · Σ_{k∈t} A[i,k], paying back the offset of
   //    the weights.
   Value cmp;
-  if (s.vnni)
-    cmp = rowSums(ap, aElem);
+  if (s.vnni) {
+    cmp = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, i32);
+    if (!fused)
+      rowSums(ap, aElem, cmp, idx(0), idx(s.M));
+  }
   // 2. Pack B unless it was packed at compile time.
   Value bp = packedB ? packedB : packB(bData);
   Type bElem = cast<MemRefType>(bp.getType()).getElementType();
@@ -328,7 +342,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   Value products;
   int64_t gm = llvm::divideCeil(s.M, s.tileMA),
           gn = llvm::divideCeil(s.N, s.tileNB);
-  if (!colSteps && s.KT * gm * gn <= (int64_t(1) << 22)) {
+  if (!fused && !colSteps && s.KT * gm * gn <= (int64_t(1) << 22)) {
     products = cpu::allocBuffer(b, b.getLoc(), {s.KT, gm, gn}, f32);
     scf::buildLoopNest(
         b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0)},
@@ -364,14 +378,48 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   int64_t maxMC =
       std::max<int64_t>(1, (256 * 1024 / std::max<int64_t>(Kp, 1)) / MR) * MR;
   int64_t nBlocks = llvm::divideCeil(Mp, maxMC);
-  int64_t MC = llvm::alignTo(llvm::divideCeil(Mp, nBlocks), MR);
+  // Fused, a block holds whole row tiles of A, which it quantizes itself.
+  int64_t granule = fused ? std::lcm(MR, s.tileMA) : MR;
+  int64_t MC = llvm::alignTo(llvm::divideCeil(Mp, nBlocks), granule);
   nBlocks = llvm::divideCeil(Mp, MC);
   // With threads, the (block, panel) pairs are shared out (scf.parallel,
   // lowered to OpenMP): every output element is still computed by one
   // thread in the same order, so results do not depend on the count.
   Value blk, jp;
   Operation *outerOp;
-  if (s.threads > 1) {
+  // Fused: each block first quantizes its rows of A (T3 per tile, then
+  // the row sums), so the blocks are shared out and the panels follow.
+  auto quantizeBlock = [&](Value block) {
+    Value r0 = arith::MulIOp::create(b, block, idx(MC));
+    Value r1 = arith::MinUIOp::create(b, arith::AddIOp::create(b, r0, idx(MC)),
+                                      idx(s.M));
+    Value t0 = arith::DivUIOp::create(b, r0, idx(s.tileMA));
+    Value t1 = arith::DivUIOp::create(
+        b, arith::AddIOp::create(b, r1, idx(s.tileMA - 1)), idx(s.tileMA));
+    cpu::emitQuantizeTiles(b, b.getLoc(), fused->type, fused->input, ap, sa,
+                           fused->bits, fused->rounding, t0, t1);
+    if (s.vnni)
+      rowSums(ap, aElem, cmp, r0, r1);
+  };
+  if (fused) {
+    Operation *blocks;
+    if (s.threads > 1) {
+      auto par = scf::ParallelOp::create(
+          b, ValueRange{idx(0)}, ValueRange{idx(nBlocks)}, ValueRange{idx(1)});
+      blk = par.getInductionVars()[0];
+      blocks = par;
+    } else {
+      auto loop = scf::ForOp::create(b, idx(0), idx(nBlocks), idx(1));
+      blk = loop.getInductionVar();
+      blocks = loop;
+    }
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&blocks->getRegion(0).front());
+    quantizeBlock(blk);
+    auto panels = scf::ForOp::create(b, idx(0), idx(s.panels()), idx(1));
+    jp = panels.getInductionVar();
+    outerOp = panels;
+  } else if (s.threads > 1) {
     auto par = scf::ParallelOp::create(
         b, ValueRange{idx(0), idx(0)},
         ValueRange{idx(nBlocks), idx(s.panels())}, ValueRange{idx(1), idx(1)});
@@ -647,6 +695,28 @@ KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
   return s;
 }
 
+} // namespace
+
+bool mlir::tq::quantizeFusesIntoMatmul(QuantizeOp q,
+                                       const CPUCodegenOptions &options) {
+  if (!q->hasOneUse() || q.getScales() ||
+      q.getRounding() == RoundingMode::stochastic)
+    return false;
+  auto m = dyn_cast<MatmulOp>(*q->getUsers().begin());
+  if (!m || m.getLhs() != q.getResult() || m.getRhs() == q.getResult() ||
+      m.getTransposeA())
+    return false;
+  auto ta = cast<TiledType>(q.getType());
+  auto tb = dyn_cast<TiledType>(m.getRhs().getType());
+  if (!tb || ta.getRank() != 2)
+    return false;
+  // A must be read in place: K a whole number of 4-aligned K-tiles.
+  KernelShape s = kernelShape(m, ta, tb, options);
+  return s.Kp() == s.K;
+}
+
+namespace {
+
 /// A conversion pattern that knows the codegen options.
 template <typename OpT> struct KernelPattern : OpConversionPattern<OpT> {
   KernelPattern(TypeConverter &tc, MLIRContext *ctx,
@@ -667,11 +737,33 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
     KernelShape s = kernelShape(op, ta, tb, options);
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     KernelEmitter e(b, s);
-    Value a = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[0]);
-    Value sa = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[1]);
+    bool fusedLhs = false;
+    if (auto q = op.getLhs().getDefiningOp<QuantizeOp>())
+      fusedLhs = quantizeFusesIntoMatmul(q, options);
+    Value a, sa;
+    if (!fusedLhs) {
+      a = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[0]);
+      sa = cpu::toBuffer(b, b.getLoc(), adaptor.getLhs()[1]);
+    }
     Value bd = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[0]);
     Value sb = cpu::toBuffer(b, b.getLoc(), adaptor.getRhs()[1]);
     if (ta.getRank() == 2) {
+      // A7: the lhs's quantization runs inside this loop nest.
+      std::optional<FusedQuantize> fused;
+      if (auto q = op.getLhs().getDefiningOp<QuantizeOp>();
+          q && quantizeFusesIntoMatmul(q, options)) {
+        auto cast =
+            adaptor.getLhs()[0].getDefiningOp<UnrealizedConversionCastOp>();
+        Value bits = q.getBits() ? rw.getRemappedValue(q.getBits())
+                                 : Value(arith::ConstantIntOp::create(
+                                       b, b.getI32Type(), ta.getBits()));
+        fused =
+            FusedQuantize{ta, cpu::toBuffer(b, b.getLoc(), cast.getInputs()[0]),
+                          bits, q.getRounding()};
+        a = cpu::allocBuffer(b, b.getLoc(), ta.getShape(),
+                             TiledToTensorsConverter::containerType(ta));
+        sa = cpu::allocBuffer(b, b.getLoc(), ta.getGridShape(), b.getF32Type());
+      }
       Value packed;
       if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
         s.nibbles = s.vnni && tb.getMaxBits() <= 4 && s.kt4 % 8 == 0;
@@ -687,7 +779,8 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
             arith::ConstantOp::create(b, packConstantB(s, value, pt)));
         bd = Value();
       }
-      Value out = e.emit(a, sa, bd, sb, packed);
+      Value out =
+          e.emit(a, sa, bd, sb, packed, Value(), fused ? &*fused : nullptr);
       rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
       return success();
     }

@@ -273,15 +273,27 @@ void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
 
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
-                            RoundingMode rounding) {
+                            RoundingMode rounding, Value tilesBegin,
+                            Value tilesEnd) {
   ImplicitLocOpBuilder b(loc, ob);
   ArrayRef<int64_t> shape = type.getShape();
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
   Type container = cast<MemRefType>(q.getType()).getElementType();
   Value m = qmaxOf(b, bits);
-  forEachIndex(
-      b, type.getGridShape(), [&](ImplicitLocOpBuilder &b, ValueRange g) {
+  SmallVector<int64_t> grid = type.getGridShape();
+  SmallVector<Value> lbs(grid.size(), index(b, 0)),
+      stepsOne(grid.size(), index(b, 1)), ubs;
+  for (int64_t n : grid)
+    ubs.push_back(index(b, n));
+  if (tilesBegin) {
+    lbs[d0] = tilesBegin;
+    ubs[d0] = tilesEnd;
+  }
+  scf::buildLoopNest(
+      b, b.getLoc(), lbs, ubs, stepsOne,
+      [&](OpBuilder &nb, Location nl, ValueRange g) {
+        ImplicitLocOpBuilder b(nl, nb);
         // The tile's rows [lo0, hi0) along d0 and columns [lo1, hi1) along d1.
         auto bounds = [&](int64_t d, int64_t t) {
           Value lo = arith::MulIOp::create(b, g[d], index(b, t));
@@ -370,11 +382,25 @@ Value bitsValue(ImplicitLocOpBuilder &b, TiledType t, Value bitsOperand) {
 }
 
 struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
-  using OpConversionPattern::OpConversionPattern;
+  QuantizeLowering(TypeConverter &tc, MLIRContext *ctx,
+                   const CPUCodegenOptions &options)
+      : OpConversionPattern(tc, ctx), options(options) {}
+  CPUCodegenOptions options;
+
   LogicalResult matchAndRewrite(QuantizeOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     auto type = cast<TiledType>(op.getType());
+    if (quantizeFusesIntoMatmul(op, options)) {
+      // The matmul quantizes the input itself; it finds it behind this
+      // cast, which then has no use left.
+      SmallVector<Type> types;
+      (void)getTypeConverter()->convertType(type, types);
+      auto cast = UnrealizedConversionCastOp::create(
+          b, types, adaptor.getInput().front());
+      rw.replaceOpWithMultiple(op, {cast.getResults()});
+      return success();
+    }
     Value x = cpu::toBuffer(b, b.getLoc(), adaptor.getInput().front());
     Value q = cpu::allocBuffer(b, b.getLoc(), type.getShape(),
                                TiledToTensorsConverter::containerType(type));
@@ -841,9 +867,10 @@ void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
                                        RewritePatternSet &patterns,
                                        const CPUCodegenOptions &options) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<QuantizeLowering, DequantizeLowering, ConstantLowering,
-               TransposeLowering, RequantizeLowering, PostprocessLowering,
-               WeightUpdateLowering, AdaptiveBitWidthLowering>(converter, ctx);
+  patterns.add<QuantizeLowering>(converter, ctx, options);
+  patterns.add<DequantizeLowering, ConstantLowering, TransposeLowering,
+               RequantizeLowering, PostprocessLowering, WeightUpdateLowering,
+               AdaptiveBitWidthLowering>(converter, ctx);
   populateTQMatmulToCPUPatterns(converter, patterns, options);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

@@ -62,3 +62,22 @@ func.func @int4_weights(%a: !A) -> tensor<64x32xf32> {
   %c = tq.matmul %a, %b : !A, !B4 -> tensor<64x32xf32>
   return %c : tensor<64x32xf32>
 }
+
+// A7: the quantization of the lhs moves into the matmul's loop nest; the
+// quantize op leaves only a dead cast of its input behind, and each block
+// of rows is quantized (roundeven) before its panels use it.
+// CHECK-LABEL: func.func @fused_quantize(
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} : tensor<64x128xf32> to tensor<64x128xi8>, tensor<2x4xf32>
+// CHECK: scf.for
+// CHECK: math.roundeven
+// CHECK: scf.for
+// AVX512: tq.dot_u8s8
+// PAR-LABEL: func.func @fused_quantize(
+// PAR: scf.parallel
+// PAR: math.roundeven
+// PAR: tq.dot_u8s8
+func.func @fused_quantize(%x: tensor<64x128xf32>, %b: !B) -> tensor<64x32xf32> {
+  %a = tq.quantize %x : tensor<64x128xf32> -> !A
+  %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}

@@ -60,6 +60,12 @@ void populateTQToCPUPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns,
                              const CPUCodegenOptions &options);
 
+class QuantizeOp;
+/// Whether `q` is quantized inside the loop nest of the matmul that uses it
+/// (A7) instead of on its own: its only use is a non-transposed 2-D
+/// tiled×tiled matmul's lhs that the kernel reads in place.
+bool quantizeFusesIntoMatmul(QuantizeOp q, const CPUCodegenOptions &options);
+
 /// The matmul pattern (Matmul.cpp).
 void populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns,
@@ -68,9 +74,12 @@ void populateTQMatmulToCPUPatterns(TypeConverter &converter,
 namespace cpu {
 /// Emits the quantization of one tile-grid: `x` (f32 memref) into `q`
 /// (container memref) and `steps`, computing each tile's step from its data
-/// (T3). `bits` is an i32 value. Shared by quantize and postprocess.
+/// (T3). `bits` is an i32 value. With `tilesBegin` / `tilesEnd`, only the
+/// tiles in that range of the grid along the first split dim. Shared by
+/// quantize, postprocess, requantize, weight update and the fused matmul.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
-                       Value q, Value steps, Value bits, RoundingMode rounding);
+                       Value q, Value steps, Value bits, RoundingMode rounding,
+                       Value tilesBegin = Value(), Value tilesEnd = Value());
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i].
