@@ -7,7 +7,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "TILE_QUANT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".py", ".test"]
+config.suffixes = [".mlir", ".py", ".test", ".onnxtxt"]
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tq_obj_root, "test")
@@ -23,5 +23,6 @@ config.substitutions.append(("%tq_src", config.tq_src_root))
 config.environment["PYTHONPATH"] = os.path.join(config.tq_src_root, "python")
 
 tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
-tools = ["tq-bench", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run", "tq-translate"]
+tools = ["tq-bench", "tq-import-onnx", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run",
+         "tq-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,37 @@
+//===- ONNX.h - ONNX models to float MLIR -----------------------*- C++ -*-===//
+//
+// Imports an ONNX model (binary protobuf or the ONNX text syntax) into the
+// float MLIR form the tq passes take: one func.func on tensors, linalg ops
+// for the compute, arith.constant for initializers. Every unsupported
+// construct is an error naming the node, its op type and the reason.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_IMPORTER_ONNX_H
+#define TQ_IMPORTER_ONNX_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::tq {
+
+struct ONNXImportOptions {
+  /// Fixed shapes for graph inputs with symbolic or unknown dimensions.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Name of the generated function.
+  std::string function = "main";
+};
+
+/// Imports the model in `bytes` (binary, else text); `name` is used in
+/// messages. On failure returns null and sets `error`.
+OwningOpRef<ModuleOp> importONNX(const std::string &bytes,
+                                 const std::string &name, MLIRContext *ctx,
+                                 const ONNXImportOptions &options,
+                                 std::string &error);
+
+} // namespace mlir::tq
+
+#endif // TQ_IMPORTER_ONNX_H

@@ -1,0 +1,80 @@
+//===- tq-import-onnx.cpp - ONNX models to MLIR ---------------------------===//
+//
+//   tq-import-onnx MODEL.onnx [-o out.mlir] [--input-shape=NAME:1x784]...
+//
+// MODEL is a binary ONNX model or the ONNX text syntax. The output is the
+// float MLIR form `tq-opt -tq-quantize` takes.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Importer/ONNX.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx>"));
+static cl::opt<std::string> outputPath("o", cl::desc("output file"),
+                                       cl::init("-"));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("NAME:D0xD1x...: fix the shape of a graph input"));
+static cl::opt<std::string> function("function",
+                                     cl::desc("name of the generated function"),
+                                     cl::init("main"));
+
+static int fail(const Twine &msg) {
+  errs() << "tq-import-onnx: error: " << msg << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "ONNX model to MLIR\n");
+  mlir::tq::ONNXImportOptions options;
+  options.function = function;
+  for (const std::string &s : inputShapes) {
+    auto [name, dims] = StringRef(s).rsplit(':');
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    std::vector<int64_t> shape;
+    for (StringRef p : parts) {
+      int64_t d;
+      if (p.getAsInteger(10, d) || d < 1)
+        return fail("--input-shape must be NAME:D0xD1x... with positive "
+                    "dims, got '" +
+                    s + "'");
+      shape.push_back(d);
+    }
+    if (name.empty() || dims.empty())
+      return fail("--input-shape must be NAME:D0xD1x..., got '" + s + "'");
+    options.inputShapes[name.str()] = shape;
+  }
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+      MemoryBuffer::getFile(modelPath);
+  if (!file)
+    return fail("cannot open '" + modelPath +
+                "': " + file.getError().message());
+  mlir::MLIRContext ctx;
+  std::string error;
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::tq::importONNX(
+      (*file)->getBuffer().str(), modelPath, &ctx, options, error);
+  if (!module)
+    return fail(error);
+  if (failed(mlir::verify(*module)))
+    return fail("the imported module does not verify (an importer bug)");
+  std::error_code ec;
+  ToolOutputFile out(outputPath, ec, sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write '" + outputPath + "': " + ec.message());
+  module->print(out.os());
+  out.keep();
+  return 0;
+}
