@@ -8,7 +8,7 @@ PACKAGES=(
   llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-numpy python3-psutil
-  libgtest-dev libdnnl-dev libopenblas-dev libomp-22-dev
+  libgtest-dev libdnnl-dev libopenblas-dev libomp-22-dev libonnx-testdata
 )
 
 missing=()

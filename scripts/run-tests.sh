@@ -37,6 +37,10 @@ if [ "$lp" -eq 0 ] && [ "$lf" -eq 0 ]; then lf=1; fi
 passed=$((passed + lp))
 failed=$((failed + lf))
 
+# The ONNX conformance count (the lit test Integration/ONNX/conformance).
+report=build/test/Integration/ONNX/Output/conformance.test.tmp
+if [ -f "$report" ]; then tail -1 "$report"; fi
+
 echo "== numerics unit tests under ASan + UBSan =="
 ctest --test-dir build-asan --output-on-failure 2>&1 | tee "$log"
 count_ctest

@@ -20,6 +20,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # Debian's numpy/onnx import only under /usr/bin/python3.
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%tq_src", config.tq_src_root))
+config.substitutions.append(("%tq_build", config.tq_obj_root))
 config.environment["PYTHONPATH"] = os.path.join(config.tq_src_root, "python")
 
 tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]

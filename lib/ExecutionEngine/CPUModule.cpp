@@ -137,6 +137,7 @@ LogicalResult flatten(Type t, const std::string &name,
     b.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   } else if (std::optional<ElementType> e = elementOf(t)) {
     b.element = *e;
+    b.scalar = true;
   } else {
     why = "an unsupported type";
     return failure();
@@ -318,7 +319,9 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
     if (op->getDialect() && op->getDialect()->getNamespace() == "omp")
       usesOpenMP = true;
   });
-  SmallVector<StringRef> libs;
+  // Strided memref copies (from bufferized tensor.pad / insert_slice) call
+  // memrefCopy from MLIR's C runner utilities.
+  SmallVector<StringRef> libs = {TQ_RUNNER_UTILS};
   if (usesOpenMP)
     libs.push_back(TQ_OPENMP_RUNTIME);
   m->impl->usesOpenMP = usesOpenMP;
@@ -394,32 +397,31 @@ bool CPUModule::invoke(const std::string &function,
   // returned through the last pointer.
   std::vector<Descriptor> descriptors;
   descriptors.reserve(inputs.size() + outputs.size());
-  for (const Buffer &b : inputs)
-    if (!b.shape.empty())
-      descriptors.emplace_back(b.data, b.shape);
-  for (const Buffer &b : outputs)
-    if (!b.shape.empty())
-      descriptors.emplace_back(b.data, b.shape);
-  // Pointers into the descriptors, in argument order.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!sig.inputs[i].scalar)
+      descriptors.emplace_back(inputs[i].data, inputs[i].shape);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!sig.outputs[i].scalar)
+      descriptors.emplace_back(outputs[i].data, outputs[i].shape);
+  // Pointers into the descriptors, in argument order; a scalar input by
+  // value, a scalar result through the last pointer.
   size_t d = 0;
   std::vector<void *> packed;
-  for (const Buffer &b : inputs) {
-    if (b.shape.empty()) {
-      packed.push_back(b.data);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (sig.inputs[i].scalar) {
+      packed.push_back(inputs[i].data);
       continue;
     }
     for (int64_t &slot : descriptors[d++].slots)
       packed.push_back(&slot);
   }
-  for (const Buffer &b : outputs) {
-    if (b.shape.empty())
-      continue;
-    for (int64_t &slot : descriptors[d++].slots)
-      packed.push_back(&slot);
-  }
-  for (const Buffer &b : outputs)
-    if (b.shape.empty())
-      packed.push_back(b.data);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!sig.outputs[i].scalar)
+      for (int64_t &slot : descriptors[d++].slots)
+        packed.push_back(&slot);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (sig.outputs[i].scalar)
+      packed.push_back(outputs[i].data);
   if (llvm::Error e = impl->engine->invokePacked(function, packed)) {
     error = llvm::toString(std::move(e));
     return false;
@@ -459,7 +461,9 @@ bool CPUModule::writeSharedLibrary(const std::string &path,
     error = "cannot find ld.lld (apt lld-22)";
     return false;
   }
-  SmallVector<StringRef> args = {*lld, "-shared", "-o", path, object};
+  SmallVector<StringRef> args = {*lld,     "-shared",      "-o",
+                                 path,     object,         TQ_RUNNER_UTILS,
+                                 "-rpath", TQ_LLVM_LIB_DIR};
   std::string runtimeDir;
   if (impl->usesOpenMP) {
     // Threads need the OpenMP runtime, found where it was at build time.

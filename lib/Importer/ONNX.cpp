@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -20,6 +21,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <functional>
+#include <limits>
 
 using namespace mlir;
 
@@ -102,6 +105,7 @@ private:
   Location loc = UnknownLoc::get(ctx);
   std::map<std::string, Value> values;
   std::map<std::string, onnx::TensorProto> initializers;
+  std::vector<int64_t> opsets;
 
   [[noreturn]] void fail(const std::string &message) {
     throw ImportError{message};
@@ -138,8 +142,7 @@ private:
     return a ? a->f() : dflt;
   }
   /// Fails on attributes the importer does not know for this op.
-  void onlyAttrs(const onnx::NodeProto &n,
-                 std::initializer_list<const char *> known) {
+  void onlyAttrs(const onnx::NodeProto &n, ArrayRef<const char *> known) {
     for (const onnx::AttributeProto &a : n.attribute())
       if (std::find_if(known.begin(), known.end(), [&](const char *k) {
             return a.name() == k;
@@ -155,7 +158,388 @@ private:
   elementwise(ValueRange inputs, const onnx::NodeProto &n,
               function_ref<Value(OpBuilder &, Location, ValueRange)> body);
   void node(const onnx::NodeProto &n);
+  bool unary(const onnx::NodeProto &n);
+  Value pad(Value x, ArrayRef<int64_t> pads, float value);
+  bool spatial(const onnx::NodeProto &n);
+  Value reshape(Value x, ArrayRef<int64_t> shape);
+  Value softmax(Value x, int64_t axis);
+  /// The values of a constant input (an initializer or a Constant node).
+  std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
+                                                  int i);
 };
+
+std::optional<std::vector<float>>
+Importer::constantInput(const onnx::NodeProto &n, int i) {
+  if (i >= n.input_size() || n.input(i).empty())
+    return std::nullopt;
+  auto it = initializers.find(n.input(i));
+  if (it == initializers.end())
+    fail(nodeName(n) + ": input " + std::to_string(i) + " ('" + n.input(i) +
+         "') must be a constant");
+  std::vector<float> v;
+  std::string why;
+  if (!tensorValues(it->second, v, why))
+    fail(nodeName(n) + ": " + why);
+  return v;
+}
+
+/// A reshape between static shapes, through one collapse to 1-D and one
+/// expand (either may be skipped).
+Value Importer::reshape(Value x, ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> from = shapeOf(x);
+  if (from == shape)
+    return x;
+  Value flat = x;
+  if (from.size() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (size_t i = 0; i < from.size(); ++i)
+      all[0].push_back(i);
+    if (from.empty())
+      all.clear();
+    flat = tensor::CollapseShapeOp::create(b, loc, x, all);
+  }
+  if (shape.size() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> all(1);
+  for (size_t i = 0; i < shape.size(); ++i)
+    all[0].push_back(i);
+  if (shape.empty())
+    all.clear();
+  return tensor::ExpandShapeOp::create(b, loc, f32Tensor(shape), flat, all);
+}
+
+/// exp(x - max) / Σ exp(x - max) along `axis` (opset 13 semantics).
+Value Importer::softmax(Value x, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> reduced;
+  SmallVector<AffineExpr> keep;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) {
+      reduced.push_back(shape[d]);
+      keep.push_back(getAffineDimExpr(d, ctx));
+    }
+  auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  auto red = AffineMap::get(rank, 0, keep, ctx);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters[axis] = utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
+  auto reduce = [&](Value in, Value initValue, bool sum) {
+    Value empty = tensor::EmptyOp::create(b, loc, reduced, b.getF32Type());
+    Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{in},
+               ValueRange{init}, ArrayRef<AffineMap>{id, red}, iters,
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value r =
+                     sum ? arith::AddFOp::create(nb, l, a[1], a[0]).getResult()
+                         : arith::MaximumFOp::create(nb, l, a[1], a[0])
+                               .getResult();
+                 linalg::YieldOp::create(nb, l, r);
+               })
+        .getResult(0);
+  };
+  Value ninf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value mx = reduce(x, ninf, false);
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  Value e = linalg::GenericOp::create(
+                b, loc, TypeRange{empty.getType()}, ValueRange{x, mx},
+                ValueRange{empty}, ArrayRef<AffineMap>{id, red, id}, par,
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                  linalg::YieldOp::create(
+                      nb, l, ValueRange{math::ExpOp::create(nb, l, d)});
+                })
+                .getResult(0);
+  Value sum = reduce(e, zero, true);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{empty.getType()}, ValueRange{e, sum},
+             ValueRange{empty}, ArrayRef<AffineMap>{id, red, id}, par,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{arith::DivFOp::create(nb, l, a[0], a[1])});
+             })
+      .getResult(0);
+}
+
+/// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
+Value Importer::pad(Value x, ArrayRef<int64_t> pads, float value) {
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return x;
+  ArrayRef<int64_t> s = shapeOf(x);
+  SmallVector<int64_t> low = {0, 0, pads[0], pads[1]},
+                       high = {0, 0, pads[2], pads[3]};
+  SmallVector<int64_t> shape = {s[0], s[1], s[2] + pads[0] + pads[2],
+                                s[3] + pads[1] + pads[3]};
+  Value v = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  SmallVector<OpFoldResult> lo, hi;
+  for (int64_t i = 0; i < 4; ++i) {
+    lo.push_back(b.getIndexAttr(low[i]));
+    hi.push_back(b.getIndexAttr(high[i]));
+  }
+  return tensor::PadOp::create(b, loc, f32Tensor(shape), x, lo, hi, v);
+}
+
+/// 2-D convolutions and pooling on NCHW tensors; false if `n` is neither.
+bool Importer::spatial(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  if (op != "Conv" && op != "MaxPool" && op != "AveragePool" &&
+      op != "GlobalAveragePool" && op != "GlobalMaxPool")
+    return false;
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (xs.size() != 4)
+    fail(nodeName(n) + ": only 2-D (NCHW) inputs are supported");
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    onlyAttrs(n, {});
+    bool avg = op == "GlobalAveragePool";
+    SmallVector<int64_t> outShape = {xs[0], xs[1], 1, 1};
+    auto id = AffineMap::getMultiDimIdentityMap(4, ctx);
+    auto red = AffineMap::get(
+        4, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)}, ctx);
+    Value empty = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{xs[0], xs[1]}, b.getF32Type());
+    Value initV = arith::ConstantOp::create(
+        b, loc,
+        b.getF32FloatAttr(avg ? 0.0f
+                              : -std::numeric_limits<float>::infinity()));
+    Value init = linalg::FillOp::create(b, loc, initV, empty).getResult(0);
+    SmallVector<utils::IteratorType> iters = {
+        utils::IteratorType::parallel, utils::IteratorType::parallel,
+        utils::IteratorType::reduction, utils::IteratorType::reduction};
+    Value r =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+            ArrayRef<AffineMap>{id, red}, iters,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value v =
+                  avg ? arith::AddFOp::create(nb, l, a[1], a[0]).getResult()
+                      : arith::MaximumFOp::create(nb, l, a[1], a[0])
+                            .getResult();
+              linalg::YieldOp::create(nb, l, v);
+            })
+            .getResult(0);
+    if (avg) {
+      float count = float(xs[2] * xs[3]);
+      r = elementwise({r}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        return arith::DivFOp::create(
+                   nb, l, v[0],
+                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(count)))
+            .getResult();
+      });
+    }
+    values[n.output(0)] = reshape(r, outShape);
+    return true;
+  }
+  auto ints = [&](const char *name, SmallVector<int64_t> dflt) {
+    if (const onnx::AttributeProto *a = attr(n, name))
+      return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+    return dflt;
+  };
+  if (const onnx::AttributeProto *a = attr(n, "auto_pad"))
+    if (a->s() != "NOTSET")
+      fail(nodeName(n) + ": auto_pad '" + a->s() + "' is not supported");
+  SmallVector<int64_t> strides = ints("strides", {1, 1});
+  SmallVector<int64_t> dil = ints("dilations", {1, 1});
+  SmallVector<int64_t> pads = ints("pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    fail(nodeName(n) + ": strides, dilations and pads must be 2-D");
+  // ONNX pads are [top, left, bottom, right] (begins, then ends).
+  SmallVector<int64_t> kernel;
+  Value w;
+  if (op == "Conv") {
+    onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
+                  "auto_pad"});
+    w = input(n, 1);
+    ArrayRef<int64_t> ws = shapeOf(w);
+    if (ws.size() != 4 || ws[1] != xs[1])
+      fail(nodeName(n) + ": the filter must be [K, C, R, S] with the input's "
+                         "C");
+    if (intAttr(n, "group", 1) != 1)
+      fail(nodeName(n) + ": grouped convolutions are not supported yet");
+    kernel = {ws[2], ws[3]};
+  } else {
+    onlyAttrs(n, {"strides", "dilations", "pads", "kernel_shape", "auto_pad",
+                  "ceil_mode", "count_include_pad", "storage_order"});
+    if (intAttr(n, "ceil_mode", 0))
+      fail(nodeName(n) + ": ceil_mode is not supported");
+    if (n.output_size() > 1 && !n.output(1).empty())
+      fail(nodeName(n) + ": the Indices output is not supported");
+    kernel = ints("kernel_shape", {});
+    if (kernel.size() != 2)
+      fail(nodeName(n) + ": kernel_shape must be 2-D");
+  }
+  int64_t P =
+      (xs[2] + pads[0] + pads[2] - dil[0] * (kernel[0] - 1) - 1) / strides[0] +
+      1;
+  int64_t Q =
+      (xs[3] + pads[1] + pads[3] - dil[1] * (kernel[1] - 1) - 1) / strides[1] +
+      1;
+  if (P < 1 || Q < 1)
+    fail(nodeName(n) + ": the output would be empty");
+  auto stridesAttr = b.getI64TensorAttr(strides);
+  auto dilAttr = b.getI64TensorAttr(dil);
+  if (op == "Conv") {
+    ArrayRef<int64_t> ws = shapeOf(w);
+    Value init = zeros({xs[0], ws[0], P, Q});
+    Value y =
+        linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{pad(x, pads, 0.0f), w},
+                                         ValueRange{init}, stridesAttr, dilAttr)
+            .getResult(0);
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      Value bias = reshape(input(n, 2), {ws[0], 1, 1});
+      y = elementwise(
+          {y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+            return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
+          });
+    }
+    values[n.output(0)] = y;
+    return true;
+  }
+  bool isMax = op == "MaxPool";
+  if (!isMax && !intAttr(n, "count_include_pad", 0) &&
+      llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+    fail(nodeName(n) + ": padding without count_include_pad is not "
+                       "supported");
+  Value window = tensor::EmptyOp::create(b, loc, kernel, b.getF32Type());
+  Value empty = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{xs[0], xs[1], P, Q}, b.getF32Type());
+  float initV = isMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  Value initValue = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(initV));
+  Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+  Value padded = pad(x, pads, initV);
+  Value y;
+  if (isMax)
+    y = linalg::PoolingNchwMaxOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{padded, window},
+                                         ValueRange{init}, stridesAttr, dilAttr)
+            .getResult(0);
+  else {
+    y = linalg::PoolingNchwSumOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{padded, window},
+                                         ValueRange{init}, stridesAttr, dilAttr)
+            .getResult(0);
+    float count = float(kernel[0] * kernel[1]);
+    y = elementwise({y}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::DivFOp::create(
+                 nb, l, v[0],
+                 arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(count)))
+          .getResult();
+    });
+  }
+  values[n.output(0)] = y;
+  return true;
+}
+
+/// Element-wise ops of one input (and their attributes); false if `n` is
+/// not one.
+bool Importer::unary(const onnx::NodeProto &n) {
+  using Fn = std::function<Value(OpBuilder &, Location, Value)>;
+  const std::string &op = n.op_type();
+  auto f = [&](OpBuilder &nb, Location l, float v) {
+    return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v)).getResult();
+  };
+  Fn fn;
+  SmallVector<const char *> attrs;
+  if (op == "Abs")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return math::AbsFOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Neg")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return arith::NegFOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Exp")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return math::ExpOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Log")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return math::LogOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Sqrt")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return math::SqrtOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Tanh")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return math::TanhOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Floor")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return math::FloorOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Ceil")
+    fn = [](OpBuilder &nb, Location l, Value x) {
+      return math::CeilOp::create(nb, l, x).getResult();
+    };
+  else if (op == "Reciprocal")
+    fn = [&](OpBuilder &nb, Location l, Value x) {
+      return arith::DivFOp::create(nb, l, f(nb, l, 1.0f), x).getResult();
+    };
+  else if (op == "Sigmoid")
+    fn = [&](OpBuilder &nb, Location l, Value x) {
+      Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
+      return arith::DivFOp::create(
+                 nb, l, f(nb, l, 1.0f),
+                 arith::AddFOp::create(nb, l, f(nb, l, 1.0f), e))
+          .getResult();
+    };
+  else if (op == "LeakyRelu") {
+    attrs = {"alpha"};
+    float alpha = floatAttr(n, "alpha", 0.01f);
+    fn = [&, alpha](OpBuilder &nb, Location l, Value x) {
+      Value neg = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x,
+                                        f(nb, l, 0.0f));
+      return arith::SelectOp::create(
+                 nb, l, neg, arith::MulFOp::create(nb, l, x, f(nb, l, alpha)),
+                 x)
+          .getResult();
+    };
+  } else if (op == "HardSigmoid" || op == "HardSwish") {
+    attrs = {"alpha", "beta"};
+    float alpha = op == "HardSwish" ? 1.0f / 6 : floatAttr(n, "alpha", 0.2f);
+    float beta = op == "HardSwish" ? 0.5f : floatAttr(n, "beta", 0.5f);
+    bool swish = op == "HardSwish";
+    fn = [&, alpha, beta, swish](OpBuilder &nb, Location l, Value x) {
+      Value y = arith::AddFOp::create(
+          nb, l, arith::MulFOp::create(nb, l, x, f(nb, l, alpha)),
+          f(nb, l, beta));
+      y = arith::MinimumFOp::create(
+          nb, l, arith::MaximumFOp::create(nb, l, y, f(nb, l, 0.0f)),
+          f(nb, l, 1.0f));
+      return swish ? arith::MulFOp::create(nb, l, x, y).getResult() : y;
+    };
+  } else if (op == "Clip") {
+    attrs = {"min", "max"};
+    float lo = -std::numeric_limits<float>::infinity(),
+          hi = std::numeric_limits<float>::infinity();
+    if (attr(n, "min"))
+      lo = floatAttr(n, "min", lo);
+    if (attr(n, "max"))
+      hi = floatAttr(n, "max", hi);
+    if (auto v = constantInput(n, 1))
+      lo = v->at(0);
+    if (auto v = constantInput(n, 2))
+      hi = v->at(0);
+    fn = [&, lo, hi](OpBuilder &nb, Location l, Value x) {
+      return arith::MinimumFOp::create(
+                 nb, l, arith::MaximumFOp::create(nb, l, x, f(nb, l, lo)),
+                 f(nb, l, hi))
+          .getResult();
+    };
+  } else {
+    return false;
+  }
+  onlyAttrs(n, attrs);
+  values[n.output(0)] = elementwise(
+      {input(n, 0)}, n,
+      [&](OpBuilder &nb, Location l, ValueRange v) { return fn(nb, l, v[0]); });
+  return true;
+}
 
 Value Importer::constant(const onnx::TensorProto &t, const std::string &where) {
   std::vector<float> data;
@@ -259,6 +643,8 @@ void Importer::node(const onnx::NodeProto &n) {
                          return make(nb, l, a[0], a[1]);
                        }));
   };
+  if (unary(n) || spatial(n))
+    return;
   if (op == "MatMul") {
     onlyAttrs(n, {});
     define(matmul(input(n, 0), input(n, 1), n));
@@ -316,6 +702,117 @@ void Importer::node(const onnx::NodeProto &n) {
               arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f));
           return arith::MaximumFOp::create(nb, l, v[0], zero).getResult();
         }));
+  } else if (op == "Pow") {
+    binary([](OpBuilder &nb, Location l, Value x, Value y) {
+      return math::PowFOp::create(nb, l, x, y).getResult();
+    });
+  } else if (op == "Max" || op == "Min") {
+    onlyAttrs(n, {});
+    SmallVector<Value> ins;
+    for (int i = 0; i < n.input_size(); ++i)
+      ins.push_back(input(n, i));
+    bool isMax = op == "Max";
+    define(elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+      Value r = v[0];
+      for (Value x : v.drop_front())
+        r = isMax ? arith::MaximumFOp::create(nb, l, r, x).getResult()
+                  : arith::MinimumFOp::create(nb, l, r, x).getResult();
+      return r;
+    }));
+  } else if (op == "Softmax") {
+    onlyAttrs(n, {"axis"});
+    Value x = input(n, 0);
+    int64_t rank = shapeOf(x).size();
+    int64_t axis = intAttr(n, "axis", -1);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      fail(nodeName(n) + ": axis out of range");
+    bool opset13 = true;
+    for (const auto &o : opsets)
+      if (o < 13)
+        opset13 = false;
+    if (!opset13 && axis != rank - 1)
+      fail(nodeName(n) + ": before opset 13, only the last axis is "
+                         "supported (the 2-D coercion is not)");
+    define(softmax(x, axis));
+  } else if (op == "Reshape") {
+    onlyAttrs(n, {"allowzero"});
+    Value x = input(n, 0);
+    std::optional<std::vector<float>> dims = constantInput(n, 1);
+    if (!dims)
+      fail(nodeName(n) + ": the shape input is missing");
+    int64_t known = 1, inferred = -1, total = 1;
+    for (int64_t d : shapeOf(x))
+      total *= d;
+    SmallVector<int64_t> shape;
+    for (size_t i = 0; i < dims->size(); ++i) {
+      int64_t d = int64_t((*dims)[i]);
+      if (d == 0 && !intAttr(n, "allowzero", 0)) {
+        if (i >= shapeOf(x).size())
+          fail(nodeName(n) + ": 0 copies a dimension the input lacks");
+        d = shapeOf(x)[i];
+      }
+      if (d == -1) {
+        if (inferred >= 0)
+          fail(nodeName(n) + ": more than one -1 in the shape");
+        inferred = i;
+        shape.push_back(1);
+        continue;
+      }
+      if (d < 0)
+        fail(nodeName(n) + ": negative dimension in the shape");
+      shape.push_back(d);
+      known *= d;
+    }
+    if (inferred >= 0)
+      shape[inferred] = known ? total / known : 0;
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    if (count != total)
+      fail(nodeName(n) + ": the shape does not hold the input's elements");
+    define(reshape(x, shape));
+  } else if (op == "Squeeze" || op == "Unsqueeze") {
+    onlyAttrs(n, {"axes"});
+    Value x = input(n, 0);
+    std::vector<int64_t> axes;
+    if (const onnx::AttributeProto *a = attr(n, "axes"))
+      axes.assign(a->ints().begin(), a->ints().end());
+    else if (auto v = constantInput(n, 1))
+      for (float f : *v)
+        axes.push_back(int64_t(f));
+    SmallVector<int64_t> shape(shapeOf(x));
+    if (op == "Squeeze") {
+      int64_t rank = shape.size();
+      SmallVector<int64_t> out;
+      for (int64_t d = 0; d < rank; ++d) {
+        bool listed =
+            axes.empty() ? shape[d] == 1 : llvm::any_of(axes, [&](int64_t a) {
+              return (a < 0 ? a + rank : a) == d;
+            });
+        if (listed && shape[d] != 1)
+          fail(nodeName(n) + ": squeezed dimension is not 1");
+        if (!listed)
+          out.push_back(shape[d]);
+      }
+      define(reshape(x, out));
+    } else {
+      int64_t rank = shape.size() + axes.size();
+      SmallVector<int64_t> out;
+      auto it = shape.begin();
+      for (int64_t d = 0; d < rank; ++d) {
+        bool listed = llvm::any_of(
+            axes, [&](int64_t a) { return (a < 0 ? a + rank : a) == d; });
+        if (listed)
+          out.push_back(1);
+        else if (it != shape.end())
+          out.push_back(*it++);
+        else
+          fail(nodeName(n) + ": axes out of range");
+      }
+      define(reshape(x, out));
+    }
   } else if (op == "Identity") {
     onlyAttrs(n, {});
     define(input(n, 0));
@@ -384,6 +881,8 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
         (o.version() < 9 || o.version() > 21))
       fail("opset " + std::to_string(o.version()) +
            " is not supported (9 to 21 are)");
+    else if (o.domain().empty() || o.domain() == "ai.onnx")
+      opsets.push_back(o.version());
   for (const onnx::TensorProto &t : g.initializer())
     initializers[t.name()] = t;
 
@@ -449,7 +948,8 @@ OwningOpRef<ModuleOp> mlir::tq::importONNX(const std::string &bytes,
                                            const ONNXImportOptions &options,
                                            std::string &error) {
   ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
-                   linalg::LinalgDialect, tensor::TensorDialect>();
+                   linalg::LinalgDialect, math::MathDialect,
+                   tensor::TensorDialect>();
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes) || !model.has_graph()) {
     // Not a binary model: the ONNX text syntax?

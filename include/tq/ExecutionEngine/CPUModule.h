@@ -30,7 +30,9 @@ size_t elementSize(ElementType t);
 /// One buffer of a function's flattened signature.
 struct BufferType {
   ElementType element = ElementType::F32;
-  std::vector<int64_t> shape; // empty: a scalar
+  std::vector<int64_t> shape; // empty: a scalar or a rank-0 tensor
+  /// A scalar (i32, f32) passed by value, not a rank-0 tensor.
+  bool scalar = false;
   /// What the buffer is: "arg0", "arg1.data", "arg1.steps", "result0", ...
   std::string name;
   int64_t numElements() const;

@@ -1,0 +1,123 @@
+"""ONNX conformance: the node tests of Debian's libonnx-testdata through
+tq-import-onnx and the CPU backend (f32), compared with their expected
+outputs.
+
+    /usr/bin/python3 -m tq.conformance BUILD_DIR [--report FILE] [--jobs N]
+
+Each test is one of:
+- pass: imported, compiled, run, every output within tolerance
+  (|got - want| <= atol + rtol·|want|, rtol = atol = 1e-4; NaN where NaN);
+- fail: imported but wrong, or the compiled code failed;
+- unsupported: the importer rejected the model (its reason is listed).
+The report lists every test; the last line is the summary.
+"""
+import argparse
+import collections
+import concurrent.futures
+import glob
+import os
+import re
+import subprocess
+import tempfile
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+
+DATA = "/usr/share/libonnx-testdata/data/node"
+RTOL = ATOL = 1e-4
+
+
+def load_tensor(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return onnx.numpy_helper.to_array(t)
+
+
+def run_test(test_dir, bindir, work):
+    try:
+        return check_test(test_dir, bindir, work)
+    except Exception as e:  # test data that is not a plain tensor
+        return os.path.basename(test_dir), "unsupported", f"test data: {e}"
+
+
+def check_test(test_dir, bindir, work):
+    name = os.path.basename(test_dir)
+    data = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
+    if not data:
+        return name, "unsupported", "no test data"
+    inputs = [load_tensor(p) for p in sorted(glob.glob(os.path.join(data[0], "input_*.pb")),
+                                             key=lambda p: int(p.rsplit("_", 1)[1][:-3]))]
+    outputs = [load_tensor(p) for p in sorted(glob.glob(os.path.join(data[0], "output_*.pb")),
+                                              key=lambda p: int(p.rsplit("_", 1)[1][:-3]))]
+    model = onnx.load(os.path.join(test_dir, "model.onnx"))
+    init = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in init]
+    args = [os.path.join(bindir, "tq-import-onnx"), os.path.join(test_dir, "model.onnx"),
+            "-o", os.path.join(work, name + ".mlir")]
+    for n, a in zip(names, inputs):
+        if a.ndim > 0:
+            args.append(f"--input-shape={n}:" + "x".join(map(str, a.shape)))
+    p = subprocess.run(args, capture_output=True, text=True, errors="replace")
+    if p.returncode != 0:
+        reason = p.stderr.strip().splitlines()[0] if p.stderr.strip() else "?"
+        # Drop "tq-import-onnx: error: <path>: " and the node's name.
+        reason = reason.split("model.onnx: ", 1)[-1]
+        reason = re.sub(r"^node '[^']*' ", "", reason)
+        return name, "unsupported", reason
+    run = [os.path.join(bindir, "tq-run"), os.path.join(work, name + ".mlir")]
+    for i, a in enumerate(inputs):
+        path = os.path.join(work, f"{name}.in{i}.npy")
+        np.save(path, a)
+        run.append(f"--input={path}")
+    outs = [os.path.join(work, f"{name}.out{i}.npy") for i in range(len(outputs))]
+    run += [f"--output={o}" for o in outs]
+    p = subprocess.run(run, capture_output=True, text=True, errors="replace")
+    if p.returncode != 0:
+        return name, "fail", "tq-run: " + (p.stderr.strip().splitlines() or ["?"])[0]
+    for i, (o, want) in enumerate(zip(outs, outputs)):
+        got = np.load(o)
+        if got.shape != want.shape:
+            return name, "fail", f"output {i}: shape {got.shape}, want {want.shape}"
+        if not np.allclose(got, want.astype(got.dtype), rtol=RTOL, atol=ATOL,
+                           equal_nan=True):
+            err = np.abs(got.astype(np.float64) - want).max()
+            return name, "fail", f"output {i}: max abs error {err:.3g}"
+    return name, "pass", ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--report", default=None)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--filter", default="")
+    a = ap.parse_args()
+    bindir = os.path.join(a.build, "bin")
+    tests = sorted(d for d in glob.glob(os.path.join(DATA, "test_*"))
+                   if a.filter in os.path.basename(d))
+    work = tempfile.mkdtemp(prefix="tq-conformance-")
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        results = list(pool.map(lambda d: run_test(d, bindir, work), tests))
+    counts = collections.Counter(status for _, status, _ in results)
+    lines = [f"{status:12s} {name}  {why}".rstrip() for name, status, why in results]
+    reasons = collections.Counter(why for _, s, why in results if s == "unsupported")
+    lines.append("")
+    lines.append("unsupported, by reason:")
+    lines += [f"  {n:4d}  {why}" for why, n in reasons.most_common()]
+    summary = (f"ONNX conformance: {len(results)} node tests, "
+               f"{counts['pass'] + counts['fail']} supported, {counts['pass']} passed, "
+               f"{counts['fail']} failed, {counts['unsupported']} unsupported")
+    lines.append(summary)
+    text = "\n".join(lines) + "\n"
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(text)
+    for line in lines:
+        if not line.startswith("unsupported "):
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
