@@ -161,6 +161,9 @@ private:
   bool unary(const onnx::NodeProto &n);
   Value pad(Value x, ArrayRef<int64_t> pads, float value);
   bool spatial(const onnx::NodeProto &n);
+  Value reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
+               const std::string &kind);
+  bool normalization(const onnx::NodeProto &n);
   Value reshape(Value x, ArrayRef<int64_t> shape);
   Value softmax(Value x, int64_t axis);
   /// The values of a constant input (an initializer or a Constant node).
@@ -262,6 +265,187 @@ Value Importer::softmax(Value x, int64_t axis) {
                    nb, l, ValueRange{arith::DivFOp::create(nb, l, a[0], a[1])});
              })
       .getResult(0);
+}
+
+/// A reduction (sum, mean, max, min) over `axes` (sorted, non-negative).
+Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
+                       const std::string &kind) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> kept;
+  SmallVector<AffineExpr> exprs;
+  SmallVector<utils::IteratorType> iters;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool r = llvm::is_contained(axes, d);
+    iters.push_back(r ? utils::IteratorType::reduction
+                      : utils::IteratorType::parallel);
+    if (r) {
+      count *= shape[d];
+    } else {
+      kept.push_back(shape[d]);
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    }
+  }
+  float initV = kind == "max"   ? -std::numeric_limits<float>::infinity()
+                : kind == "min" ? std::numeric_limits<float>::infinity()
+                                : 0.0f;
+  Value empty = tensor::EmptyOp::create(b, loc, kept, b.getF32Type());
+  Value initValue = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(initV));
+  Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+  auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  auto red = AffineMap::get(rank, 0, exprs, ctx);
+  Value r = linalg::GenericOp::create(
+                b, loc, TypeRange{init.getType()}, ValueRange{x},
+                ValueRange{init}, ArrayRef<AffineMap>{id, red}, iters,
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  Value v;
+                  if (kind == "max")
+                    v = arith::MaximumFOp::create(nb, l, a[1], a[0]);
+                  else if (kind == "min")
+                    v = arith::MinimumFOp::create(nb, l, a[1], a[0]);
+                  else
+                    v = arith::AddFOp::create(nb, l, a[1], a[0]);
+                  linalg::YieldOp::create(nb, l, v);
+                })
+                .getResult(0);
+  if (kind == "mean") {
+    float c = float(count);
+    onnx::NodeProto none;
+    r = elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::DivFOp::create(
+                 nb, l, v[0],
+                 arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(c)))
+          .getResult();
+    });
+  }
+  if (!keepdims)
+    return r;
+  SmallVector<int64_t> withOnes;
+  for (int64_t d = 0; d < rank; ++d)
+    withOnes.push_back(llvm::is_contained(axes, d) ? 1 : shape[d]);
+  return reshape(r, withOnes);
+}
+
+/// Reductions, BatchNormalization (inference) and LayerNormalization;
+/// false if `n` is none of them.
+bool Importer::normalization(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  auto f = [&](OpBuilder &nb, Location l, float v) {
+    return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v)).getResult();
+  };
+  auto axesOf = [&](Value x, bool allByDefault) {
+    int64_t rank = shapeOf(x).size();
+    std::vector<int64_t> axes;
+    if (const onnx::AttributeProto *a = attr(n, "axes"))
+      axes.assign(a->ints().begin(), a->ints().end());
+    else if (auto v = constantInput(n, 1))
+      for (float x : *v)
+        axes.push_back(int64_t(x));
+    if (axes.empty() && allByDefault)
+      for (int64_t d = 0; d < rank; ++d)
+        axes.push_back(d);
+    for (int64_t &a : axes) {
+      if (a < 0)
+        a += rank;
+      if (a < 0 || a >= rank)
+        fail(nodeName(n) + ": axis out of range");
+    }
+    llvm::sort(axes);
+    return axes;
+  };
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" ||
+      op == "ReduceMin") {
+    onlyAttrs(n, {"axes", "keepdims", "noop_with_empty_axes"});
+    if (intAttr(n, "noop_with_empty_axes", 0))
+      fail(nodeName(n) + ": noop_with_empty_axes is not supported");
+    Value x = input(n, 0);
+    std::string kind = op == "ReduceMean"  ? "mean"
+                       : op == "ReduceSum" ? "sum"
+                       : op == "ReduceMax" ? "max"
+                                           : "min";
+    values[n.output(0)] =
+        reduce(x, axesOf(x, true), intAttr(n, "keepdims", 1), kind);
+    return true;
+  }
+  if (op == "BatchNormalization") {
+    onlyAttrs(n, {"epsilon", "momentum", "training_mode", "spatial"});
+    if (intAttr(n, "training_mode", 0) ||
+        (n.output_size() > 1 && !n.output(1).empty()))
+      fail(nodeName(n) + ": only inference mode is supported");
+    Value x = input(n, 0);
+    int64_t rank = shapeOf(x).size();
+    if (rank < 2)
+      fail(nodeName(n) + ": the input needs a channel dimension");
+    // [C] parameters broadcast along dim 1.
+    auto channel = [&](int i) {
+      SmallVector<int64_t> shape = {shapeOf(x)[1]};
+      for (int64_t d = 2; d < rank; ++d)
+        shape.push_back(1);
+      return reshape(input(n, i), shape);
+    };
+    float eps = floatAttr(n, "epsilon", 1e-5f);
+    values[n.output(0)] = elementwise(
+        {x, channel(1), channel(2), channel(3), channel(4)}, n,
+        [&](OpBuilder &nb, Location l, ValueRange v) {
+          Value d = arith::SubFOp::create(nb, l, v[0], v[3]);
+          Value s = math::SqrtOp::create(
+              nb, l, arith::AddFOp::create(nb, l, v[4], f(nb, l, eps)));
+          Value y = arith::DivFOp::create(nb, l, d, s);
+          return arith::AddFOp::create(
+                     nb, l, arith::MulFOp::create(nb, l, y, v[1]), v[2])
+              .getResult();
+        });
+    return true;
+  }
+  if (op == "LayerNormalization") {
+    onlyAttrs(n, {"axis", "epsilon", "stash_type"});
+    Value x = input(n, 0);
+    int64_t rank = shapeOf(x).size();
+    int64_t axis = intAttr(n, "axis", -1);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      fail(nodeName(n) + ": axis out of range");
+    SmallVector<int64_t> axes;
+    for (int64_t d = axis; d < rank; ++d)
+      axes.push_back(d);
+    float eps = floatAttr(n, "epsilon", 1e-5f);
+    Value mean = reduce(x, axes, true, "mean");
+    Value centered =
+        elementwise({x, mean}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+          return arith::SubFOp::create(nb, l, v[0], v[1]).getResult();
+        });
+    Value sq = elementwise(
+        {centered}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+          return arith::MulFOp::create(nb, l, v[0], v[0]).getResult();
+        });
+    Value var = reduce(sq, axes, true, "mean");
+    SmallVector<Value> ins = {centered, var, input(n, 1)};
+    bool bias = n.input_size() > 2 && !n.input(2).empty();
+    if (bias)
+      ins.push_back(input(n, 2));
+    values[n.output(0)] =
+        elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+          Value s = math::SqrtOp::create(
+              nb, l, arith::AddFOp::create(nb, l, v[1], f(nb, l, eps)));
+          Value y = arith::MulFOp::create(
+              nb, l, arith::DivFOp::create(nb, l, v[0], s), v[2]);
+          return bias ? arith::AddFOp::create(nb, l, y, v[3]).getResult() : y;
+        });
+    // Optional outputs: the mean and 1 / sqrt(var + epsilon).
+    if (n.output_size() > 1 && !n.output(1).empty())
+      values[n.output(1)] = mean;
+    if (n.output_size() > 2 && !n.output(2).empty())
+      values[n.output(2)] =
+          elementwise({var}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value s = math::SqrtOp::create(
+                nb, l, arith::AddFOp::create(nb, l, v[0], f(nb, l, eps)));
+            return arith::DivFOp::create(nb, l, f(nb, l, 1.0f), s).getResult();
+          });
+    return true;
+  }
+  return false;
 }
 
 /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
@@ -643,7 +827,7 @@ void Importer::node(const onnx::NodeProto &n) {
                          return make(nb, l, a[0], a[1]);
                        }));
   };
-  if (unary(n) || spatial(n))
+  if (unary(n) || spatial(n) || normalization(n))
     return;
   if (op == "MatMul") {
     onlyAttrs(n, {});
@@ -813,6 +997,41 @@ void Importer::node(const onnx::NodeProto &n) {
       }
       define(reshape(x, out));
     }
+  } else if (op == "Concat") {
+    onlyAttrs(n, {"axis"});
+    Value first = input(n, 0);
+    int64_t rank = shapeOf(first).size();
+    int64_t axis = intAttr(n, "axis", 0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      fail(nodeName(n) + ": axis out of range");
+    SmallVector<int64_t> shape(shapeOf(first));
+    shape[axis] = 0;
+    for (int i = 0; i < n.input_size(); ++i) {
+      ArrayRef<int64_t> s2 = shapeOf(input(n, i));
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && (int64_t(s2.size()) != rank || s2[d] != shape[d]))
+          fail(nodeName(n) + ": inputs differ outside the axis");
+      shape[axis] += s2[axis];
+    }
+    Value out = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+    int64_t offset = 0;
+    for (int i = 0; i < n.input_size(); ++i) {
+      Value v = input(n, i);
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      offsets[axis] = offset;
+      out = tensor::InsertSliceOp::create(b, loc, v, out, ValueRange{},
+                                          ValueRange{}, ValueRange{}, offsets,
+                                          shapeOf(v), strides);
+      offset += shapeOf(v)[axis];
+    }
+    define(out);
+  } else if (op == "Cast") {
+    onlyAttrs(n, {"to", "saturate"});
+    if (intAttr(n, "to", 0) != onnx::TensorProto::FLOAT)
+      fail(nodeName(n) + ": only casts to float are supported");
+    define(input(n, 0));
   } else if (op == "Identity") {
     onlyAttrs(n, {});
     define(input(n, 0));

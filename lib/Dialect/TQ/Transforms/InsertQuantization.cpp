@@ -287,8 +287,12 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
     FailureOr<ComputeOp> c = matchComputeOp(op, &why);
     if (failed(c)) {
       // A contraction or convolution that tq cannot quantize is an error,
-      // not a silent float fallback.
-      if (isa<linalg::ContractionOpInterface, linalg::ConvolutionOpInterface>(
+      // not a silent float fallback. Pooling (max or sum over a window)
+      // has no weights to quantize: it stays in float.
+      bool pooling =
+          op->getName().getStringRef().starts_with("linalg.pooling_");
+      if (!pooling &&
+          isa<linalg::ContractionOpInterface, linalg::ConvolutionOpInterface>(
               op)) {
         op->emitOpError("cannot be quantized: ")
             << why << "; list it in keep-float or mark it tq.keep_float";
