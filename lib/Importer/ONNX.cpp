@@ -192,23 +192,28 @@ Value Importer::reshape(Value x, ArrayRef<int64_t> shape) {
   ArrayRef<int64_t> from = shapeOf(x);
   if (from == shape)
     return x;
-  Value flat = x;
-  if (from.size() != 1) {
-    SmallVector<ReassociationIndices> all(1);
-    for (size_t i = 0; i < from.size(); ++i)
-      all[0].push_back(i);
-    if (from.empty())
-      all.clear();
-    flat = tensor::CollapseShapeOp::create(b, loc, x, all);
-  }
+  // To and from rank 0 (all dims 1): empty reassociations.
+  if (from.empty())
+    return tensor::ExpandShapeOp::create(b, loc, f32Tensor(shape), x,
+                                         ArrayRef<ReassociationIndices>{});
+  if (shape.empty())
+    return tensor::CollapseShapeOp::create(b, loc, x,
+                                           ArrayRef<ReassociationIndices>{});
+  auto all = [](size_t rank) {
+    SmallVector<ReassociationIndices> groups(1);
+    for (size_t i = 0; i < rank; ++i)
+      groups[0].push_back(i);
+    return groups;
+  };
+  Value flat =
+      from.size() == 1
+          ? x
+          : tensor::CollapseShapeOp::create(b, loc, x, all(from.size()))
+                .getResult();
   if (shape.size() == 1)
     return flat;
-  SmallVector<ReassociationIndices> all(1);
-  for (size_t i = 0; i < shape.size(); ++i)
-    all[0].push_back(i);
-  if (shape.empty())
-    all.clear();
-  return tensor::ExpandShapeOp::create(b, loc, f32Tensor(shape), flat, all);
+  return tensor::ExpandShapeOp::create(b, loc, f32Tensor(shape), flat,
+                                       all(shape.size()));
 }
 
 /// exp(x - max) / Σ exp(x - max) along `axis` (opset 13 semantics).
