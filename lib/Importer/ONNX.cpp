@@ -91,6 +91,11 @@ bool tensorValues(const onnx::TensorProto &t, std::vector<float> &out,
   return true;
 }
 
+/// The element-wise op OpT of one value.
+template <typename OpT> Value oneOp(OpBuilder &b, Location loc, Value x) {
+  return OpT::create(b, loc, x).getResult();
+}
+
 class Importer {
 public:
   Importer(MLIRContext *ctx, const tq::ONNXImportOptions &options)
@@ -633,38 +638,15 @@ bool Importer::unary(const onnx::NodeProto &n) {
   };
   Fn fn;
   SmallVector<const char *> attrs;
-  if (op == "Abs")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return math::AbsFOp::create(nb, l, x).getResult();
-    };
-  else if (op == "Neg")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return arith::NegFOp::create(nb, l, x).getResult();
-    };
-  else if (op == "Exp")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return math::ExpOp::create(nb, l, x).getResult();
-    };
-  else if (op == "Log")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return math::LogOp::create(nb, l, x).getResult();
-    };
-  else if (op == "Sqrt")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return math::SqrtOp::create(nb, l, x).getResult();
-    };
-  else if (op == "Tanh")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return math::TanhOp::create(nb, l, x).getResult();
-    };
-  else if (op == "Floor")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return math::FloorOp::create(nb, l, x).getResult();
-    };
-  else if (op == "Ceil")
-    fn = [](OpBuilder &nb, Location l, Value x) {
-      return math::CeilOp::create(nb, l, x).getResult();
-    };
+  // Ops that are one MLIR op of the element.
+  static const llvm::StringMap<Fn> simple = {
+      {"Abs", oneOp<math::AbsFOp>},    {"Neg", oneOp<arith::NegFOp>},
+      {"Exp", oneOp<math::ExpOp>},     {"Log", oneOp<math::LogOp>},
+      {"Sqrt", oneOp<math::SqrtOp>},   {"Tanh", oneOp<math::TanhOp>},
+      {"Floor", oneOp<math::FloorOp>}, {"Ceil", oneOp<math::CeilOp>},
+  };
+  if (auto it = simple.find(op); it != simple.end())
+    fn = it->second;
   else if (op == "Reciprocal")
     fn = [&](OpBuilder &nb, Location l, Value x) {
       return arith::DivFOp::create(nb, l, f(nb, l, 1.0f), x).getResult();
