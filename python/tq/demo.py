@@ -8,6 +8,9 @@
    and run on the simulator (`tq-ppu-sim`): error and statistics.
 4. The same quantized MLP compiled for the CPU (`tq-to-cpu`, `tq-run`) on
    each SIMD path: bit-identical to the PPU's result, and its latency.
+   Then a trained ONNX model (the digits CNN in models/) imported with
+   `tq-import-onnx`, compiled in f32 and tile-quantized, and scored on its
+   held-out images.
 5. The reference numerics (`tq-ref`, the C++ golden model) quantize sample
    tensors in V×V tiles for each scale form and bit width, run the adaptive
    bit-width search, and compute tiled matmuls (forward and the transposed
@@ -110,6 +113,20 @@ def main():
                        *[f"--input={flow.path(f'in{cpu.count}-{i}.npy')}" for i in range(3)])
         print(f"  {target:8s} {'bit-identical to the PPU' if same else 'DIFFERS from the PPU'}; "
               f"{out.strip()}")
+
+    from tq.models import digits
+    from tq.models.evaluate import evaluate
+    models = os.path.join(os.path.dirname(__file__), "..", "..", "models")
+    x_test, y_test = digits.load_test(os.path.join(models, "digits_test.npz"))
+    t0 = time.perf_counter()
+    rows = evaluate(build, os.path.join(models, "digits_cnn.onnx"), "image",
+                    x_test, y_test)
+    print(f"  digits CNN (ONNX, Conv/Relu/MaxPool/Gemm) on {len(y_test)} held-out "
+          f"images, CPU backend ({time.perf_counter() - t0:.1f} s for all variants):")
+    for name, acc, widths in rows:
+        extra = ("; adaptive widths " + ", ".join(f"{b} bits" for b, _ in widths)
+                 if widths else "")
+        print(f"    {name:14s} accuracy {acc:6.2f}%{extra}")
 
     print("\n== 5. reference numerics on sample data ==")
     rng = np.random.default_rng(0)
