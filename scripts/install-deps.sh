@@ -9,6 +9,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-numpy python3-psutil
   libgtest-dev libdnnl-dev libopenblas-dev libomp-22-dev libonnx-testdata
+  dataset-fashion-mnist
 )
 
 missing=()

@@ -50,15 +50,19 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1):
 
 def main():
     build, which = sys.argv[1], sys.argv[2]
-    if which != "digits":
-        raise SystemExit(f"unknown model '{which}' (digits)")
-    from tq.models import digits
     here = os.path.dirname(os.path.abspath(__file__))
     models = os.path.join(here, "..", "..", "..", "models")
-    x, y = digits.load_test(os.path.join(models, "digits_test.npz"))
-    model = os.path.join(models, "digits_cnn.onnx")
+    if which == "digits":
+        from tq.models import digits
+        x, y = digits.load_test(os.path.join(models, "digits_test.npz"))
+    elif which == "fashion":
+        from tq.models import fashion
+        x, y = fashion.load("t10k", 1000)
+    else:
+        raise SystemExit(f"unknown model '{which}' (digits, fashion)")
+    model = os.path.join(models, f"{which}_cnn.onnx")
     rows = evaluate(build, model, "image", x, y)
-    print(f"digits CNN, {len(y)} held-out images, CPU backend:")
+    print(f"{which} CNN, {len(y)} held-out images, CPU backend:")
     for name, acc, widths in rows:
         extra = ""
         if widths:

@@ -1,0 +1,27 @@
+# RUN: %python %s %tq_build | FileCheck %s
+# The Fashion-MNIST CNN kept in models/ (trained with python3-torch by
+# python/tq/models/fashion.py) on the first 1000 test images of Debian's
+# dataset-fashion-mnist, CPU backend: f32 and tile-quantized. 8-bit V=32
+# must stay within 0.3 points of f32. 4-bit V=16 loses about 2.2 points
+# today, beyond issue 6's 2-point target; the test holds it within 3 so
+# that it cannot get worse unnoticed.
+import os
+import sys
+
+from tq.models import fashion
+from tq.models.evaluate import evaluate
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+x, y = fashion.load("t10k", 1000)
+rows = {name: acc for name, acc, _ in
+        evaluate(sys.argv[1], os.path.join(root, "models", "fashion_cnn.onnx"),
+                 "image", x, y)}
+f32 = rows["f32"]
+print(f"f32 above 85%: {f32 > 85}")
+print(f"8-bit within 0.3 points: {abs(rows['8-bit V=32'] - f32) <= 0.3}")
+print(f"4-bit within 3 points: {abs(rows['4-bit V=16'] - f32) <= 3}")
+print(f"adaptive within 0.3 points: {abs(rows['adaptive V=16'] - f32) <= 0.3}")
+# CHECK: f32 above 85%: True
+# CHECK: 8-bit within 0.3 points: True
+# CHECK: 4-bit within 3 points: True
+# CHECK: adaptive within 0.3 points: True
