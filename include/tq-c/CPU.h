@@ -50,9 +50,9 @@ int64_t tq_cpu_num_buffers(tq_cpu_module *module, const char *function,
                            int outputs);
 /* Buffer `index` of the inputs (outputs != 0: of the outputs): its element
    type, rank and up to `max_rank` dimensions. */
-int tq_cpu_buffer_type(tq_cpu_module *module, const char *function,
-                       int outputs, int64_t index, tq_element_type *type,
-                       int32_t *rank, int64_t *shape, int32_t max_rank);
+int tq_cpu_buffer_type(tq_cpu_module *module, const char *function, int outputs,
+                       int64_t index, tq_element_type *type, int32_t *rank,
+                       int64_t *shape, int32_t max_rank);
 
 /* Calls `function`; the outputs are overwritten. */
 int tq_cpu_invoke(tq_cpu_module *module, const char *function,

@@ -141,6 +141,17 @@ private:
     const onnx::AttributeProto *a = attr(n, name);
     return a ? a->i() : dflt;
   }
+  /// Attribute `name` as an axis of a rank-`rank` tensor: negative values
+  /// count from the end; `end` allows `rank` itself (Flatten).
+  int64_t axisAttr(const onnx::NodeProto &n, const std::string &name,
+                   int64_t dflt, int64_t rank, bool end = false) {
+    int64_t axis = intAttr(n, name, dflt);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis > rank || (axis == rank && !end))
+      fail(nodeName(n) + ": " + name + " out of range");
+    return axis;
+  }
   float floatAttr(const onnx::NodeProto &n, const std::string &name,
                   float dflt) {
     const onnx::AttributeProto *a = attr(n, name);
@@ -412,11 +423,7 @@ bool Importer::normalization(const onnx::NodeProto &n) {
     onlyAttrs(n, {"axis", "epsilon", "stash_type"});
     Value x = input(n, 0);
     int64_t rank = shapeOf(x).size();
-    int64_t axis = intAttr(n, "axis", -1);
-    if (axis < 0)
-      axis += rank;
-    if (axis < 0 || axis >= rank)
-      fail(nodeName(n) + ": axis out of range");
+    int64_t axis = axisAttr(n, "axis", -1, rank);
     SmallVector<int64_t> axes;
     for (int64_t d = axis; d < rank; ++d)
       axes.push_back(d);
@@ -894,11 +901,7 @@ void Importer::node(const onnx::NodeProto &n) {
     onlyAttrs(n, {"axis"});
     Value x = input(n, 0);
     int64_t rank = shapeOf(x).size();
-    int64_t axis = intAttr(n, "axis", -1);
-    if (axis < 0)
-      axis += rank;
-    if (axis < 0 || axis >= rank)
-      fail(nodeName(n) + ": axis out of range");
+    int64_t axis = axisAttr(n, "axis", -1, rank);
     bool opset13 = true;
     for (const auto &o : opsets)
       if (o < 13)
@@ -988,11 +991,7 @@ void Importer::node(const onnx::NodeProto &n) {
     onlyAttrs(n, {"axis"});
     Value first = input(n, 0);
     int64_t rank = shapeOf(first).size();
-    int64_t axis = intAttr(n, "axis", 0);
-    if (axis < 0)
-      axis += rank;
-    if (axis < 0 || axis >= rank)
-      fail(nodeName(n) + ": axis out of range");
+    int64_t axis = axisAttr(n, "axis", 0, rank);
     SmallVector<int64_t> shape(shapeOf(first));
     shape[axis] = 0;
     for (int i = 0; i < n.input_size(); ++i) {
@@ -1048,11 +1047,7 @@ void Importer::node(const onnx::NodeProto &n) {
     onlyAttrs(n, {"axis"});
     Value x = input(n, 0);
     int64_t rank = shapeOf(x).size();
-    int64_t axis = intAttr(n, "axis", 1);
-    if (axis < 0)
-      axis += rank;
-    if (axis < 0 || axis > rank)
-      fail(nodeName(n) + ": axis out of range");
+    int64_t axis = axisAttr(n, "axis", 1, rank, /*end=*/true);
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < rank; ++i)
       (i < axis ? outer : inner) *= shapeOf(x)[i];

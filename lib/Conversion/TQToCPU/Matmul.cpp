@@ -287,7 +287,6 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   Type aElem = aType.getElementType();
   int64_t aRows = aType.getShape()[0], aCols = aType.getShape()[1];
   int64_t Mp = s.Mp(), Kp = s.Kp(), MR = s.MR, NC = s.NC, L = s.L;
-  (void)aRows;
 
   // 1. A as the kernel reads it, rows of KT·kt4 values: A itself when it
   //    already is (not transposed, K a whole number of 4-aligned K-tiles),

@@ -34,33 +34,17 @@ def load_test(path):
 
 def train(directory):
     import torch
-    from torch import nn
+
+    from tq.models.training import cnn, export, fit
 
     torch.manual_seed(0)
-    x_train, y_train, _, _ = split()
-    model = nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 2 * 2, 64), nn.ReLU(), nn.Linear(64, 10))
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    xs, ys = torch.from_numpy(x_train), torch.from_numpy(y_train)
-    for epoch in range(30):
-        perm = torch.randperm(len(xs))
-        for i in range(0, len(xs), 64):
-            idx = perm[i:i + 64]
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(xs[idx]), ys[idx])
-            loss.backward()
-            opt.step()
-    model.eval()
-    _, _, x_test, y_test = split()
+    x_train, y_train, x_test, y_test = split()
+    model = cnn(8)
+    fit(model, x_train, y_train, epochs=30, batch=64, lr=3e-3)
     np.savez_compressed(os.path.join(directory, "digits_test.npz"),
                         pixels=np.rint(x_test[:, 0] * 16).astype(np.uint8),
                         labels=y_test)
-    path = os.path.join(directory, "digits_cnn.onnx")
-    torch.onnx.export(model, torch.zeros(1, 1, 8, 8), path, input_names=["image"],
-                      output_names=["logits"], opset_version=13,
-                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
+    export(model, 8, os.path.join(directory, "digits_cnn.onnx"))
 
 
 if __name__ == "__main__":

@@ -33,30 +33,15 @@ def load(split, count=None):
 
 def train(directory):
     import torch
-    from torch import nn
+
+    from tq.models.training import cnn, export, fit
 
     torch.manual_seed(0)
     torch.set_num_threads(2)
     x, y = load("train", 30000)
-    model = nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10))
-    opt = torch.optim.Adam(model.parameters(), lr=2e-3)
-    xs, ys = torch.from_numpy(x), torch.from_numpy(y)
-    for epoch in range(3):
-        perm = torch.randperm(len(xs))
-        for i in range(0, len(xs), 128):
-            idx = perm[i:i + 128]
-            opt.zero_grad()
-            nn.functional.cross_entropy(model(xs[idx]), ys[idx]).backward()
-            opt.step()
-    model.eval()
-    torch.onnx.export(model, torch.zeros(1, 1, 28, 28),
-                      os.path.join(directory, "fashion_cnn.onnx"),
-                      input_names=["image"], output_names=["logits"],
-                      opset_version=13,
-                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
+    model = cnn(28)
+    fit(model, x, y, epochs=3, batch=128, lr=2e-3)
+    export(model, 28, os.path.join(directory, "fashion_cnn.onnx"))
 
 
 if __name__ == "__main__":
