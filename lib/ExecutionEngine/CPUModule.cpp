@@ -1,5 +1,6 @@
 //===- CPUModule.cpp - compile and call tq programs on the CPU ------------===//
 #include "tq/ExecutionEngine/CPUModule.h"
+#include "Buffers.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
@@ -102,7 +103,10 @@ std::optional<ElementType> elementOf(Type t) {
   return std::nullopt;
 }
 
+} // namespace
+
 /// Appends the buffers of one argument or result of type `t`.
+namespace tq::cpu::detail {
 LogicalResult flatten(Type t, const std::string &name,
                       std::vector<BufferType> &out, std::string &why) {
   if (auto tiled = dyn_cast<mlir::tq::TiledType>(t)) {
@@ -145,6 +149,10 @@ LogicalResult flatten(Type t, const std::string &name,
   out.push_back(b);
   return success();
 }
+
+} // namespace tq::cpu::detail
+
+namespace {
 
 /// A ranked memref descriptor as the expanded LLVM calling convention
 /// passes it: allocated and aligned pointers, offset, sizes, strides.
@@ -225,13 +233,15 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
     FunctionType type = f.getFunctionType();
     int scalarResults = 0;
     for (auto [i, t] : llvm::enumerate(type.getInputs()))
-      if (failed(flatten(t, "arg" + std::to_string(i), sig.inputs, why))) {
+      if (failed(
+              detail::flatten(t, "arg" + std::to_string(i), sig.inputs, why))) {
         f.emitError("tq-run: argument ")
             << i << " of @" << f.getName() << " has " << why << ": " << t;
         return nullptr;
       }
     for (auto [i, t] : llvm::enumerate(type.getResults())) {
-      if (failed(flatten(t, "result" + std::to_string(i), sig.outputs, why))) {
+      if (failed(detail::flatten(t, "result" + std::to_string(i), sig.outputs,
+                                 why))) {
         f.emitError("tq-run: result ")
             << i << " of @" << f.getName() << " has " << why << ": " << t;
         return nullptr;
@@ -360,9 +370,10 @@ static std::string shapeString(const std::vector<int64_t> &shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-static bool checkBuffers(const std::vector<BufferType> &want,
-                         const std::vector<Buffer> &got, const char *what,
-                         std::string &error) {
+namespace tq::cpu::detail {
+bool checkBuffers(const std::vector<BufferType> &want,
+                  const std::vector<Buffer> &got, const char *what,
+                  std::string &error) {
   if (want.size() != got.size()) {
     error = "expected " + std::to_string(want.size()) + " " + what +
             " buffers, got " + std::to_string(got.size());
@@ -383,14 +394,15 @@ static bool checkBuffers(const std::vector<BufferType> &want,
   }
   return true;
 }
+} // namespace tq::cpu::detail
 
 bool CPUModule::invoke(const std::string &function,
                        const std::vector<Buffer> &inputs,
                        const std::vector<Buffer> &outputs, std::string &error) {
   Signature sig;
   if (!signature(function, sig, error) ||
-      !checkBuffers(sig.inputs, inputs, "input", error) ||
-      !checkBuffers(sig.outputs, outputs, "output", error))
+      !detail::checkBuffers(sig.inputs, inputs, "input", error) ||
+      !detail::checkBuffers(sig.outputs, outputs, "output", error))
     return false;
   // Memrefs are passed as expanded descriptors, scalars by value; shaped
   // results are out-parameters after the inputs; a scalar result is

@@ -505,6 +505,23 @@ bool buildGemm(const GemmSpec &g, const MachineConfig &m, Stream &s,
 // Simulator
 //===----------------------------------------------------------------------===//
 
+Stats &Stats::operator+=(const Stats &o) {
+  ubReads += o.ubReads;
+  ubWrites += o.ubWrites;
+  fmemReads += o.fmemReads;
+  fmemWrites += o.fmemWrites;
+  bufferReads += o.bufferReads;
+  bufferWrites += o.bufferWrites;
+  accReads += o.accReads;
+  accWrites += o.accWrites;
+  macOps += o.macOps;
+  transposes += o.transposes;
+  requantizations += o.requantizations;
+  cycles += o.cycles;
+  instructions += o.instructions;
+  return *this;
+}
+
 std::string Stats::json() const {
   std::ostringstream os;
   os << "{\"instructions\": " << instructions << ", \"cycles\": " << cycles

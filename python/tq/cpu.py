@@ -7,6 +7,8 @@ A `!tq.tiled` argument or result is two arrays, its data then its steps
 (`tq-run --print-signature`). Work files live in a private directory; a
 failing tq-run raises `ToolError` with its stderr.
 """
+import json
+
 import numpy as np
 
 from tq.ppu import Flow, ToolError  # noqa: F401  (ToolError re-exported)
@@ -36,3 +38,22 @@ class Runner:
         args += [f"--output={p}" for p in outs]
         self.flow.run(self.tool, *args)
         return [np.load(p) for p in outs]
+
+    def run_ppu(self, mlir, inputs, machine="", entry="main", outputs=1):
+        """Runs `mlir` with `tq-run --target=ppu`: its tq ops on the PPU
+        simulator (for `machine`, tq-to-ppu options), the rest on this host.
+        Returns the result arrays and the simulator's statistics (a dict,
+        summed over the kernel launches)."""
+        self.count += 1
+        src = self.flow.write(f"p{self.count}.mlir", mlir)
+        args = [src, "--target=ppu", f"--entry={entry}", "--ppu-report=json"]
+        if machine:
+            args.append(f"--machine={machine}")
+        for i, a in enumerate(inputs):
+            p = self.flow.path(f"in{self.count}-{i}.npy")
+            np.save(p, a)
+            args.append(f"--input={p}")
+        outs = [self.flow.path(f"out{self.count}-{i}.npy") for i in range(outputs)]
+        args += [f"--output={p}" for p in outs]
+        report = self.flow.run(self.tool, *args)
+        return [np.load(p) for p in outs], json.loads(report)

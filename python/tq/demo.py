@@ -115,18 +115,17 @@ def main():
               f"{out.strip()}")
 
     from tq.models import digits
-    from tq.models.evaluate import evaluate
+    from tq.models.evaluate import evaluate, table
     models = os.path.join(os.path.dirname(__file__), "..", "..", "models")
     x_test, y_test = digits.load_test(os.path.join(models, "digits_test.npz"))
     t0 = time.perf_counter()
     rows = evaluate(build, os.path.join(models, "digits_cnn.onnx"), "image",
                     x_test, y_test)
     print(f"  digits CNN (ONNX, Conv/Relu/MaxPool/Gemm) on {len(y_test)} held-out "
-          f"images, CPU backend ({time.perf_counter() - t0:.1f} s for all variants):")
-    for name, acc, widths in rows:
-        extra = ("; adaptive widths " + ", ".join(f"{b} bits" for b, _ in widths)
-                 if widths else "")
-        print(f"    {name:14s} accuracy {acc:6.2f}%{extra}")
+          f"images, CPU backend and PPU simulator ({time.perf_counter() - t0:.1f} s "
+          "for all variants):")
+    for line in table(rows):
+        print("    " + line)
 
     print("\n== 5. reference numerics on sample data ==")
     rng = np.random.default_rng(0)

@@ -2,9 +2,11 @@
 
 
 def dense_literal(a):
-    """A 2-D array as the body of an MLIR `dense<...>` attribute (exact:
-    repr of each float32 widened to a Python float)."""
-    return "[" + ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in a) + "]"
+    """An array as the body of an MLIR `dense<...>` attribute (exact: repr
+    of each float32 widened to a Python float)."""
+    if getattr(a, "ndim", 0) == 0:
+        return repr(float(a))
+    return "[" + ", ".join(dense_literal(v) for v in a) + "]"
 
 
 def mlp_mlir(m, k, h, n, weights=None):

@@ -2,6 +2,7 @@
 //
 //   tq-run PROGRAM.mlir [--entry=main] [--target=native]
 //          --input x.npy ... --output y.npy ... [--repeat=N]
+//   tq-run PROGRAM.mlir --target=ppu [--machine="v=16 rows=2"] ...
 //
 // Lowers PROGRAM with tq-to-cpu, JIT-compiles it for this host and calls
 // the entry function on .npy inputs, writing .npy outputs. A `!tq.tiled`
@@ -9,8 +10,14 @@
 // --print-signature). --emit-object keeps the compiled code for linking
 // ahead of time.
 //
+// --target=ppu runs the tq ops on the PPU simulator instead (kernels
+// compiled by tq-to-ppu for --machine) and the float code between them on
+// this host (see tq/ExecutionEngine/PPUModule.h); --ppu-report prints what
+// the simulator counted.
+//
 //===----------------------------------------------------------------------===//
 #include "tq/ExecutionEngine/CPUModule.h"
+#include "tq/ExecutionEngine/PPUModule.h"
 #include "tq/Runtime/Npy.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -32,8 +39,19 @@ static cl::opt<std::string> entry("entry", cl::desc("function to call"),
                                   cl::init("main"));
 static cl::opt<std::string>
     target("target",
-           cl::desc("instruction set: native, avx512, avx2 or generic"),
+           cl::desc("instruction set: native, avx512, avx2 or generic; or "
+                    "ppu: the tq ops on the PPU simulator, the rest natively"),
            cl::init("native"));
+static cl::opt<std::string>
+    machine("machine",
+            cl::desc("--target=ppu: the machine, as tq-to-ppu options "
+                     "(\"v=16 rows=2 acc=64\"); v defaults to the tile size"),
+            cl::init(""));
+static cl::opt<std::string>
+    ppuReport("ppu-report",
+              cl::desc("--target=ppu: print the simulator's statistics of "
+                       "one call: text, json or none"),
+              cl::init("none"));
 static cl::list<std::string>
     inputs("input", cl::desc("FILE.npy: the next input buffer, in order"));
 static cl::list<std::string>
@@ -95,12 +113,20 @@ int main(int argc, char **argv) {
     return fail("--num-threads must be at least 1, got " + Twine(threads));
   if (repeat == 0)
     return fail("--repeat must be at least 1");
+  bool onPPU = target == "ppu";
   if (target != "native" && target != "avx512" && target != "avx2" &&
-      target != "generic")
-    return fail("--target must be native, avx512, avx2 or generic, got '" +
+      target != "generic" && !onPPU)
+    return fail("--target must be native, avx512, avx2, generic or ppu, got '" +
                 target + "'");
-  if (!cpu::hostSupports(target))
+  if (!onPPU && !cpu::hostSupports(target))
     return fail("this host cannot run --target=" + target);
+  if (!onPPU && (!machine.empty() || ppuReport != "none"))
+    return fail("--machine and --ppu-report need --target=ppu");
+  if (ppuReport != "text" && ppuReport != "json" && ppuReport != "none")
+    return fail("--ppu-report must be text, json or none, got '" + ppuReport +
+                "'");
+  if (onPPU && (!emitObject.empty() || !emitShared.empty()))
+    return fail("--emit-object and --emit-shared need a CPU --target");
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFile(programPath);
   if (!file)
@@ -108,14 +134,24 @@ int main(int argc, char **argv) {
                 "': " + file.getError().message());
 
   cpu::CompileOptions options;
-  options.target = target;
+  options.target = onPPU ? "native" : target.getValue();
   options.optLevel = optLevel;
   options.threads = threads;
   options.keepObject = !emitObject.empty() || !emitShared.empty();
   std::string error;
-  std::unique_ptr<cpu::CPUModule> module = cpu::CPUModule::compile(
-      (*file)->getBuffer().str(), programPath, options, error);
-  if (!module) {
+  std::string source = (*file)->getBuffer().str();
+  std::unique_ptr<cpu::CPUModule> module;
+  std::unique_ptr<tq::ppu::PPUModule> ppuModule;
+  if (onPPU) {
+    tq::ppu::PPUCompileOptions ppuOptions;
+    ppuOptions.machine = machine;
+    ppuOptions.host = options;
+    ppuModule =
+        tq::ppu::PPUModule::compile(source, programPath, ppuOptions, error);
+  } else {
+    module = cpu::CPUModule::compile(source, programPath, options, error);
+  }
+  if (!module && !ppuModule) {
     errs() << error;
     return 1;
   }
@@ -124,10 +160,17 @@ int main(int argc, char **argv) {
   if (!emitShared.empty() && !module->writeSharedLibrary(emitShared, error))
     return fail(error);
   cpu::Signature sig;
-  if (!module->signature(entry, sig, error))
+  if (!(onPPU ? ppuModule->signature(entry, sig, error)
+              : module->signature(entry, sig, error)))
     return fail(error);
+  std::string targetName = onPPU ? "ppu" : module->target();
   if (printSignature) {
-    outs() << "@" << entry << " (target " << module->target() << ")\n";
+    outs() << "@" << entry << " (target " << targetName << ")\n";
+    if (onPPU)
+      for (const tq::ppu::KernelInfo &k : ppuModule->kernels())
+        outs() << "  kernel @" << k.name << ": " << k.instructions
+               << " instructions, " << k.streamBytes << " bytes ("
+               << k.machine.str() << ")\n";
     for (auto [kind, list] : {std::make_pair("input", &sig.inputs),
                               std::make_pair("output", &sig.outputs)})
       for (size_t i = 0; i < list->size(); ++i)
@@ -172,7 +215,10 @@ int main(int argc, char **argv) {
   std::vector<double> ms;
   for (unsigned r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
-    if (!module->invoke(entry, inBuffers, outBuffers, error))
+    if (ppuModule)
+      ppuModule->resetStats();
+    if (!(onPPU ? ppuModule->invoke(entry, inBuffers, outBuffers, error)
+                : module->invoke(entry, inBuffers, outBuffers, error)))
       return fail(error);
     ms.push_back(std::chrono::duration<double, std::milli>(
                      std::chrono::steady_clock::now() - start)
@@ -186,7 +232,15 @@ int main(int argc, char **argv) {
     outs() << format("time: min %.3f ms, median %.3f ms over %u calls "
                      "(target %s)\n",
                      ms.front(), ms[ms.size() / 2], unsigned(repeat),
-                     module->target().c_str());
+                     targetName.c_str());
+  }
+  if (onPPU && ppuReport != "none") {
+    const tq::ppu::Stats &st = ppuModule->stats();
+    if (ppuReport == "json")
+      outs() << st.json() << "\n";
+    else
+      outs() << "PPU: " << ppuModule->launches() << " kernel launches\n"
+             << st.text();
   }
   return 0;
 }

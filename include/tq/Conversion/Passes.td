@@ -31,6 +31,10 @@ def ConvertTQToPPU : Pass<"convert-tq-to-ppu", "::mlir::ModuleOp"> {
     quantized once). A program whose live values exceed `ub` otherwise is an
     error naming the op (no spilling yet).
 
+    Host functions of a partitioned module (`tq.device = "cpu"`, and the
+    `tq.schedule` that calls them; see `tq-partition-ppu`) are left as they
+    are.
+
     Supported: static 2-D shapes split on [0, 1], tiles V×V, 1×V or V×1
     with the machine's V, fixed widths, `f32` or `pow2` scales without
     offsets, nearest-even rounding. Anything else is an error naming the op

@@ -215,6 +215,8 @@ struct Stats {
   uint64_t requantizations = 0;
   uint64_t cycles = 0;
   uint64_t instructions = 0;
+  /// Adds another run's counts (programs run one after the other).
+  Stats &operator+=(const Stats &o);
   std::string json() const;
   std::string text() const;
 };

@@ -698,6 +698,12 @@ LogicalResult ProgramEmitter::run() {
                 }
               return success();
             })
+            .Case([&](AdaptiveBitWidthOp a) -> LogicalResult {
+              return a.emitOpError(
+                  "needs a run-time bit-width search, which the PPU does not "
+                  "have: its instructions carry fixed widths (quantize with "
+                  "fixed widths for tq-to-ppu)");
+            })
             .Default([&](Operation *other) -> LogicalResult {
               if (isOpTriviallyDead(other))
                 return success();
@@ -744,10 +750,31 @@ struct ConvertTQToPPUPass
     }
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp f : funcs) {
-      if (f.isExternal())
+      if (f.isExternal() || f->hasAttr("tq.schedule"))
+        continue;
+      if (auto device = f->getAttrOfType<StringAttr>("tq.device");
+          device && device.getValue() != "ppu")
         continue;
       if (failed(ProgramEmitter(f, m).run()))
         return signalPassFailure();
+      // Host code calling the kernel launches its program instead.
+      if (std::optional<SymbolTable::UseRange> uses =
+              SymbolTable::getSymbolUses(f, getOperation())) {
+        for (SymbolTable::SymbolUse use : *uses) {
+          auto call = dyn_cast<func::CallOp>(use.getUser());
+          if (!call) {
+            use.getUser()->emitOpError("refers to PPU kernel ")
+                << f.getName() << ", which only func.call can launch";
+            return signalPassFailure();
+          }
+          OpBuilder b(call);
+          auto launch =
+              ppu::LaunchOp::create(b, call.getLoc(), call.getResultTypes(),
+                                    call.getCalleeAttr(), call.getOperands());
+          call.replaceAllUsesWith(launch.getResults());
+          call.erase();
+        }
+      }
       f.erase();
     }
   }

@@ -1,22 +1,27 @@
-"""Accuracy of an ONNX classifier compiled by tile-quant on the CPU
-backend: f32 and tile-quantized variants, on a held-out set.
+"""Accuracy of an ONNX classifier compiled by tile-quant: f32 and
+tile-quantized variants on the CPU backend and on the PPU simulator, on a
+held-out set.
 
     /usr/bin/python3 -m tq.models.evaluate BUILD_DIR digits
 
 Each variant is imported (tq-import-onnx, batch fixed to the held-out
 set), optionally quantized (tq-opt -tq-quantize=...), compiled and run
-(tq-run), and scored. For the adaptive policy the chosen widths and errors
-per layer are read back from the quantized IR.
+(tq-run), and scored. A quantized variant also runs with `tq-run
+--target=ppu`: its tq ops on the PPU simulator, the float code between the
+layers on the host; the logits must be the same bits as the CPU's. For the
+adaptive policy the chosen widths and errors per layer are read back from
+the quantized IR.
 """
 import os
 import re
 import sys
 import tempfile
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from tq.cpu import Runner
-from tq.ppu import Flow
+from tq.ppu import Flow, ToolError
 
 VARIANTS = [
     ("f32", None),
@@ -26,7 +31,26 @@ VARIANTS = [
 ]
 
 
-def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1):
+@dataclass
+class Row:
+    name: str
+    cpu: float                  # accuracy on the CPU backend, %
+    ppu: float = None           # on the PPU simulator, % (None: not run)
+    ppu_same: bool = None       # PPU logits bit-identical to the CPU's
+    ppu_note: str = ""          # why the PPU did not run it
+    ppu_stats: dict = field(default_factory=dict)  # summed over launches
+    widths: list = field(default_factory=list)     # adaptive: (bits, error)
+
+
+def _first_error(err):
+    for line in str(err).splitlines():
+        if "error:" in line:
+            return line.split("error:", 1)[1].strip()
+    return str(err).strip().splitlines()[-1]
+
+
+def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
+             ppu=True):
     bindir = os.path.join(build, "bin")
     flow = Flow(opt=os.path.join(bindir, "tq-opt"),
                 workdir=tempfile.mkdtemp(prefix="tq-eval-"))
@@ -42,9 +66,18 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1):
         with open(src) as f:
             text = f.read()
         logits, = cpu.run(text, [x], threads=threads)
-        acc = float((logits.argmax(axis=1) == y).mean() * 100)
-        widths = re.findall(r"tq\.bit_width = \{bits = (\d+) : i64, error = ([0-9.e+-]+)", text)
-        rows.append((name, acc, widths))
+        row = Row(name, float((logits.argmax(axis=1) == y).mean() * 100))
+        row.widths = re.findall(
+            r"tq\.bit_width = \{bits = (\d+) : i64, error = ([0-9.e+-]+)", text)
+        if options is not None and ppu:
+            try:
+                (pl,), stats = cpu.run_ppu(text, [x])
+                row.ppu = float((pl.argmax(axis=1) == y).mean() * 100)
+                row.ppu_same = pl.tobytes() == logits.tobytes()
+                row.ppu_stats = stats
+            except ToolError as e:
+                row.ppu_note = _first_error(e)
+        rows.append(row)
     return rows
 
 
@@ -62,13 +95,29 @@ def main():
         raise SystemExit(f"unknown model '{which}' (digits, fashion)")
     model = os.path.join(models, f"{which}_cnn.onnx")
     rows = evaluate(build, model, "image", x, y)
-    print(f"{which} CNN, {len(y)} held-out images, CPU backend:")
-    for name, acc, widths in rows:
-        extra = ""
-        if widths:
-            extra = "; widths per layer: " + ", ".join(f"{b} bits (error {float(e):.4f})"
-                                                    for b, e in widths)
-        print(f"  {name:14s} accuracy {acc:6.2f}%{extra}")
+    print(f"{which} CNN, {len(y)} held-out images:")
+    for line in table(rows):
+        print("  " + line)
+
+
+def table(rows):
+    """Lines of the accuracy table: CPU and PPU accuracy per variant, PPU
+    cycles, adaptive widths."""
+    lines = [f"{'variant':14s} {'CPU':>7s} {'PPU':>7s}  PPU cycles  notes"]
+    for r in rows:
+        ppu = f"{r.ppu:6.2f}%" if r.ppu is not None else "      -"
+        cycles = f"{r.ppu_stats['cycles']:>10d}" if r.ppu_stats else " " * 10
+        notes = []
+        if r.ppu_same is not None:
+            notes.append("PPU logits bit-identical to the CPU's" if r.ppu_same
+                         else "PPU logits DIFFER from the CPU's")
+        if r.ppu_note:
+            notes.append("PPU: " + r.ppu_note)
+        if r.widths:
+            notes.append("widths per layer: " + ", ".join(
+                f"{b} bits (error {float(e):.4f})" for b, e in r.widths))
+        lines.append(f"{r.name:14s} {r.cpu:6.2f}% {ppu}  {cycles}  " + "; ".join(notes))
+    return lines
 
 
 if __name__ == "__main__":

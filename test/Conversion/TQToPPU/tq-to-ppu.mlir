@@ -154,3 +154,13 @@ func.func @computed_scale(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %y = tq.matmul %p, %q : !t, !t -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
+
+// -----
+
+func.func @adaptive(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'tq.adaptive_bit_width' op needs a run-time bit-width search, which the PPU does not have}}
+  %n = tq.adaptive_bit_width %x for !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]> {high = 0.02 : f32, low = 0.005 : f32, max = 8 : i64} : tensor<8x8xf32> -> i32
+  %q = tq.quantize %x bits(%n : i32) : tensor<8x8xf32> -> !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]>
+  %y = tq.matmul %q, %q {transpose_b} : !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]>, !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}

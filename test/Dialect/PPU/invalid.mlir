@@ -82,3 +82,49 @@ ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
   // expected-error @+1 {{'ppu.const' op constant tile #0: expected 4 values}}
   ppu.const ub[0] bits 4 step 0.25 values [1, -2]
 }
+
+// -----
+
+func.func @f(%x: tensor<8x16xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'ppu.launch' op 'missing' is not a ppu.program}}
+  %y = ppu.launch @missing(%x) : (tensor<8x16xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+ppu.program @k V = 8 mac = 8 ub = 4 rows = 2 acc = 4 fmem = 4 {
+  ppu.binding "arg0" [8, 16] at 0
+  ppu.binding "result0" [8, 8] at 2 {output}
+  ppu.halt
+}
+func.func @f(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'ppu.launch' op binding 'arg0' of 'k' is [8, 16] f32, not 'tensor<8x8xf32>'}}
+  %y = ppu.launch @k(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+ppu.program @k V = 8 mac = 8 ub = 4 rows = 2 acc = 4 fmem = 4 {
+  ppu.binding "arg0" [8, 16] at 0
+  ppu.binding "result0" [8, 8] at 2 {output}
+  ppu.halt
+}
+func.func @f(%x: tensor<8x16xf32>) {
+  // expected-error @+1 {{'ppu.launch' op 'k' has 2 bindings, the launch passes 1}}
+  ppu.launch @k(%x) : (tensor<8x16xf32>) -> ()
+  return
+}
+
+// -----
+
+ppu.program @k V = 8 mac = 8 ub = 4 rows = 2 acc = 4 fmem = 4 {
+  ppu.binding "arg0" [8, 16] at 0
+  ppu.halt
+}
+func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'ppu.launch' op 'k' has no output binding 'result0'}}
+  %y = ppu.launch @k(%x) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}

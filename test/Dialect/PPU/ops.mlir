@@ -38,3 +38,17 @@ ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
   ppu.deq fmem[5], ub[1]
   ppu.halt
 }
+
+// Host code launching a program.
+// CHECK-LABEL: ppu.program @kernel
+// CHECK-LABEL: func.func @host(
+// CHECK: %{{.*}} = ppu.launch @kernel(%{{.*}}) : (tensor<8x16xf32>) -> tensor<8x8xf32>
+ppu.program @kernel V = 8 mac = 8 ub = 4 rows = 2 acc = 4 fmem = 4 {
+  ppu.binding "arg0" [8, 16] at 0
+  ppu.binding "result0" [8, 8] at 2 {output}
+  ppu.halt
+}
+func.func @host(%x: tensor<8x16xf32>) -> tensor<8x8xf32> {
+  %y = ppu.launch @kernel(%x) : (tensor<8x16xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}

@@ -245,3 +245,40 @@ LogicalResult HaltOp::verify() { return verifyInstruction(*this); }
 
 #define GET_OP_CLASSES
 #include "tq/Dialect/PPU/IR/PPUOps.cpp.inc"
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto program =
+      symbols.lookupNearestSymbolFrom<ProgramOp>(*this, getKernelAttr());
+  if (!program)
+    return emitOpError("'") << getKernel() << "' is not a ppu.program";
+  // Binding argI / resultI for each operand / result, with its shape.
+  llvm::StringMap<BindingOp> bindings;
+  for (auto b : program.getBody().front().getOps<BindingOp>())
+    bindings[b.getName()] = b;
+  auto check = [&](StringRef kind, unsigned i, Type type) -> LogicalResult {
+    std::string name = (kind + Twine(i)).str();
+    auto it = bindings.find(name);
+    if (it == bindings.end() || it->second.getOutput() != (kind == "result"))
+      return emitOpError("'") << getKernel() << "' has no "
+                              << (kind == "result" ? "output" : "input")
+                              << " binding '" << name << "'";
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.getShape() != it->second.getShape() ||
+        !tensor.getElementType().isF32())
+      return emitOpError("binding '")
+             << name << "' of '" << getKernel() << "' is "
+             << "[" << it->second.getShape() << "] f32, not " << type;
+    return success();
+  };
+  for (auto [i, v] : llvm::enumerate(getArgs()))
+    if (failed(check("arg", i, v.getType())))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(getResults()))
+    if (failed(check("result", i, v.getType())))
+      return failure();
+  unsigned expected = getArgs().size() + getResults().size();
+  if (bindings.size() != expected)
+    return emitOpError("'") << getKernel() << "' has " << bindings.size()
+                            << " bindings, the launch passes " << expected;
+  return success();
+}

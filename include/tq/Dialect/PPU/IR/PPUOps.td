@@ -57,6 +57,26 @@ def PPU_ProgramOp : Op<PPU_Dialect, "program",
   let hasRegionVerifier = 1;
 }
 
+def PPU_LaunchOp : Op<PPU_Dialect, "launch",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "run a program on the PPU from host code";
+  let description = [{
+    Host code (the schedule of a module split by `tq-partition-ppu`) runs
+    `kernel` on the PPU: operand `i` is written to the program's input
+    binding `arg<i>`, result `i` read from its output binding `result<i>`.
+
+    ```mlir
+    %y = ppu.launch @main_ppu1(%x) : (tensor<4x8x8x1xf32>) -> tensor<4x8x8x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       Variadic<AnyRankedTensor>:$args);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $kernel `(` $args `)` attr-dict `:` functional-type($args, $results)
+  }];
+}
+
 def PPU_BindingOp : PPU_Op<"binding"> {
   let summary = "a host tensor (2-D, or 4-D NHWC/KRSC) in fmem tiles";
   let description = [{

@@ -341,4 +341,63 @@ def TQFusePostprocess : Pass<"tq-fuse-postprocess"> {
   ];
 }
 
+def TQPartitionPPU : Pass<"tq-partition-ppu", "::mlir::ModuleOp"> {
+  let summary = "Split functions into PPU kernels and host functions";
+  let description = [{
+    A quantized program mixes tile computations (`tq` ops) with the float
+    glue between layers (bias adds, pooling, layout transposes), which the
+    PPU does not run. This pass splits every function that has `tq` ops
+    into a sequence of segments, each a new public function:
+
+    - a *kernel* (`tq.device = "ppu"`) holds a run of `tq` ops; the
+      `tq-to-ppu` pipeline compiles it to an instruction stream;
+    - a *host* function (`tq.device = "cpu"`) holds a run of the other ops;
+      `tq-to-cpu` compiles it.
+
+    The function itself becomes the schedule (`tq.schedule`): a call of
+    each segment in order. Segments are formed by list scheduling in
+    program order, switching device only when nothing of the current
+    device is ready, so their number is small and each is convex. Constants
+    and `tensor.empty` are cloned into every segment that uses them. Only
+    tensors cross between segments; a `!tq.tiled` value used outside the
+    `tq` ops (returned, for instance) is an error.
+
+    Before splitting, a layout transpose of a quantized tensor
+    (`tq.transpose(tq.quantize(x))`, fixed width) becomes a float transpose
+    on the host followed by the quantization, which selects the same tiles
+    and hence gives the same bits.
+
+    ```mlir
+    func.func @f(%x: tensor<8x16xf32>) -> tensor<8x4xf32> {
+      %q = tq.quantize %x : ...
+      %y = tq.matmul %q, %w : ... -> tensor<8x4xf32>
+      %r = linalg.generic ... relu(%y) ...
+      return %r : tensor<8x4xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%x: tensor<8x16xf32>) -> tensor<8x4xf32>
+        attributes {tq.schedule} {
+      %0 = call @f_ppu0(%x) : (tensor<8x16xf32>) -> tensor<8x4xf32>
+      %1 = call @f_cpu1(%0) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      return %1 : tensor<8x4xf32>
+    }
+    func.func @f_ppu0(...) attributes {tq.device = "ppu"} { ... }
+    func.func @f_cpu1(...) attributes {tq.device = "cpu"} { ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "PPU kernels outlined">,
+    Statistic<"numHost", "host-functions", "Host functions outlined">,
+    Statistic<"numHoisted", "hoisted-transposes",
+              "Layout transposes moved to the host before quantization">
+  ];
+}
+
 #endif // TQ_DIALECT_TQ_TRANSFORMS_PASSES_TD

@@ -1,0 +1,24 @@
+//===- Buffers.h - MLIR types to CPUModule buffers (internal) ---*- C++ -*-===//
+#ifndef TQ_LIB_EXECUTIONENGINE_BUFFERS_H
+#define TQ_LIB_EXECUTIONENGINE_BUFFERS_H
+
+#include "tq/ExecutionEngine/CPUModule.h"
+
+#include "mlir/IR/Types.h"
+
+namespace tq::cpu::detail {
+
+/// Appends the buffers of one argument or result of type `t`, named `name`
+/// (a `!tq.tiled` value is two: data and steps); fails with the reason.
+llvm::LogicalResult flatten(mlir::Type t, const std::string &name,
+                            std::vector<BufferType> &out, std::string &why);
+
+/// Whether `got` matches `want` in number, element types and shapes (and
+/// has data); else says which `what` ("input", "output") buffer differs.
+bool checkBuffers(const std::vector<BufferType> &want,
+                  const std::vector<Buffer> &got, const char *what,
+                  std::string &error);
+
+} // namespace tq::cpu::detail
+
+#endif // TQ_LIB_EXECUTIONENGINE_BUFFERS_H
