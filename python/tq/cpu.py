@@ -22,38 +22,34 @@ class Runner:
         self.flow = Flow(workdir=workdir)
         self.count = 0
 
-    def run(self, mlir, inputs, target="native", threads=1, entry="main",
-            outputs=1):
-        """Compiles `mlir` (text) and calls `entry` on `inputs` (arrays, in
-        order; scalars as 0-d arrays). Returns the `outputs` result arrays."""
+    def _call(self, mlir, inputs, options, outputs):
+        """Runs tq-run on `mlir` with `options`; returns its stdout and the
+        `outputs` result arrays."""
         self.count += 1
-        src = self.flow.write(f"p{self.count}.mlir", mlir)
-        args = [src, f"--target={target}", f"--num-threads={threads}",
-                f"--entry={entry}"]
+        args = [self.flow.write(f"p{self.count}.mlir", mlir), *options]
         for i, a in enumerate(inputs):
             p = self.flow.path(f"in{self.count}-{i}.npy")
             np.save(p, a)
             args.append(f"--input={p}")
         outs = [self.flow.path(f"out{self.count}-{i}.npy") for i in range(outputs)]
         args += [f"--output={p}" for p in outs]
-        self.flow.run(self.tool, *args)
-        return [np.load(p) for p in outs]
+        stdout = self.flow.run(self.tool, *args)
+        return stdout, [np.load(p) for p in outs]
+
+    def run(self, mlir, inputs, target="native", threads=1, entry="main",
+            outputs=1):
+        """Compiles `mlir` (text) and calls `entry` on `inputs` (arrays, in
+        order; scalars as 0-d arrays). Returns the `outputs` result arrays."""
+        return self._call(mlir, inputs, [f"--target={target}", f"--num-threads={threads}",
+                                         f"--entry={entry}"], outputs)[1]
 
     def run_ppu(self, mlir, inputs, machine="", entry="main", outputs=1):
         """Runs `mlir` with `tq-run --target=ppu`: its tq ops on the PPU
         simulator (for `machine`, tq-to-ppu options), the rest on this host.
         Returns the result arrays and the simulator's statistics (a dict,
         summed over the kernel launches)."""
-        self.count += 1
-        src = self.flow.write(f"p{self.count}.mlir", mlir)
-        args = [src, "--target=ppu", f"--entry={entry}", "--ppu-report=json"]
+        options = ["--target=ppu", f"--entry={entry}", "--ppu-report=json"]
         if machine:
-            args.append(f"--machine={machine}")
-        for i, a in enumerate(inputs):
-            p = self.flow.path(f"in{self.count}-{i}.npy")
-            np.save(p, a)
-            args.append(f"--input={p}")
-        outs = [self.flow.path(f"out{self.count}-{i}.npy") for i in range(outputs)]
-        args += [f"--output={p}" for p in outs]
-        report = self.flow.run(self.tool, *args)
-        return [np.load(p) for p in outs], json.loads(report)
+            options.append(f"--machine={machine}")
+        report, results = self._call(mlir, inputs, options, outputs)
+        return results, json.loads(report)

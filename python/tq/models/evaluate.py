@@ -81,6 +81,24 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
     return rows
 
 
+def check(rows, f32_floor, four_bit_points):
+    """Prints the limits the model tests hold (FileCheck'd): f32 accuracy,
+    8-bit within 0.3 points, 4-bit within `four_bit_points`, adaptive
+    within 0.3; quantized PPU logits bit-identical to the CPU's."""
+    rows = {r.name: r for r in rows}
+    f32 = rows["f32"].cpu
+    print(f"f32 above {f32_floor}%: {f32 > f32_floor}")
+    print(f"8-bit within 0.3 points: {abs(rows['8-bit V=32'].cpu - f32) <= 0.3}")
+    print(f"4-bit within {four_bit_points} points: "
+          f"{abs(rows['4-bit V=16'].cpu - f32) <= four_bit_points}")
+    print(f"adaptive within 0.3 points: {abs(rows['adaptive V=16'].cpu - f32) <= 0.3}")
+    for name in ("8-bit V=32", "4-bit V=16"):
+        r = rows[name]
+        print(f"{name} on the PPU: same logits as the CPU: {r.ppu_same}, "
+              f"{r.ppu_stats.get('cycles', 0) > 0} cycles counted")
+    print(f"adaptive on the PPU: {rows['adaptive V=16'].ppu_note}")
+
+
 def main():
     build, which = sys.argv[1], sys.argv[2]
     here = os.path.dirname(os.path.abspath(__file__))

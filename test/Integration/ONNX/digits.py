@@ -2,29 +2,19 @@
 # A trained model end to end (issue 6): the digits CNN kept in models/
 # (trained with python3-torch by python/tq/models/digits.py, exported to
 # ONNX: two Conv+Relu+MaxPool, Gemm+Relu, Gemm), imported, compiled in f32
-# and tile-quantized, run on the CPU backend and (quantized) on the PPU simulator over the 360 held-out images.
+# and tile-quantized, run over the 360 held-out images on the CPU backend
+# and (quantized) on the PPU simulator.
 # 8-bit V=32 must stay within 0.3 points of f32, 4-bit V=16 within 2.
 import os
 import sys
 
 from tq.models import digits
-from tq.models.evaluate import evaluate
+from tq.models.evaluate import check, evaluate
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 x, y = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
-rows = {r.name: r for r in
-        evaluate(sys.argv[1], os.path.join(root, "models", "digits_cnn.onnx"),
-                 "image", x, y)}
-f32 = rows["f32"].cpu
-print(f"f32 above 95%: {f32 > 95}")
-print(f"8-bit within 0.3 points: {abs(rows['8-bit V=32'].cpu - f32) <= 0.3}")
-print(f"4-bit within 2 points: {abs(rows['4-bit V=16'].cpu - f32) <= 2}")
-print(f"adaptive within 0.3 points: {abs(rows['adaptive V=16'].cpu - f32) <= 0.3}")
-for name in ("8-bit V=32", "4-bit V=16"):
-    r = rows[name]
-    print(f"{name} on the PPU: same logits as the CPU: {r.ppu_same}, "
-          f"{r.ppu_stats['cycles'] > 0} cycles counted")
-print(f"adaptive on the PPU: {rows['adaptive V=16'].ppu_note}")
+check(evaluate(sys.argv[1], os.path.join(root, "models", "digits_cnn.onnx"),
+               "image", x, y), 95, 2)
 # CHECK: f32 above 95%: True
 # CHECK: 8-bit within 0.3 points: True
 # CHECK: 4-bit within 2 points: True

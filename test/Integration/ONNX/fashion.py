@@ -9,23 +9,12 @@ import os
 import sys
 
 from tq.models import fashion
-from tq.models.evaluate import evaluate
+from tq.models.evaluate import check, evaluate
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 x, y = fashion.load("t10k", 1000)
-rows = {r.name: r for r in
-        evaluate(sys.argv[1], os.path.join(root, "models", "fashion_cnn.onnx"),
-                 "image", x, y)}
-f32 = rows["f32"].cpu
-print(f"f32 above 85%: {f32 > 85}")
-print(f"8-bit within 0.3 points: {abs(rows['8-bit V=32'].cpu - f32) <= 0.3}")
-print(f"4-bit within 3 points: {abs(rows['4-bit V=16'].cpu - f32) <= 3}")
-print(f"adaptive within 0.3 points: {abs(rows['adaptive V=16'].cpu - f32) <= 0.3}")
-for name in ("8-bit V=32", "4-bit V=16"):
-    r = rows[name]
-    print(f"{name} on the PPU: same logits as the CPU: {r.ppu_same}, "
-          f"{r.ppu_stats['cycles'] > 0} cycles counted")
-print(f"adaptive on the PPU: {rows['adaptive V=16'].ppu_note}")
+check(evaluate(sys.argv[1], os.path.join(root, "models", "fashion_cnn.onnx"),
+               "image", x, y), 85, 3)
 # CHECK: f32 above 85%: True
 # CHECK: 8-bit within 0.3 points: True
 # CHECK: 4-bit within 3 points: True
