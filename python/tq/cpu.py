@@ -8,6 +8,7 @@ A `!tq.tiled` argument or result is two arrays, its data then its steps
 failing tq-run raises `ToolError` with its stderr.
 """
 import json
+import re
 
 import numpy as np
 
@@ -53,3 +54,12 @@ class Runner:
             options.append(f"--machine={machine}")
         report, results = self._call(mlir, inputs, options, outputs)
         return results, json.loads(report)
+
+    def time(self, mlir, inputs, repeat=20, target="native", threads=1, entry="main",
+             outputs=1):
+        """Median wall time of `repeat` calls of `entry` on `inputs`, in ms
+        (tq-run --repeat; compilation not included)."""
+        out, _ = self._call(mlir, inputs, [f"--target={target}", f"--num-threads={threads}",
+                                           f"--entry={entry}", f"--repeat={repeat}"],
+                            outputs)
+        return float(re.search(r"median ([0-9.]+) ms", out).group(1))

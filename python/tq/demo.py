@@ -8,10 +8,11 @@
    and run on the simulator (`tq-ppu-sim`): error and statistics.
 4. The same quantized MLP compiled for the CPU (`tq-to-cpu`, `tq-run`) on
    each SIMD path: bit-identical to the PPU's result, and its latency.
-   Then a trained ONNX model (the digits CNN in models/) imported with
+5. A trained ONNX model (the digits CNN in models/) imported with
    `tq-import-onnx`, compiled in f32 and tile-quantized, and scored on its
-   held-out images.
-5. The reference numerics (`tq-ref`, the C++ golden model) quantize sample
+   held-out images on the CPU backend and on the PPU simulator (tq ops on
+   the PPU, float code on the host): accuracy, latency, PPU statistics.
+6. The reference numerics (`tq-ref`, the C++ golden model) quantize sample
    tensors in V×V tiles for each scale form and bit width, run the adaptive
    bit-width search, and compute tiled matmuls (forward and the transposed
    backward forms), compared with float results.
@@ -114,20 +115,33 @@ def main():
         print(f"  {target:8s} {'bit-identical to the PPU' if same else 'DIFFERS from the PPU'}; "
               f"{out.strip()}")
 
+    print("\n== 5. a trained ONNX model end to end, on the CPU and the PPU ==")
     from tq.models import digits
     from tq.models.evaluate import evaluate, table
     models = os.path.join(os.path.dirname(__file__), "..", "..", "models")
     x_test, y_test = digits.load_test(os.path.join(models, "digits_test.npz"))
     t0 = time.perf_counter()
     rows = evaluate(build, os.path.join(models, "digits_cnn.onnx"), "image",
-                    x_test, y_test)
-    print(f"  digits CNN (ONNX, Conv/Relu/MaxPool/Gemm) on {len(y_test)} held-out "
-          f"images, CPU backend and PPU simulator ({time.perf_counter() - t0:.1f} s "
-          "for all variants):")
+                    x_test, y_test, latency=True)
+    print(f"digits CNN (models/digits_cnn.onnx: Conv/Relu/MaxPool/Gemm) imported "
+          f"by tq-import-onnx, quantized by tq-quantize, run on {len(y_test)} held-out "
+          f"images: on the CPU backend (tq-run) and with its tq ops on the PPU "
+          f"simulator, the float code between layers on the host (tq-run "
+          f"--target=ppu); {time.perf_counter() - t0:.1f} s for all variants.")
     for line in table(rows):
-        print("    " + line)
+        print("  " + line)
+    f32_ms = rows[0].cpu_ms
+    for r in rows[1:]:
+        print(f"  CPU latency of {r.name}: {r.cpu_ms / f32_ms:.2f}x the f32 model's "
+              f"({r.cpu_ms:.2f} vs {f32_ms:.2f} ms for the batch of {len(y_test)})")
+    stats = rows[1].ppu_stats
+    print(f"  PPU statistics of {rows[1].name} (4 kernel launches, one batch): "
+          f"{stats['cycles']} cycles, {stats['mac_ops']} MACs, "
+          f"{stats['ub_reads']} unified-buffer row reads, {stats['fmem_reads']} fmem "
+          f"row reads and {stats['fmem_writes']} writes, {stats['transposes']} tiles "
+          "transposed on the fly")
 
-    print("\n== 5. reference numerics on sample data ==")
+    print("\n== 6. reference numerics on sample data ==")
     rng = np.random.default_rng(0)
     # Activations and weights whose output channels differ in range by up to
     # 100x, as in trained layers.

@@ -40,6 +40,7 @@ class Row:
     ppu_note: str = ""          # why the PPU did not run it
     ppu_stats: dict = field(default_factory=dict)  # summed over launches
     widths: list = field(default_factory=list)     # adaptive: (bits, error)
+    cpu_ms: float = None        # CPU latency of the whole batch (median), ms
 
 
 def _first_error(err):
@@ -50,7 +51,7 @@ def _first_error(err):
 
 
 def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
-             ppu=True):
+             ppu=True, latency=False):
     bindir = os.path.join(build, "bin")
     flow = Flow(opt=os.path.join(bindir, "tq-opt"),
                 workdir=tempfile.mkdtemp(prefix="tq-eval-"))
@@ -67,6 +68,8 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
             text = f.read()
         logits, = cpu.run(text, [x], threads=threads)
         row = Row(name, float((logits.argmax(axis=1) == y).mean() * 100))
+        if latency:
+            row.cpu_ms = cpu.time(text, [x], threads=threads)
         row.widths = re.findall(
             r"tq\.bit_width = \{bits = (\d+) : i64, error = ([0-9.e+-]+)", text)
         if options is not None and ppu:
@@ -121,7 +124,9 @@ def main():
 def table(rows):
     """Lines of the accuracy table: CPU and PPU accuracy per variant, PPU
     cycles, adaptive widths."""
-    lines = [f"{'variant':14s} {'CPU':>7s} {'PPU':>7s}  PPU cycles  notes"]
+    timed = any(r.cpu_ms is not None for r in rows)
+    lines = [f"{'variant':14s} {'CPU':>7s} {'PPU':>7s}  PPU cycles  "
+             + ("CPU ms  " if timed else "") + "notes"]
     for r in rows:
         ppu = f"{r.ppu:6.2f}%" if r.ppu is not None else "      -"
         cycles = f"{r.ppu_stats['cycles']:>10d}" if r.ppu_stats else " " * 10
@@ -134,7 +139,8 @@ def table(rows):
         if r.widths:
             notes.append("widths per layer: " + ", ".join(
                 f"{b} bits (error {float(e):.4f})" for b, e in r.widths))
-        lines.append(f"{r.name:14s} {r.cpu:6.2f}% {ppu}  {cycles}  " + "; ".join(notes))
+        ms = (f"{r.cpu_ms:6.2f}  " if r.cpu_ms is not None else " " * 8) if timed else ""
+        lines.append(f"{r.name:14s} {r.cpu:6.2f}% {ppu}  {cycles}  {ms}" + "; ".join(notes))
     return lines
 
 
