@@ -146,7 +146,7 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
   // The schedules (a function that has no tq op is its own schedule: one
   // host call).
   for (auto f : module->getOps<func::FuncOp>()) {
-    if (f.isPrivate() || f.isExternal() || f->hasAttr("tq.device"))
+    if (f.isPrivate() || f.isExternal() || f->hasAttr("tq.outlined"))
       continue;
     Schedule sched;
     DenseMap<Value, unsigned> slot;

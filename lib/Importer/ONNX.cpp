@@ -754,7 +754,33 @@ Value Importer::matmul(Value a, Value c, const onnx::NodeProto &n) {
     return linalg::MatmulOp::create(b, loc, ValueRange{a, c}, ValueRange{init})
         .getResult(0);
   }
-  if (as.size() == 3 && cs.size() == 3 && as[0] == cs[0] && as[2] == cs[1]) {
+  if (as.size() > 2 && cs.size() == 2) {
+    // [..., M, K] x [K, N]: one 2-D product over the flattened rows (a
+    // weight applied to every token or image).
+    int64_t rows = 1;
+    for (int64_t d : as.drop_back())
+      rows *= d;
+    Value flat = matmul(reshape(a, {rows, as.back()}), c, n);
+    SmallVector<int64_t> shape(as.drop_back());
+    shape.push_back(cs[1]);
+    return reshape(flat, shape);
+  }
+  if (as.size() == cs.size() && as.size() > 3 &&
+      as.drop_back(2) == cs.drop_back(2)) {
+    // Equal batch dims: one batch dim.
+    int64_t batch = 1;
+    for (int64_t d : as.drop_back(2))
+      batch *= d;
+    Value flat = matmul(reshape(a, {batch, as[as.size() - 2], as.back()}),
+                        reshape(c, {batch, cs[cs.size() - 2], cs.back()}), n);
+    SmallVector<int64_t> shape(as.drop_back());
+    shape.push_back(cs.back());
+    return reshape(flat, shape);
+  }
+  if (as.size() == 3 && cs.size() == 3 && as[0] == cs[0]) {
+    if (as[2] != cs[1])
+      fail(nodeName(n) + ": inner dimensions differ (" + std::to_string(as[2]) +
+           " vs " + std::to_string(cs[1]) + ")");
     Value init = zeros({as[0], as[1], cs[2]});
     return linalg::BatchMatmulOp::create(b, loc, ValueRange{a, c},
                                          ValueRange{init})
@@ -762,7 +788,8 @@ Value Importer::matmul(Value a, Value c, const onnx::NodeProto &n) {
   }
   fail(nodeName(n) + ": operands of rank " + std::to_string(as.size()) +
        " and " + std::to_string(cs.size()) +
-       " are not supported (2-D, or 3-D with equal batches)");
+       " are not supported (2-D, N-D by 2-D, or N-D with equal batch "
+       "dims)");
 }
 
 /// numpy broadcasting of the inputs into one linalg.generic.
@@ -1013,6 +1040,42 @@ void Importer::node(const onnx::NodeProto &n) {
       offset += shapeOf(v)[axis];
     }
     define(out);
+  } else if (op == "Gather") {
+    onlyAttrs(n, {"axis"});
+    Value x = input(n, 0);
+    ArrayRef<int64_t> xs = shapeOf(x);
+    int64_t rank = xs.size();
+    int64_t axis = axisAttr(n, "axis", 0, rank);
+    std::vector<float> indices = *constantInput(n, 1);
+    const onnx::TensorProto &it = initializers.at(n.input(1));
+    // The selected slices side by side along `axis`, then the indices'
+    // shape in place of that dim.
+    SmallVector<int64_t> picked(xs);
+    picked[axis] = indices.size();
+    Value out = tensor::EmptyOp::create(b, loc, picked, b.getF32Type());
+    SmallVector<int64_t> sizes(xs), strides(rank, 1);
+    sizes[axis] = 1;
+    for (auto [k, f] : llvm::enumerate(indices)) {
+      int64_t i = int64_t(f);
+      if (i < 0)
+        i += xs[axis];
+      if (i < 0 || i >= xs[axis])
+        fail(nodeName(n) + ": index " + std::to_string(int64_t(f)) +
+             " is out of range for a dimension of " + std::to_string(xs[axis]));
+      SmallVector<int64_t> from(rank, 0), to(rank, 0);
+      from[axis] = i;
+      to[axis] = k;
+      Value slice = tensor::ExtractSliceOp::create(
+          b, loc, f32Tensor(sizes), x, ValueRange{}, ValueRange{}, ValueRange{},
+          from, sizes, strides);
+      out = tensor::InsertSliceOp::create(b, loc, slice, out, ValueRange{},
+                                          ValueRange{}, ValueRange{}, to, sizes,
+                                          strides);
+    }
+    SmallVector<int64_t> shape(xs.take_front(axis));
+    shape.append(it.dims().begin(), it.dims().end());
+    shape.append(xs.begin() + axis + 1, xs.end());
+    define(reshape(out, shape));
   } else if (op == "Cast") {
     onlyAttrs(n, {"to", "saturate"});
     if (intAttr(n, "to", 0) != onnx::TensorProto::FLOAT)

@@ -237,7 +237,8 @@ int main(int argc, char **argv) {
   if (onPPU && ppuReport != "none") {
     const tq::ppu::Stats &st = ppuModule->stats();
     if (ppuReport == "json")
-      outs() << st.json() << "\n";
+      outs() << "{\"launches\": " << ppuModule->launches() << ", "
+             << StringRef(st.json()).drop_front() << "\n";
     else
       outs() << "PPU: " << ppuModule->launches() << " kernel launches\n"
              << st.text();

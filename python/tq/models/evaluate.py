@@ -75,9 +75,13 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
         if options is not None and ppu:
             try:
                 (pl,), stats = cpu.run_ppu(text, [x])
-                row.ppu = float((pl.argmax(axis=1) == y).mean() * 100)
-                row.ppu_same = pl.tobytes() == logits.tobytes()
-                row.ppu_stats = stats
+                if stats["launches"] == 0:
+                    row.ppu_note = ("no kernel for the PPU: every tq op reads a run-time "
+                                    "width (tq.adaptive_bit_width), which only the host has")
+                else:
+                    row.ppu = float((pl.argmax(axis=1) == y).mean() * 100)
+                    row.ppu_same = pl.tobytes() == logits.tobytes()
+                    row.ppu_stats = stats
             except ToolError as e:
                 row.ppu_note = _first_error(e)
         rows.append(row)

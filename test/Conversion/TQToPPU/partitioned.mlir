@@ -15,7 +15,7 @@
 // CHECK-NEXT: ppu.binding "arg1" [16, 8] at 2
 // CHECK-NEXT: ppu.binding "result0" [8, 8] at 4 {output}
 // CHECK: ppu.halt
-// CHECK: func.func @layer_cpu1(%{{.*}}: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {tq.device = "cpu"}
+// CHECK: func.func @layer_cpu1(%{{.*}}: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {tq.device = "cpu", tq.outlined}
 // CHECK: arith.maximumf
 func.func @layer(%x: tensor<8x16xf32>, %w: tensor<16x8xf32>) -> tensor<8x8xf32> {
   %qx = tq.quantize %x : tensor<8x16xf32> -> !a

@@ -14,12 +14,12 @@
 // CHECK-NEXT: %[[Y:.*]] = call @layer_ppu0(%[[X]], %[[W]]) : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
 // CHECK-NEXT: %[[Z:.*]] = call @layer_cpu1(%[[Y]]) : (tensor<8x4xf32>) -> tensor<8x4xf32>
 // CHECK-NEXT: return %[[Z]]
-// CHECK: func.func @layer_ppu0(%{{.*}}: tensor<8x16xf32>, %{{.*}}: tensor<16x4xf32>) -> tensor<8x4xf32> attributes {tq.device = "ppu"}
+// CHECK: func.func @layer_ppu0(%{{.*}}: tensor<8x16xf32>, %{{.*}}: tensor<16x4xf32>) -> tensor<8x4xf32> attributes {tq.device = "ppu", tq.outlined}
 // CHECK-COUNT-2: tq.quantize
 // CHECK: tq.matmul
 // CHECK-NOT: linalg
 // CHECK: return
-// CHECK: func.func @layer_cpu1(%{{.*}}: tensor<8x4xf32>) -> tensor<8x4xf32> attributes {tq.device = "cpu"}
+// CHECK: func.func @layer_cpu1(%{{.*}}: tensor<8x4xf32>) -> tensor<8x4xf32> attributes {tq.device = "cpu", tq.outlined}
 // CHECK-DAG: arith.constant dense<5.000000e-01> : tensor<4xf32>
 // CHECK-DAG: tensor.empty() : tensor<8x4xf32>
 // CHECK: linalg.generic
@@ -67,11 +67,11 @@ func.func @nchw(%x: tensor<2x8x3x3xf32>) -> tensor<2x3x3x8xf32> {
 
 // -----
 
-// A function without tq ops is left alone.
+// A function with nothing for the PPU stays whole, on the host.
 
 // CHECK-LABEL: func.func @host_only(
-// CHECK-NOT: tq.schedule
-// CHECK: arith.addf
+// CHECK-SAME: attributes {tq.device = "cpu"}
+// CHECK-NEXT: arith.addf
 func.func @host_only(%x: f32) -> f32 {
   %y = arith.addf %x, %x : f32
   return %y : f32
@@ -83,6 +83,63 @@ func.func @host_only(%x: f32) -> f32 {
 
 func.func @tiled_result(%x: tensor<8x8xf32>) -> !q {
   %q = tq.quantize %x : tensor<8x8xf32> -> !q
-  // expected-error @+1 {{'func.return' op uses '!tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>' from another device; only tensors cross between the PPU and the host (tq-partition-ppu)}}
+  // expected-error @+1 {{'func.return' op returns '!tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>'; only tensors cross between the PPU and the host (tq-partition-ppu)}}
   return %q : !q
+}
+
+// -----
+
+// A tiled value read in two kernels is quantized again in the second
+// (tiled values never cross); the first keeps only what it needs.
+
+!t = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @shared(
+// CHECK-NEXT: %[[A:.*]] = call @shared_ppu0(%[[X:.*]], %{{.*}})
+// CHECK-NEXT: %[[R:.*]] = call @shared_cpu1(%[[A]])
+// CHECK-NEXT: %[[B:.*]] = call @shared_ppu2(%[[R]], %[[X]])
+// CHECK: func.func @shared_ppu2(%[[R2:.*]]: tensor<8x8xf32>, %[[X2:.*]]: tensor<8x8xf32>)
+// CHECK-NEXT: %[[QX:.*]] = tq.quantize %[[X2]]
+// CHECK-NEXT: %[[QR:.*]] = tq.quantize %[[R2]]
+// CHECK-NEXT: tq.matmul %[[QX]], %[[QR]]
+func.func @shared(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %qx = tq.quantize %x : tensor<8x8xf32> -> !t
+  %qw = tq.quantize %w : tensor<8x8xf32> -> !t
+  %a = tq.matmul %qx, %qw : !t, !t -> tensor<8x8xf32>
+  %e = tensor.empty() : tensor<8x8xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<8x8xf32>
+  %qr = tq.quantize %r : tensor<8x8xf32> -> !t
+  %b = tq.matmul %qx, %qr : !t, !t -> tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
+}
+
+// -----
+
+// A batched product is not for the PPU: it stays on the host with the
+// quantizations it reads; the 2-D product goes to the PPU.
+
+!b3 = !tq.tiled<2x8x8xi8:8, f32, tile = 8x8, dims = [1, 2], scale = f32>
+!t2 = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+
+// CHECK-LABEL: func.func @batched(
+// CHECK-NEXT: call @batched_cpu0
+// CHECK-NEXT: call @batched_ppu1
+// CHECK: func.func @batched_cpu0
+// CHECK-NEXT: tq.quantize {{.*}} : tensor<2x8x8xf32>
+// CHECK-NEXT: tq.matmul {{.*}} -> tensor<2x8x8xf32>
+// CHECK: func.func @batched_ppu1
+// CHECK-NOT: 2x8x8
+// CHECK: return
+func.func @batched(%x: tensor<2x8x8xf32>, %y: tensor<8x8xf32>) -> (tensor<2x8x8xf32>, tensor<8x8xf32>) {
+  %qx = tq.quantize %x : tensor<2x8x8xf32> -> !b3
+  %c = tq.matmul %qx, %qx : !b3, !b3 -> tensor<2x8x8xf32>
+  %qy = tq.quantize %y : tensor<8x8xf32> -> !t2
+  %d = tq.matmul %qy, %qy : !t2, !t2 -> tensor<8x8xf32>
+  return %c, %d : tensor<2x8x8xf32>, tensor<8x8xf32>
 }

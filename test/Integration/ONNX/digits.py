@@ -21,4 +21,4 @@ check(evaluate(sys.argv[1], os.path.join(root, "models", "digits_cnn.onnx"),
 # CHECK: adaptive within 0.3 points: True
 # CHECK: 8-bit V=32 on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: 4-bit V=16 on the PPU: same logits as the CPU: True, True cycles counted
-# CHECK: adaptive on the PPU: 'tq.adaptive_bit_width' op needs a run-time bit-width search, which the PPU does not have
+# CHECK: adaptive on the PPU: no kernel for the PPU: every tq op reads a run-time width (tq.adaptive_bit_width), which only the host has

@@ -67,13 +67,35 @@ enum class Device { host, ppu };
 
 StringRef deviceName(Device d) { return d == Device::ppu ? "ppu" : "cpu"; }
 
-/// Values defined by ops that are cloned into each segment that uses them
-/// instead of being scheduled: constants, tensor.empty and side-effect free
-/// host ops on such values only (a linalg.fill of a constant).
-using FreeSet = DenseSet<Operation *>;
+/// Whether tq-to-ppu can hold a value of this type: static 2-D or 4-D,
+/// a fixed width, no offset, f32 or pow2 scales.
+bool ppuType(Type t) {
+  auto tiled = dyn_cast<TiledType>(t);
+  if (!tiled)
+    return true;
+  return tiled.hasStaticShape() &&
+         (tiled.getRank() == 2 || tiled.getRank() == 4) &&
+         tiled.getBitsKind() == BitsKind::fixed && !tiled.getHasOffset() &&
+         tiled.getScaleKind() != ScaleKind::pow2_f32;
+}
 
-Device deviceOf(Operation *op) {
-  return isa<TQDialect>(op->getDialect()) ? Device::ppu : Device::host;
+/// Whether the PPU can run this tq op (tq-to-ppu diagnoses the finer
+/// limits): no run-time width search, 2-D products of tiled operands,
+/// plain quantization, types it holds.
+bool ppuCapable(Operation *op) {
+  if (isa<AdaptiveBitWidthOp>(op))
+    return false;
+  if (auto mm = dyn_cast<MatmulOp>(op))
+    if (!isa<TiledType>(mm.getLhs().getType()) ||
+        !isa<TiledType>(mm.getRhs().getType()) ||
+        cast<TiledType>(mm.getLhs().getType()).getRank() != 2)
+      return false;
+  if (auto q = dyn_cast<QuantizeOp>(op))
+    if (q.getScales() || q.getBits() ||
+        q.getRounding() != RoundingMode::nearest_even)
+      return false;
+  return llvm::all_of(op->getOperandTypes(), ppuType) &&
+         llvm::all_of(op->getResultTypes(), ppuType);
 }
 
 struct Segment {
@@ -91,24 +113,75 @@ SmallVector<Value> operandsOf(Operation *op) {
   return vals;
 }
 
-FreeSet freeOps(Block &block) {
-  FreeSet free;
+/// Splits one function (see the pass description).
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func) : func(func), block(func.getBody().front()) {}
+
+  /// Fails with a diagnostic; `kernels` / `host` count what was outlined.
+  LogicalResult run(SymbolTable &symbols, int64_t &kernels, int64_t &host,
+                    int64_t &onHost);
+
+private:
+  func::FuncOp func;
+  Block &block;
+  /// Ops cloned into each segment that uses them instead of being
+  /// scheduled: constants, tensor.empty and side-effect free host ops on
+  /// such values only (a linalg.fill of a constant).
+  DenseSet<Operation *> free;
+  DenseMap<Operation *, Device> device;
+  SmallVector<Segment> segments;
+  DenseMap<Operation *, unsigned> segmentOf;
+
+  bool isFree(Value v) const {
+    return v.getDefiningOp() && free.contains(v.getDefiningOp());
+  }
+  /// A tiled value made in another segment is made again where it is used
+  /// (its producers back to tensors are cloned): tiled values never cross.
+  bool isRemade(Value v, unsigned segment) const {
+    Operation *def = v.getDefiningOp();
+    return def && isa<TiledType>(v.getType()) && segmentOf.count(def) &&
+           segmentOf.lookup(def) != segment;
+  }
+  void classify(int64_t &onHost);
+  void schedule();
+  void inputsOf(Value v, unsigned segment, SetVector<Value> &ins,
+                SetVector<Operation *> &remade);
+  Value clone(Value v, OpBuilder &b, IRMapping &map);
+};
+
+void Partitioner::classify(int64_t &onHost) {
   for (Operation &op : block.without_terminator()) {
     bool constant = op.hasTrait<OpTrait::ConstantLike>() ||
                     isa<tensor::EmptyOp, ConstantOp>(op);
     bool derived =
-        deviceOf(&op) == Device::host && isMemoryEffectFree(&op) &&
-        llvm::all_of(operandsOf(&op), [&](Value v) {
-          return v.getDefiningOp() && free.contains(v.getDefiningOp());
-        });
-    if (constant || derived)
+        !isa<TQDialect>(op.getDialect()) && isMemoryEffectFree(&op) &&
+        llvm::all_of(operandsOf(&op), [&](Value v) { return isFree(v); });
+    if (constant || derived) {
       free.insert(&op);
+      continue;
+    }
+    // A tq op the PPU cannot run, and every tq op reading its tiled
+    // results, runs on the host.
+    Device d = Device::host;
+    if (isa<TQDialect>(op.getDialect())) {
+      d = Device::ppu;
+      if (!ppuCapable(&op))
+        d = Device::host;
+      for (Value v : op.getOperands())
+        if (Operation *def = v.getDefiningOp();
+            def && isa<TiledType>(v.getType()) && device.count(def) &&
+            device.lookup(def) == Device::host)
+          d = Device::host;
+      onHost += d == Device::host;
+    }
+    device[&op] = d;
   }
-  return free;
 }
 
-/// Orders the scheduled ops of `block` into device segments.
-SmallVector<Segment> schedule(Block &block, const FreeSet &free) {
+/// List scheduling in program order that stays on one device while it has
+/// ready ops: a topological order with few device switches.
+void Partitioner::schedule() {
   DenseMap<Operation *, unsigned> index, pending;
   DenseMap<Operation *, SmallVector<Operation *>> users;
   SmallVector<Operation *> ops;
@@ -120,8 +193,7 @@ SmallVector<Segment> schedule(Block &block, const FreeSet &free) {
     ops.push_back(&op);
     SmallPtrSet<Operation *, 4> deps;
     for (Value v : operandsOf(&op))
-      if (Operation *def = v.getDefiningOp();
-          def && def->getBlock() == &block && index.count(def))
+      if (Operation *def = v.getDefiningOp(); def && index.count(def))
         deps.insert(def);
     // Ops with side effects keep their order.
     if (!isMemoryEffectFree(&op)) {
@@ -137,88 +209,105 @@ SmallVector<Segment> schedule(Block &block, const FreeSet &free) {
   std::set<unsigned> ready[2];
   for (Operation *op : ops)
     if (pending[op] == 0)
-      ready[unsigned(deviceOf(op))].insert(index[op]);
-  SmallVector<Segment> segments;
+      ready[unsigned(device[op])].insert(index[op]);
   while (!ready[0].empty() || !ready[1].empty()) {
     Device d;
     if (!segments.empty() && !ready[unsigned(segments.back().device)].empty())
       d = segments.back().device;
     else if (ready[0].empty() || ready[1].empty())
       d = ready[0].empty() ? Device::ppu : Device::host;
-    else // start with whatever comes first in the program
+    else // whatever comes first in the program
       d = *ready[0].begin() < *ready[1].begin() ? Device::host : Device::ppu;
     if (segments.empty() || segments.back().device != d)
       segments.push_back({d, {}});
     unsigned i = *ready[unsigned(d)].begin();
     ready[unsigned(d)].erase(ready[unsigned(d)].begin());
     segments.back().ops.push_back(ops[i]);
+    segmentOf[ops[i]] = segments.size() - 1;
     for (Operation *u : users[ops[i]])
       if (--pending[u] == 0)
-        ready[unsigned(deviceOf(u))].insert(index[u]);
+        ready[unsigned(device[u])].insert(index[u]);
   }
-  return segments;
 }
 
-/// Clones `v`'s free defining op (and its free operands) before `b`'s
-/// insertion point, once per mapping.
-Value cloneFree(Value v, OpBuilder &b, IRMapping &map) {
+/// Adds what reading `v` in `segment` needs from outside: `v` itself, or
+/// for a remade tiled value the inputs of its producers (collected in
+/// `remade`, producers first).
+void Partitioner::inputsOf(Value v, unsigned segment, SetVector<Value> &ins,
+                           SetVector<Operation *> &remade) {
+  if (isFree(v))
+    return;
+  Operation *def = v.getDefiningOp();
+  if (def && def->getBlock() != &block)
+    return; // defined inside the reading op's own regions
+  if (def && segmentOf.lookup(def) == segment)
+    return;
+  if (!isRemade(v, segment)) {
+    ins.insert(v);
+    return;
+  }
+  if (remade.contains(def))
+    return;
+  for (Value operand : operandsOf(def))
+    inputsOf(operand, segment, ins, remade);
+  remade.insert(def);
+}
+
+/// The clone of `v` in the function being built: mapped already, or a
+/// free op cloned now.
+Value Partitioner::clone(Value v, OpBuilder &b, IRMapping &map) {
   if (Value m = map.lookupOrNull(v))
     return m;
+  if (!isFree(v))
+    return v;
   Operation *def = v.getDefiningOp();
   for (Value operand : operandsOf(def))
-    if (!map.contains(operand))
-      cloneFree(operand, b, map);
+    clone(operand, b, map);
   b.clone(*def, map);
   return map.lookup(v);
 }
 
-LogicalResult partition(func::FuncOp func, SymbolTable &symbols,
-                        int64_t &numKernels, int64_t &numHost) {
-  Block &block = func.getBody().front();
-  FreeSet free = freeOps(block);
-  SmallVector<Segment> segments = schedule(block, free);
+LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
+                               int64_t &host, int64_t &onHost) {
+  classify(onHost);
+  schedule();
   if (llvm::none_of(segments,
-                    [](const Segment &s) { return s.device == Device::ppu; }))
+                    [](const Segment &s) { return s.device == Device::ppu; })) {
+    // Nothing for the PPU: the function runs on the host as it is.
+    if (!segments.empty())
+      func->setAttr("tq.device", StringAttr::get(func.getContext(), "cpu"));
     return success();
+  }
   Operation *ret = block.getTerminator();
 
-  // Where each scheduled op went.
-  DenseMap<Operation *, unsigned> segmentOf;
+  // The inputs of each segment, the producers it makes again, its outputs.
+  unsigned n = segments.size();
+  SmallVector<SetVector<Value>> ins(n), outs(n);
+  SmallVector<SetVector<Operation *>> remade(n);
   for (auto [i, s] : llvm::enumerate(segments))
     for (Operation *op : s.ops)
-      segmentOf[op] = i;
-  auto isFreeValue = [&](Value v) {
-    return v.getDefiningOp() && free.contains(v.getDefiningOp());
-  };
-
-  // The inputs and outputs of each segment.
-  SmallVector<SetVector<Value>> ins(segments.size()), outs(segments.size());
-  for (auto [i, s] : llvm::enumerate(segments))
-    for (Operation *op : s.ops)
-      for (Value v : operandsOf(op)) {
-        if (isFreeValue(v))
-          continue;
-        Operation *def = v.getDefiningOp();
-        if (def && def->getBlock() != &block)
-          continue; // defined inside op's own regions
-        if (def && segmentOf.lookup(def) == i)
-          continue;
-        ins[i].insert(v);
-        if (def)
-          outs[segmentOf.lookup(def)].insert(v);
-      }
-  for (Value v : ret->getOperands())
+      for (Value v : operandsOf(op))
+        inputsOf(v, i, ins[i], remade[i]);
+  for (unsigned i = 0; i < n; ++i)
+    for (Value v : ins[i])
+      if (Operation *def = v.getDefiningOp())
+        outs[segmentOf.lookup(def)].insert(v);
+  for (Value v : ret->getOperands()) {
+    if (isa<TiledType>(v.getType()))
+      return ret->emitOpError("returns ")
+             << v.getType()
+             << "; only tensors cross between the PPU and the host "
+                "(tq-partition-ppu)";
     if (Operation *def = v.getDefiningOp(); def && segmentOf.count(def))
       outs[segmentOf.lookup(def)].insert(v);
-  for (auto [i, s] : llvm::enumerate(segments))
-    for (Value v : outs[i])
+  }
+  for (unsigned i = 0; i < n; ++i)
+    for (Value v : ins[i])
       if (!isa<RankedTensorType>(v.getType()))
-        for (Operation *user : v.getUsers())
-          if (user == ret || segmentOf.lookup(user) != i)
-            return user->emitOpError("uses ")
-                   << v.getType()
-                   << " from another device; only tensors cross between the "
-                      "PPU and the host (tq-partition-ppu)";
+        return v.getUsers().begin()->emitOpError("reads ")
+               << v.getType()
+               << " from another device; only tensors cross between the PPU "
+                  "and the host (tq-partition-ppu)";
 
   // Outline each segment.
   OpBuilder b(func.getContext());
@@ -236,24 +325,33 @@ LogicalResult partition(func::FuncOp func, SymbolTable &symbols,
         (func.getName() + "_" + deviceName(s.device) + Twine(i)).str(),
         b.getFunctionType(argTypes, resTypes));
     fn->setAttr("tq.device", b.getStringAttr(deviceName(s.device)));
+    fn->setAttr("tq.outlined", b.getUnitAttr());
     symbols.insert(fn);
     Block *body = fn.addEntryBlock();
     b.setInsertionPointToStart(body);
     IRMapping map;
     for (auto [v, arg] : llvm::zip(ins[i], body->getArguments()))
       map.map(v, arg);
-    for (Operation *op : s.ops) {
+    auto cloneOp = [&](Operation *op) {
       for (Value v : operandsOf(op))
-        if (isFreeValue(v))
-          cloneFree(v, b, map);
+        clone(v, b, map);
       b.clone(*op, map);
-    }
+    };
+    for (Operation *op : remade[i])
+      cloneOp(op);
+    for (Operation *op : s.ops)
+      cloneOp(op);
     SmallVector<Value> results;
     for (Value v : outs[i])
       results.push_back(map.lookup(v));
     func::ReturnOp::create(b, func.getLoc(), results);
+    // Values only other segments read (made again there) are dead here.
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(body->getOperations())))
+      if (isOpTriviallyDead(&op))
+        op.erase();
     outlined.push_back(fn);
-    ++(s.device == Device::ppu ? numKernels : numHost);
+    ++(s.device == Device::ppu ? kernels : host);
   }
 
   // The schedule: one call per segment, then the return.
@@ -265,18 +363,13 @@ LogicalResult partition(func::FuncOp func, SymbolTable &symbols,
   for (auto [i, s] : llvm::enumerate(segments)) {
     SmallVector<Value> args;
     for (Value v : ins[i])
-      args.push_back(isFreeValue(v) ? cloneFree(v, b, map)
-                                    : map.lookupOrDefault(v));
+      args.push_back(clone(v, b, map));
     auto call = func::CallOp::create(b, func.getLoc(), outlined[i], args);
     for (auto [v, r] : llvm::zip(outs[i], call.getResults()))
       map.map(v, r);
   }
-  for (OpOperand &use : ret->getOpOperands()) {
-    Value v = use.get();
-    if (isa<BlockArgument>(v))
-      continue;
-    use.set(isFreeValue(v) ? cloneFree(v, b, map) : map.lookup(v));
-  }
+  for (OpOperand &use : ret->getOpOperands())
+    use.set(clone(use.get(), b, map));
   // Drop the original ops, users first.
   for (Operation *op : llvm::reverse(old))
     op->erase();
@@ -295,7 +388,7 @@ struct TQPartitionPPUPass
       return signalPassFailure();
     numHoisted += hoisted;
     SymbolTable symbols(module);
-    int64_t kernels = 0, host = 0;
+    int64_t kernels = 0, host = 0, onHost = 0;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp f : funcs) {
       if (f.isExternal() || f->hasAttr("tq.device") ||
@@ -303,11 +396,12 @@ struct TQPartitionPPUPass
         continue;
       if (!f.getBody().hasOneBlock())
         continue; // no tq op in multi-block functions reaches the PPU
-      if (failed(partition(f, symbols, kernels, host)))
+      if (failed(Partitioner(f).run(symbols, kernels, host, onHost)))
         return signalPassFailure();
     }
     numKernels += kernels;
     numHost += host;
+    numOnHost += onHost;
   }
 };
 

@@ -349,18 +349,30 @@ def TQPartitionPPU : Pass<"tq-partition-ppu", "::mlir::ModuleOp"> {
     PPU does not run. This pass splits every function that has `tq` ops
     into a sequence of segments, each a new public function:
 
+    Each outlined function is marked `tq.outlined`, and:
+
     - a *kernel* (`tq.device = "ppu"`) holds a run of `tq` ops; the
       `tq-to-ppu` pipeline compiles it to an instruction stream;
     - a *host* function (`tq.device = "cpu"`) holds a run of the other ops;
       `tq-to-cpu` compiles it.
 
     The function itself becomes the schedule (`tq.schedule`): a call of
-    each segment in order. Segments are formed by list scheduling in
+    each segment in order. A function with nothing for the PPU stays whole
+    and is marked `tq.device = "cpu"`. Segments are formed by list scheduling in
     program order, switching device only when nothing of the current
     device is ready, so their number is small and each is convex. Constants
-    and `tensor.empty` are cloned into every segment that uses them. Only
-    tensors cross between segments; a `!tq.tiled` value used outside the
-    `tq` ops (returned, for instance) is an error.
+    and `tensor.empty` are cloned into every segment that uses them.
+
+    Only tensors cross between segments: a `!tq.tiled` value that another
+    segment reads is made again there (its producers back to tensors are
+    cloned; quantization is deterministic, so the bits are the same). A
+    returned `!tq.tiled` value is an error.
+
+    A `tq` op the PPU cannot run stays on the host (the CPU backend runs
+    every `tq` op), and so does every `tq` op that reads its tiled results:
+    a run-time bit-width search (`tq.adaptive_bit_width`) and what it
+    feeds, batched (3-D) or mixed products, stochastic rounding, given
+    scales or widths, offsets, `pow2_f32` scales.
 
     Before splitting, a layout transpose of a quantized tensor
     (`tq.transpose(tq.quantize(x))`, fixed width) becomes a float transpose
@@ -395,6 +407,8 @@ def TQPartitionPPU : Pass<"tq-partition-ppu", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numKernels", "kernels", "PPU kernels outlined">,
     Statistic<"numHost", "host-functions", "Host functions outlined">,
+    Statistic<"numOnHost", "tq-ops-on-host",
+              "tq ops the PPU cannot run, left on the host">,
     Statistic<"numHoisted", "hoisted-transposes",
               "Layout transposes moved to the host before quantization">
   ];

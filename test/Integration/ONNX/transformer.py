@@ -1,0 +1,26 @@
+# RUN: %python %s %tq_build | FileCheck %s
+# The third trained model of issue 6: a small transformer classifier on the
+# digits (python/tq/models/transformer.py: row tokens, one pre-norm block
+# with single-head attention, LayerNorm in its expanded ONNX form, MLP,
+# mean pooling), kept in models/. Imported, compiled in f32 and
+# tile-quantized, run over the 360 held-out images on the CPU backend and
+# (quantized) on the PPU simulator, where the batched attention products
+# stay on the host. 8-bit V=32 within 0.3 points of f32, 4-bit V=16
+# within 2.
+import os
+import sys
+
+from tq.models import digits
+from tq.models.evaluate import check, evaluate
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+x, y = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
+check(evaluate(sys.argv[1], os.path.join(root, "models", "digits_transformer.onnx"),
+               "image", x, y), 93, 2)
+# CHECK: f32 above 93%: True
+# CHECK: 8-bit within 0.3 points: True
+# CHECK: 4-bit within 2 points: True
+# CHECK: adaptive within 0.3 points: True
+# CHECK: 8-bit V=32 on the PPU: same logits as the CPU: True, True cycles counted
+# CHECK: 4-bit V=16 on the PPU: same logits as the CPU: True, True cycles counted
+# CHECK: adaptive on the PPU: no kernel for the PPU
