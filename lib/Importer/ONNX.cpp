@@ -834,6 +834,12 @@ Value Importer::elementwise(
 
 void Importer::node(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
+  // Ops carry the node's name (or its first output's): diagnostics and
+  // per-layer options (keep-float, calibration) refer to ONNX nodes.
+  std::string name = !n.name().empty()     ? n.name()
+                     : n.output_size() > 0 ? n.output(0)
+                                           : op;
+  loc = NameLoc::get(b.getStringAttr(name));
   if (!n.domain().empty() && n.domain() != "ai.onnx")
     fail(nodeName(n) + ": domain '" + n.domain() + "' is not supported");
   auto define = [&](Value v, int i = 0) {
@@ -1184,10 +1190,14 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
                                    b.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  for (auto [i, name] : llvm::enumerate(argNames))
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(name)));
     values[name] = entry->getArgument(i);
-  for (auto &[name, t] : initializers)
+  }
+  for (auto &[name, t] : initializers) {
+    loc = NameLoc::get(b.getStringAttr(name));
     values[name] = constant(t, "initializer '" + name + "'");
+  }
   for (const onnx::NodeProto &n : g.node())
     node(n);
 
@@ -1198,7 +1208,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       fail("output '" + out.name() + "' is not computed by the graph");
     results.push_back(it->second);
   }
-  func::ReturnOp::create(b, loc, results);
+  func::ReturnOp::create(b, module->getLoc(), results);
   func.setFunctionType(
       b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   return module;

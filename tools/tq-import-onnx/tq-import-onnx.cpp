@@ -26,6 +26,11 @@ static cl::opt<std::string> outputPath("o", cl::desc("output file"),
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("NAME:D0xD1x...: fix the shape of a graph input"));
+static cl::opt<bool>
+    locations("locations",
+              cl::desc("print each op's location, the name of its ONNX node "
+                       "(default on; --locations=false to omit them)"),
+              cl::init(true));
 static cl::opt<std::string> function("function",
                                      cl::desc("name of the generated function"),
                                      cl::init("main"));
@@ -74,7 +79,12 @@ int main(int argc, char **argv) {
   ToolOutputFile out(outputPath, ec, sys::fs::OF_None);
   if (ec)
     return fail("cannot write '" + outputPath + "': " + ec.message());
-  module->print(out.os());
+  // Each op's location is its ONNX node name: keep-float, calibration
+  // and diagnostics downstream refer to nodes by it.
+  mlir::OpPrintingFlags flags;
+  if (locations)
+    flags.enableDebugInfo();
+  module->print(out.os(), flags);
   out.keep();
   return 0;
 }

@@ -2,7 +2,7 @@
 tile-quantized variants on the CPU backend and on the PPU simulator, on a
 held-out set.
 
-    /usr/bin/python3 -m tq.models.evaluate BUILD_DIR digits
+    /usr/bin/python3 -m tq.models.evaluate BUILD_DIR digits|fashion|transformer
 
 Each variant is imported (tq-import-onnx, batch fixed to the held-out
 set), optionally quantized (tq-opt -tq-quantize=...), compiled and run
@@ -27,6 +27,9 @@ VARIANTS = [
     ("f32", None),
     ("8-bit V=32", "tile=32"),
     ("4-bit V=16", "tile=16 act-bits=4 weight-bits=4"),
+    # The common mixed-precision choice: the classifier (the last Gemm or
+    # MatMul node) stays in float.
+    ("4-bit, f32 head", "tile=16 act-bits=4 weight-bits=4 keep-float={head}"),
     ("adaptive V=16", "tile=16 policy=adaptive low=0.002 high=0.01 min-bits=2 max-bits=8"),
 ]
 
@@ -50,6 +53,13 @@ def _first_error(err):
     return str(err).strip().splitlines()[-1]
 
 
+def _head(model_path):
+    """The name of the model's last Gemm or MatMul node (its classifier)."""
+    import onnx
+    nodes = [n for n in onnx.load(model_path).graph.node if n.op_type in ("Gemm", "MatMul")]
+    return nodes[-1].name
+
+
 def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
              ppu=True, latency=False):
     bindir = os.path.join(build, "bin")
@@ -62,6 +72,8 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
              "-o", imported)
     rows = []
     for name, options in variants:
+        if options is not None and "{head}" in options:
+            options = options.replace("{head}", _head(model_path))
         src = imported if options is None else flow.opt(
             imported, f"-tq-quantize={options}", out=f"q{len(rows)}.mlir")
         with open(src) as f:
@@ -99,7 +111,9 @@ def check(rows, f32_floor, four_bit_points):
     print(f"4-bit within {four_bit_points} points: "
           f"{abs(rows['4-bit V=16'].cpu - f32) <= four_bit_points}")
     print(f"adaptive within 0.3 points: {abs(rows['adaptive V=16'].cpu - f32) <= 0.3}")
-    for name in ("8-bit V=32", "4-bit V=16"):
+    head = rows["4-bit, f32 head"].cpu
+    print(f"4-bit with a float head within 2 points: {abs(head - f32) <= 2}")
+    for name in ("8-bit V=32", "4-bit V=16", "4-bit, f32 head"):
         r = rows[name]
         print(f"{name} on the PPU: same logits as the CPU: {r.ppu_same}, "
               f"{r.ppu_stats.get('cycles', 0) > 0} cycles counted")
@@ -113,14 +127,18 @@ def main():
     if which == "digits":
         from tq.models import digits
         x, y = digits.load_test(os.path.join(models, "digits_test.npz"))
+    elif which == "transformer":
+        from tq.models import digits
+        x, y = digits.load_test(os.path.join(models, "digits_test.npz"))
     elif which == "fashion":
         from tq.models import fashion
         x, y = fashion.load("t10k", 1000)
     else:
-        raise SystemExit(f"unknown model '{which}' (digits, fashion)")
-    model = os.path.join(models, f"{which}_cnn.onnx")
+        raise SystemExit(f"unknown model '{which}' (digits, fashion, transformer)")
+    model = os.path.join(models, "digits_transformer.onnx" if which == "transformer"
+                         else f"{which}_cnn.onnx")
     rows = evaluate(build, model, "image", x, y)
-    print(f"{which} CNN, {len(y)} held-out images:")
+    print(f"{os.path.basename(model)}, {len(y)} held-out images:")
     for line in table(rows):
         print("  " + line)
 
@@ -129,7 +147,7 @@ def table(rows):
     """Lines of the accuracy table: CPU and PPU accuracy per variant, PPU
     cycles, adaptive widths."""
     timed = any(r.cpu_ms is not None for r in rows)
-    lines = [f"{'variant':14s} {'CPU':>7s} {'PPU':>7s}  PPU cycles  "
+    lines = [f"{'variant':16s} {'CPU':>7s} {'PPU':>7s}  PPU cycles  "
              + ("CPU ms  " if timed else "") + "notes"]
     for r in rows:
         ppu = f"{r.ppu:6.2f}%" if r.ppu is not None else "      -"
@@ -144,7 +162,7 @@ def table(rows):
             notes.append("widths per layer: " + ", ".join(
                 f"{b} bits (error {float(e):.4f})" for b, e in r.widths))
         ms = (f"{r.cpu_ms:6.2f}  " if r.cpu_ms is not None else " " * 8) if timed else ""
-        lines.append(f"{r.name:14s} {r.cpu:6.2f}% {ppu}  {cycles}  {ms}" + "; ".join(notes))
+        lines.append(f"{r.name:16s} {r.cpu:6.2f}% {ppu}  {cycles}  {ms}" + "; ".join(notes))
     return lines
 
 

@@ -19,6 +19,8 @@ check(evaluate(sys.argv[1], os.path.join(root, "models", "digits_cnn.onnx"),
 # CHECK: 8-bit within 0.3 points: True
 # CHECK: 4-bit within 2 points: True
 # CHECK: adaptive within 0.3 points: True
+# CHECK: 4-bit with a float head within 2 points: True
 # CHECK: 8-bit V=32 on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: 4-bit V=16 on the PPU: same logits as the CPU: True, True cycles counted
+# CHECK: 4-bit, f32 head on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: adaptive on the PPU: no kernel for the PPU: every tq op reads a run-time width (tq.adaptive_bit_width), which only the host has

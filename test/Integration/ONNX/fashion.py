@@ -2,9 +2,10 @@
 # The Fashion-MNIST CNN kept in models/ (trained with python3-torch by
 # python/tq/models/fashion.py) on the first 1000 test images of Debian's
 # dataset-fashion-mnist, CPU backend: f32 and tile-quantized. 8-bit V=32
-# must stay within 0.3 points of f32. 4-bit V=16 loses about 2.2 points
-# today, beyond issue 6's 2-point target; the test holds it within 3 so
-# that it cannot get worse unnoticed.
+# must stay within 0.3 points of f32. 4-bit V=16 on every layer loses
+# about 2.2 points, beyond issue 6's 2-point target (the test holds it
+# within 3 so that it cannot get worse unnoticed); with the classifier in
+# float (keep-float) it stays within 2.
 import os
 import sys
 
@@ -19,6 +20,8 @@ check(evaluate(sys.argv[1], os.path.join(root, "models", "fashion_cnn.onnx"),
 # CHECK: 8-bit within 0.3 points: True
 # CHECK: 4-bit within 3 points: True
 # CHECK: adaptive within 0.3 points: True
+# CHECK: 4-bit with a float head within 2 points: True
 # CHECK: 8-bit V=32 on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: 4-bit V=16 on the PPU: same logits as the CPU: True, True cycles counted
+# CHECK: 4-bit, f32 head on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: adaptive on the PPU: no kernel for the PPU: every tq op reads a run-time width (tq.adaptive_bit_width), which only the host has
