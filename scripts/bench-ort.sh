@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tile-quant against onnxruntime (npm onnxruntime-node) on the bundled
-# digits CNN: output agreement and latency at batch 1 and 64. Installs the
+# models (digits CNN, Fashion-MNIST CNN, digits transformer): output
+# agreement and latency at batch 1 and 64. Installs the
 # npm package into build/ort once (ONNXRUNTIME_NODE_INSTALL=skip: the CPU
 # binaries come with the package).
 set -euo pipefail
