@@ -20,9 +20,12 @@
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 
 using namespace mlir;
 
@@ -182,6 +185,8 @@ private:
   bool normalization(const onnx::NodeProto &n);
   Value reshape(Value x, ArrayRef<int64_t> shape);
   Value softmax(Value x, int64_t axis);
+  bool fold(const onnx::NodeProto &n);
+  std::vector<onnx::NodeProto> foldBatchNorms(const onnx::GraphProto &g);
   /// The values of a constant input (an initializer or a Constant node).
   std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
                                                   int i);
@@ -555,11 +560,13 @@ bool Importer::spatial(const onnx::NodeProto &n) {
                   "auto_pad"});
     w = input(n, 1);
     ArrayRef<int64_t> ws = shapeOf(w);
-    if (ws.size() != 4 || ws[1] != xs[1])
-      fail(nodeName(n) + ": the filter must be [K, C, R, S] with the input's "
-                         "C");
-    if (intAttr(n, "group", 1) != 1)
-      fail(nodeName(n) + ": grouped convolutions are not supported yet");
+    int64_t groups = intAttr(n, "group", 1);
+    if (groups < 1 || xs[1] % groups || (ws.size() == 4 && ws[0] % groups))
+      fail(nodeName(n) + ": group " + std::to_string(groups) +
+           " does not divide the channels");
+    if (ws.size() != 4 || ws[1] * groups != xs[1])
+      fail(nodeName(n) + ": the filter must be [K, C/group, R, S] with the "
+                         "input's C");
     kernel = {ws[2], ws[3]};
   } else {
     onlyAttrs(n, {"strides", "dilations", "pads", "kernel_shape", "auto_pad",
@@ -584,12 +591,53 @@ bool Importer::spatial(const onnx::NodeProto &n) {
   auto dilAttr = b.getI64TensorAttr(dil);
   if (op == "Conv") {
     ArrayRef<int64_t> ws = shapeOf(w);
-    Value init = zeros({xs[0], ws[0], P, Q});
-    Value y =
-        linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{init.getType()},
-                                         ValueRange{pad(x, pads, 0.0f), w},
-                                         ValueRange{init}, stridesAttr, dilAttr)
-            .getResult(0);
+    int64_t groups = intAttr(n, "group", 1);
+    Value padded = pad(x, pads, 0.0f);
+    // A grouped convolution is one convolution per group on its slice of
+    // the channels and filters, concatenated along the channels.
+    int64_t cg = xs[1] / groups, kg = ws[0] / groups;
+    Value y = zeros({xs[0], ws[0], P, Q});
+    for (int64_t g = 0; g < groups; ++g) {
+      Value xg = padded, wg = w;
+      if (groups > 1) {
+        SmallVector<int64_t> xo = {0, g * cg, 0, 0}, one(4, 1);
+        SmallVector<int64_t> xsz(shapeOf(padded));
+        xsz[1] = cg;
+        xg = tensor::ExtractSliceOp::create(b, loc, f32Tensor(xsz), padded,
+                                            ValueRange{}, ValueRange{},
+                                            ValueRange{}, xo, xsz, one);
+        SmallVector<int64_t> wo = {g * kg, 0, 0, 0}, wsz(ws);
+        wsz[0] = kg;
+        if (initializers.count(n.input(1))) {
+          std::vector<float> filter = *constantInput(n, 1);
+          // A constant filter is split here, so that its groups stay
+          // constants (quantized at compile time).
+          size_t per = filter.size() / ws[0];
+          wg = arith::ConstantOp::create(
+              b, loc,
+              DenseElementsAttr::get(
+                  f32Tensor(wsz),
+                  ArrayRef<float>(filter.data() + g * kg * per, kg * per)));
+        } else {
+          wg = tensor::ExtractSliceOp::create(b, loc, f32Tensor(wsz), w,
+                                              ValueRange{}, ValueRange{},
+                                              ValueRange{}, wo, wsz, one);
+        }
+      }
+      Value init = groups > 1 ? zeros({xs[0], kg, P, Q}) : y;
+      Value yg = linalg::Conv2DNchwFchwOp::create(
+                     b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
+                     ValueRange{init}, stridesAttr, dilAttr)
+                     .getResult(0);
+      if (groups == 1) {
+        y = yg;
+        break;
+      }
+      SmallVector<int64_t> yo = {0, g * kg, 0, 0}, ysz = {xs[0], kg, P, Q};
+      y = tensor::InsertSliceOp::create(b, loc, yg, y, ValueRange{},
+                                        ValueRange{}, ValueRange{}, yo, ysz,
+                                        SmallVector<int64_t>(4, 1));
+    }
     if (n.input_size() > 2 && !n.input(2).empty()) {
       Value bias = reshape(input(n, 2), {ws[0], 1, 1});
       y = elementwise(
@@ -832,6 +880,174 @@ Value Importer::elementwise(
   return op.getResult(0);
 }
 
+/// Evaluates at import time a node whose inputs are all constants, for
+/// the shape arithmetic exporters emit (Shape -> Gather -> Unsqueeze ->
+/// Concat -> Reshape): its output becomes a constant too. Shapes are
+/// static, so Shape always folds. Returns false to import the node as
+/// usual.
+bool Importer::fold(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  static const std::set<std::string> foldable = {
+      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat",   "Cast",
+      "Add",   "Sub",    "Mul",       "Div",     "Identity", "Slice"};
+  if (!foldable.count(op) || n.output_size() != 1)
+    return false;
+  struct Const {
+    std::vector<int64_t> dims;
+    std::vector<double> v;
+    bool isInt;
+  };
+  std::vector<Const> in;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (n.input(i).empty()) {
+      in.push_back({{}, {}, true});
+      continue;
+    }
+    if (op == "Shape" && i == 0)
+      continue;
+    auto it = initializers.find(n.input(i));
+    if (it == initializers.end())
+      return false;
+    std::vector<float> f;
+    std::string why;
+    if (!tensorValues(it->second, f, why))
+      return false;
+    in.push_back({{it->second.dims().begin(), it->second.dims().end()},
+                  {f.begin(), f.end()},
+                  it->second.data_type() == onnx::TensorProto::INT64});
+  }
+  auto ints = [](const Const &c) {
+    std::vector<int64_t> r;
+    for (double d : c.v)
+      r.push_back(int64_t(d));
+    return r;
+  };
+  Const out;
+  if (op == "Shape") {
+    ArrayRef<int64_t> shape = shapeOf(input(n, 0));
+    int64_t rank = shape.size();
+    int64_t start = intAttr(n, "start", 0), end = intAttr(n, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    for (int64_t d = start; d < end; ++d)
+      out.v.push_back(shape[d]);
+    out.dims = {int64_t(out.v.size())};
+    out.isInt = true;
+  } else if (op == "Identity") {
+    out = in[0];
+  } else if (op == "Cast") {
+    int64_t to = intAttr(n, "to", 0);
+    if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::FLOAT)
+      return false;
+    out = in[0];
+    out.isInt = to == onnx::TensorProto::INT64;
+    if (out.isInt)
+      for (double &d : out.v)
+        d = std::trunc(d);
+  } else if (op == "Unsqueeze" || op == "Squeeze") {
+    std::vector<int64_t> axes;
+    if (const onnx::AttributeProto *a = attr(n, "axes"))
+      axes.assign(a->ints().begin(), a->ints().end());
+    else if (in.size() > 1)
+      axes = ints(in[1]);
+    out = in[0];
+    int64_t rank = in[0].dims.size();
+    if (op == "Unsqueeze") {
+      int64_t outRank = rank + axes.size();
+      for (int64_t &a : axes)
+        a = a < 0 ? a + outRank : a;
+      llvm::sort(axes);
+      for (int64_t a : axes) {
+        if (a < 0 || a > int64_t(out.dims.size()))
+          return false;
+        out.dims.insert(out.dims.begin() + a, 1);
+      }
+    } else {
+      out.dims.clear();
+      for (int64_t d = 0; d < rank; ++d) {
+        bool listed = axes.empty() ? in[0].dims[d] == 1
+                                   : llvm::is_contained(axes, d) ||
+                                         llvm::is_contained(axes, d - rank);
+        if (!listed)
+          out.dims.push_back(in[0].dims[d]);
+        else if (in[0].dims[d] != 1)
+          return false;
+      }
+    }
+  } else if (op == "Gather") {
+    if (in[0].dims.size() != 1 || intAttr(n, "axis", 0) != 0)
+      return false;
+    int64_t size = in[0].dims[0];
+    for (int64_t i : ints(in[1])) {
+      if (i < -size || i >= size)
+        return false; // the value path reports it
+      out.v.push_back(in[0].v[i < 0 ? i + size : i]);
+    }
+    out.dims = in[1].dims;
+    out.isInt = in[0].isInt;
+  } else if (op == "Concat") {
+    for (const Const &c : in) {
+      if (c.dims.size() != 1)
+        return false;
+      out.v.insert(out.v.end(), c.v.begin(), c.v.end());
+    }
+    out.dims = {int64_t(out.v.size())};
+    out.isInt = in[0].isInt;
+  } else if (op == "Slice") {
+    if (in.size() < 3 || in[0].dims.size() != 1 ||
+        (in.size() > 3 && !in[3].v.empty() && ints(in[3])[0] != 0))
+      return false;
+    int64_t size = in[0].dims[0];
+    int64_t step = in.size() > 4 && !in[4].v.empty() ? ints(in[4])[0] : 1;
+    if (step <= 0 || in[1].v.size() != 1 || in[2].v.size() != 1)
+      return false;
+    auto clampIndex = [&](double d) {
+      int64_t i = d >= 9e18 ? size : int64_t(d);
+      return std::clamp<int64_t>(i < 0 ? i + size : i, 0, size);
+    };
+    for (int64_t i = clampIndex(in[1].v[0]), e = clampIndex(in[2].v[0]); i < e;
+         i += step)
+      out.v.push_back(in[0].v[i]);
+    out.dims = {int64_t(out.v.size())};
+    out.isInt = in[0].isInt;
+  } else {
+    // Elementwise arithmetic on equal shapes or with a scalar.
+    if (in.size() != 2)
+      return false;
+    const Const &a = in[0], &c = in[1];
+    if (a.v.size() != c.v.size() && a.v.size() != 1 && c.v.size() != 1)
+      return false;
+    out.dims = a.v.size() >= c.v.size() ? a.dims : c.dims;
+    out.isInt = a.isInt && c.isInt;
+    for (size_t i = 0, e = std::max(a.v.size(), c.v.size()); i < e; ++i) {
+      double x = a.v[a.v.size() == 1 ? 0 : i], y = c.v[c.v.size() == 1 ? 0 : i];
+      double r = op == "Add"   ? x + y
+                 : op == "Sub" ? x - y
+                 : op == "Mul" ? x * y
+                               : x / y;
+      if (op == "Div" && out.isInt)
+        r = std::floor(r); // integer division of the non-negative sizes
+      out.v.push_back(r);
+    }
+  }
+  onnx::TensorProto t;
+  t.set_name(n.output(0));
+  for (int64_t d : out.dims)
+    t.add_dims(d);
+  if (out.isInt) {
+    t.set_data_type(onnx::TensorProto::INT64);
+    for (double d : out.v)
+      t.add_int64_data(int64_t(d));
+  } else {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (double d : out.v)
+      t.add_float_data(float(d));
+  }
+  initializers[n.output(0)] = t;
+  values[n.output(0)] = constant(t, nodeName(n));
+  return true;
+}
+
 void Importer::node(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   // Ops carry the node's name (or its first output's): diagnostics and
@@ -854,7 +1070,7 @@ void Importer::node(const onnx::NodeProto &n) {
                          return make(nb, l, a[0], a[1]);
                        }));
   };
-  if (unary(n) || spatial(n) || normalization(n))
+  if (fold(n) || unary(n) || spatial(n) || normalization(n))
     return;
   if (op == "MatMul") {
     onlyAttrs(n, {});
@@ -1046,6 +1262,55 @@ void Importer::node(const onnx::NodeProto &n) {
       offset += shapeOf(v)[axis];
     }
     define(out);
+  } else if (op == "Slice") {
+    onlyAttrs(n, {"starts", "ends", "axes"});
+    Value x = input(n, 0);
+    ArrayRef<int64_t> xs = shapeOf(x);
+    int64_t rank = xs.size();
+    // Opset 1-9: attributes; 10 on: constant inputs (steps too).
+    auto list = [&](const char *name, int i) {
+      std::vector<double> v;
+      if (const onnx::AttributeProto *a = attr(n, name))
+        v.assign(a->ints().begin(), a->ints().end());
+      else if (i < n.input_size() && !n.input(i).empty()) {
+        std::vector<float> given = *constantInput(n, i);
+        v.assign(given.begin(), given.end());
+      }
+      return v;
+    };
+    std::vector<double> starts = list("starts", 1), ends = list("ends", 2),
+                        axes = list("axes", 3), steps = list("steps", 4);
+    if (starts.size() != ends.size() ||
+        (!axes.empty() && axes.size() != starts.size()) ||
+        (!steps.empty() && steps.size() != starts.size()))
+      fail(nodeName(n) + ": starts, ends, axes and steps differ in length");
+    SmallVector<int64_t> offsets(rank, 0), sizes(xs), strides(rank, 1);
+    for (size_t k = 0; k < starts.size(); ++k) {
+      int64_t axis = axes.empty() ? int64_t(k) : int64_t(axes[k]);
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank)
+        fail(nodeName(n) + ": axis out of range");
+      int64_t step = steps.empty() ? 1 : int64_t(steps[k]);
+      if (step <= 0)
+        fail(nodeName(n) + ": only positive steps are supported");
+      int64_t dim = xs[axis];
+      // Huge values (INT64_MAX for "to the end") clamp to the dimension.
+      auto clampIndex = [&](double d) {
+        int64_t i = d >= double(dim) ? dim : d <= -double(dim) ? 0 : int64_t(d);
+        return std::clamp<int64_t>(i < 0 ? i + dim : i, 0, dim);
+      };
+      int64_t begin = clampIndex(starts[k]), end = clampIndex(ends[k]);
+      int64_t count = end > begin ? (end - begin + step - 1) / step : 0;
+      if (count == 0)
+        fail(nodeName(n) + ": the slice is empty");
+      offsets[axis] = begin;
+      sizes[axis] = count;
+      strides[axis] = step;
+    }
+    define(tensor::ExtractSliceOp::create(
+        b, loc, f32Tensor(sizes), x, ValueRange{}, ValueRange{}, ValueRange{},
+        offsets, sizes, strides));
   } else if (op == "Gather") {
     onlyAttrs(n, {"axis"});
     Value x = input(n, 0);
@@ -1144,6 +1409,99 @@ void Importer::node(const onnx::NodeProto &n) {
   }
 }
 
+/// The graph's nodes with each inference BatchNormalization that follows a
+/// Conv with constant weights (and nothing else reading the Conv) folded
+/// into that Conv's weights and bias:
+///   W' = W * gamma / sqrt(var + eps)   (per output channel)
+///   B' = (B - mean) * gamma / sqrt(var + eps) + beta
+std::vector<onnx::NodeProto>
+Importer::foldBatchNorms(const onnx::GraphProto &g) {
+  std::vector<onnx::NodeProto> nodes(g.node().begin(), g.node().end());
+  std::map<std::string, int> uses, producer;
+  for (const onnx::ValueInfoProto &out : g.output())
+    ++uses[out.name()];
+  for (auto [i, n] : llvm::enumerate(nodes)) {
+    for (const std::string &in : n.input())
+      ++uses[in];
+    for (const std::string &out : n.output())
+      producer[out] = i;
+  }
+  auto values = [&](const std::string &name, std::vector<float> &out) {
+    auto it = initializers.find(name);
+    std::string why;
+    return it != initializers.end() &&
+           it->second.data_type() == onnx::TensorProto::FLOAT &&
+           tensorValues(it->second, out, why);
+  };
+  std::vector<bool> dropped(nodes.size(), false);
+  for (auto [i, bn] : llvm::enumerate(nodes)) {
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 ||
+        bn.output_size() != 1 || uses[bn.input(0)] != 1 ||
+        !producer.count(bn.input(0)))
+      continue;
+    bool training = false;
+    float eps = 1e-5f;
+    for (const onnx::AttributeProto &a : bn.attribute()) {
+      if (a.name() == "training_mode" && a.i())
+        training = true;
+      if (a.name() == "epsilon")
+        eps = a.f();
+    }
+    onnx::NodeProto &conv = nodes[producer[bn.input(0)]];
+    std::vector<float> w, bias, gamma, beta, mean, var;
+    if (training || conv.op_type() != "Conv" || conv.input_size() < 2 ||
+        !values(conv.input(1), w) || !values(bn.input(1), gamma) ||
+        !values(bn.input(2), beta) || !values(bn.input(3), mean) ||
+        !values(bn.input(4), var))
+      continue;
+    const onnx::TensorProto &wt = initializers.at(conv.input(1));
+    int64_t k = wt.dims_size() ? wt.dims(0) : 0;
+    bool hasBias = conv.input_size() > 2 && !conv.input(2).empty();
+    if (hasBias && !values(conv.input(2), bias))
+      continue;
+    if (!hasBias)
+      bias.assign(k, 0.0f);
+    if (k == 0 || int64_t(gamma.size()) != k || int64_t(beta.size()) != k ||
+        int64_t(mean.size()) != k || int64_t(var.size()) != k ||
+        int64_t(bias.size()) != k || w.size() % k)
+      continue;
+    size_t per = w.size() / k;
+    for (int64_t c = 0; c < k; ++c) {
+      float f = gamma[c] / std::sqrt(var[c] + eps);
+      for (size_t j = 0; j < per; ++j)
+        w[c * per + j] *= f;
+      bias[c] = (bias[c] - mean[c]) * f + beta[c];
+    }
+    auto store = [&](const std::string &name, ArrayRef<int64_t> dims,
+                     const std::vector<float> &data) {
+      onnx::TensorProto t;
+      t.set_name(name);
+      t.set_data_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : dims)
+        t.add_dims(d);
+      for (float v : data)
+        t.add_float_data(v);
+      initializers[name] = t;
+    };
+    std::string base = bn.output(0) + "/folded_";
+    store(base + "W", SmallVector<int64_t>(wt.dims().begin(), wt.dims().end()),
+          w);
+    store(base + "B", {k}, bias);
+    conv.set_input(1, base + "W");
+    if (hasBias)
+      conv.set_input(2, base + "B");
+    else
+      conv.add_input(base + "B");
+    conv.set_output(0, bn.output(0));
+    dropped[i] = true;
+  }
+  std::vector<onnx::NodeProto> kept;
+  for (auto [i, n] : llvm::enumerate(nodes))
+    if (!dropped[i])
+      kept.push_back(n);
+  return kept;
+}
+
 OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   const onnx::GraphProto &g = model.graph();
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
@@ -1194,11 +1552,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(name)));
     values[name] = entry->getArgument(i);
   }
+  std::vector<onnx::NodeProto> nodes = foldBatchNorms(g);
   for (auto &[name, t] : initializers) {
     loc = NameLoc::get(b.getStringAttr(name));
     values[name] = constant(t, "initializer '" + name + "'");
   }
-  for (const onnx::NodeProto &n : g.node())
+  for (const onnx::NodeProto &n : nodes)
     node(n);
 
   SmallVector<Value> results;

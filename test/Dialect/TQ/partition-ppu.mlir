@@ -143,3 +143,28 @@ func.func @batched(%x: tensor<2x8x8xf32>, %y: tensor<8x8xf32>) -> (tensor<2x8x8x
   %d = tq.matmul %qy, %qy : !t2, !t2 -> tensor<8x8xf32>
   return %c, %d : tensor<2x8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// Host work on constants is cloned into host functions only: a fill that a
+// kernel reads is computed on the host and passed in.
+
+!s = !tq.tiled<4x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+
+// CHECK-LABEL: func.func @sliced(
+// CHECK-NEXT: %[[S:.*]] = call @sliced_cpu0()
+// CHECK-NEXT: call @sliced_ppu1(%{{.*}}, %[[S]])
+// CHECK: func.func @sliced_cpu0() -> tensor<4x8xf32>
+// CHECK: linalg.fill
+// CHECK: func.func @sliced_ppu1
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @sliced(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %w = linalg.fill ins(%one : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %qx = tq.quantize %x : tensor<4x8xf32> -> !s
+  %qw = tq.quantize %w : tensor<4x8xf32> -> !s
+  %y = tq.matmul %qx, %qw {transpose_b} : !s, !s -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}

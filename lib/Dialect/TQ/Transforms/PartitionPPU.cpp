@@ -177,6 +177,21 @@ void Partitioner::classify(int64_t &onHost) {
     }
     device[&op] = d;
   }
+  // Host computations on constants are cloned into host functions only: one
+  // that a PPU op reads is computed on the host like any other (users are
+  // visited first, so a chain of them is handled from its end).
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    if (!free.contains(&op) || isa<TQDialect>(op.getDialect()) ||
+        op.hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op))
+      continue;
+    if (llvm::any_of(op.getUsers(), [&](Operation *user) {
+          return !free.contains(user) && device.count(user) &&
+                 device.lookup(user) == Device::ppu;
+        })) {
+      free.erase(&op);
+      device[&op] = Device::host;
+    }
+  }
 }
 
 /// List scheduling in program order that stays on one device while it has
