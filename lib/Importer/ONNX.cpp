@@ -81,9 +81,51 @@ bool tensorValues(const onnx::TensorProto &t, std::vector<float> &out,
         out.push_back(float(v));
     }
     break;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::INT32: {
+    // Stored as raw little-endian bytes or widened in int32_data.
+    int type = t.data_type();
+    size_t width = type == onnx::TensorProto::INT32 ? 4
+                   : (type == onnx::TensorProto::INT16 ||
+                      type == onnx::TensorProto::UINT16)
+                       ? 2
+                       : 1;
+    bool isSigned =
+        type != onnx::TensorProto::UINT8 && type != onnx::TensorProto::UINT16;
+    if (!t.raw_data().empty()) {
+      if (int64_t(t.raw_data().size()) != n * int64_t(width)) {
+        why = "raw data size does not match the shape";
+        return false;
+      }
+      const char *p = t.raw_data().data();
+      for (int64_t i = 0; i < n; ++i, p += width) {
+        int64_t v = 0;
+        if (width == 1)
+          v = isSigned ? int64_t(int8_t(*p)) : int64_t(uint8_t(*p));
+        else if (width == 2) {
+          uint16_t u;
+          std::memcpy(&u, p, 2);
+          v = isSigned ? int64_t(int16_t(u)) : int64_t(u);
+        } else {
+          int32_t w;
+          std::memcpy(&w, p, 4);
+          v = w;
+        }
+        out.push_back(float(v));
+      }
+    } else {
+      for (int32_t v : t.int32_data())
+        out.push_back(float(v));
+    }
+    break;
+  }
   default:
     why = "tensors of data type " + std::to_string(t.data_type()) +
-          " are not supported (float and int64 are)";
+          " are not supported (float, int64, int32, int16, uint16, int8 "
+          "and uint8 are)";
     return false;
   }
   if (int64_t(out.size()) != n) {
@@ -186,6 +228,7 @@ private:
   Value reshape(Value x, ArrayRef<int64_t> shape);
   Value softmax(Value x, int64_t axis);
   bool fold(const onnx::NodeProto &n);
+  void quantizeLinear(const onnx::NodeProto &n);
   std::vector<onnx::NodeProto> foldBatchNorms(const onnx::GraphProto &g);
   /// The values of a constant input (an initializer or a Constant node).
   std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
@@ -695,10 +738,11 @@ bool Importer::unary(const onnx::NodeProto &n) {
   SmallVector<const char *> attrs;
   // Ops that are one MLIR op of the element.
   static const llvm::StringMap<Fn> simple = {
-      {"Abs", oneOp<math::AbsFOp>},    {"Neg", oneOp<arith::NegFOp>},
-      {"Exp", oneOp<math::ExpOp>},     {"Log", oneOp<math::LogOp>},
-      {"Sqrt", oneOp<math::SqrtOp>},   {"Tanh", oneOp<math::TanhOp>},
-      {"Floor", oneOp<math::FloorOp>}, {"Ceil", oneOp<math::CeilOp>},
+      {"Abs", oneOp<math::AbsFOp>},        {"Neg", oneOp<arith::NegFOp>},
+      {"Exp", oneOp<math::ExpOp>},         {"Log", oneOp<math::LogOp>},
+      {"Sqrt", oneOp<math::SqrtOp>},       {"Tanh", oneOp<math::TanhOp>},
+      {"Floor", oneOp<math::FloorOp>},     {"Ceil", oneOp<math::CeilOp>},
+      {"Round", oneOp<math::RoundEvenOp>}, // halves to even, as ONNX
   };
   if (auto it = simple.find(op); it != simple.end())
     fn = it->second;
@@ -914,7 +958,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
       return false;
     in.push_back({{it->second.dims().begin(), it->second.dims().end()},
                   {f.begin(), f.end()},
-                  it->second.data_type() == onnx::TensorProto::INT64});
+                  it->second.data_type() != onnx::TensorProto::FLOAT});
   }
   auto ints = [](const Const &c) {
     std::vector<int64_t> r;
@@ -1026,7 +1070,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
                  : op == "Mul" ? x * y
                                : x / y;
       if (op == "Div" && out.isInt)
-        r = std::floor(r); // integer division of the non-negative sizes
+        r = std::trunc(r); // integer division truncates
       out.v.push_back(r);
     }
   }
@@ -1046,6 +1090,145 @@ bool Importer::fold(const onnx::NodeProto &n) {
   initializers[n.output(0)] = t;
   values[n.output(0)] = constant(t, nodeName(n));
   return true;
+}
+
+/// QuantizeLinear / DequantizeLinear (ONNX's own quantization, opsets
+/// 10-21): per tensor, per axis, or in blocks along `axis` (opset 21's
+/// `block_size`). Integer tensors are held as f32 values (exact: at most
+/// 16 bits), so that
+///   QuantizeLinear:   q = clamp(round_even(x / s) + zp, lo, hi)
+///   DequantizeLinear: y = (q - zp) * s
+/// are f32 arithmetic: a Q/DQ pair is the quantization it describes, which
+/// tq-quantize then replaces by tiles like any float layer. A
+/// DequantizeLinear of a constant (a stored integer weight) is evaluated
+/// here into a float constant.
+void Importer::quantizeLinear(const onnx::NodeProto &n) {
+  bool quantize = n.op_type() == "QuantizeLinear";
+  onlyAttrs(n, {"axis", "block_size", "saturate", "output_dtype"});
+  // The scale and zero point must be constants (constantInput says so).
+  std::vector<float> scale = *constantInput(n, 1), zp(scale.size(), 0.0f);
+  const onnx::TensorProto &st = initializers.at(n.input(1));
+  int zpType = quantize ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT32;
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    zp = *constantInput(n, 2);
+    zpType = initializers.at(n.input(2)).data_type();
+    if (zp.size() != scale.size())
+      fail(nodeName(n) + ": the zero point and the scale differ in shape");
+  }
+  if (int64_t t = intAttr(n, "output_dtype", 0))
+    zpType = int(t);
+  float lo, hi;
+  switch (zpType) {
+  case onnx::TensorProto::INT8:
+    lo = -128, hi = 127;
+    break;
+  case onnx::TensorProto::UINT8:
+    lo = 0, hi = 255;
+    break;
+  case onnx::TensorProto::INT16:
+    lo = -32768, hi = 32767;
+    break;
+  case onnx::TensorProto::UINT16:
+    lo = 0, hi = 65535;
+    break;
+  case onnx::TensorProto::INT32:
+    lo = -2147483648.0f, hi = 2147483647.0f;
+    break;
+  default:
+    fail(nodeName(n) + ": quantized type " + std::to_string(zpType) +
+         " is not supported (int8, uint8, int16, uint16; int32 to "
+         "dequantize)");
+  }
+  // The input's shape: a constant's dims, or the value's.
+  bool constIn = !quantize && initializers.count(n.input(0));
+  SmallVector<int64_t> xs;
+  if (constIn) {
+    const onnx::TensorProto &xt = initializers.at(n.input(0));
+    xs.assign(xt.dims().begin(), xt.dims().end());
+  } else {
+    xs.assign(shapeOf(input(n, 0)).begin(), shapeOf(input(n, 0)).end());
+  }
+  int64_t rank = xs.size();
+  int64_t block = intAttr(n, "block_size", 0);
+  int64_t axis = 0;
+  // Which parameter each element uses: scalar, per axis, or per block.
+  SmallVector<int64_t> pshape;
+  if (st.dims_size() == 0 || scale.size() == 1) {
+    pshape.assign(rank, 1);
+  } else {
+    axis = axisAttr(n, "axis", 1, rank);
+    pshape.assign(rank, 1);
+    if (block > 0) {
+      if (st.dims_size() != rank)
+        fail(nodeName(n) + ": blocked scales need the input's rank");
+      for (int64_t d = 0; d < rank; ++d) {
+        pshape[d] = st.dims(d);
+        int64_t want = d == axis ? (xs[d] + block - 1) / block : xs[d];
+        if (pshape[d] != want)
+          fail(nodeName(n) + ": the scale's shape does not match the blocks");
+      }
+    } else {
+      if (st.dims_size() != 1 || st.dims(0) != xs[axis])
+        fail(nodeName(n) + ": a per-axis scale needs one value per index of "
+                           "the axis");
+      pshape[axis] = xs[axis];
+    }
+  }
+  auto paramIndex = [&](ArrayRef<int64_t> idx) {
+    int64_t p = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t i = pshape[d] == 1
+                      ? 0
+                      : (block > 0 && d == axis ? idx[d] / block : idx[d]);
+      p = p * pshape[d] + i;
+    }
+    return p;
+  };
+  if (constIn) {
+    std::vector<float> q = *constantInput(n, 0), y(q.size());
+    SmallVector<int64_t> idx(rank, 0);
+    for (size_t e = 0; e < q.size(); ++e) {
+      int64_t p = paramIndex(idx);
+      y[e] = (q[e] - zp[p]) * scale[p];
+      for (int64_t d = rank; d-- > 0;)
+        if (++idx[d] < xs[d])
+          break;
+        else
+          idx[d] = 0;
+    }
+    onnx::TensorProto t;
+    t.set_name(n.output(0));
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : xs)
+      t.add_dims(d);
+    for (float v : y)
+      t.add_float_data(v);
+    initializers[n.output(0)] = t;
+    values[n.output(0)] = constant(t, nodeName(n));
+    return;
+  }
+  if (block > 0)
+    fail(nodeName(n) + ": blocked quantization of a non-constant tensor is "
+                       "not supported");
+  auto param = [&](const std::vector<float> &v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(f32Tensor(pshape), ArrayRef<float>(v)));
+  };
+  auto f = [&](OpBuilder &nb, Location l, float v) {
+    return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v));
+  };
+  values[n.output(0)] = elementwise(
+      {input(n, 0), param(scale), param(zp)}, n,
+      [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+        if (!quantize)
+          return arith::MulFOp::create(
+              nb, l, arith::SubFOp::create(nb, l, v[0], v[2]), v[1]);
+        Value r = math::RoundEvenOp::create(
+            nb, l, arith::DivFOp::create(nb, l, v[0], v[1]));
+        Value q = arith::AddFOp::create(nb, l, r, v[2]);
+        q = arith::MaximumFOp::create(nb, l, q, f(nb, l, lo));
+        return arith::MinimumFOp::create(nb, l, q, f(nb, l, hi));
+      });
 }
 
 void Importer::node(const onnx::NodeProto &n) {
@@ -1347,6 +1530,8 @@ void Importer::node(const onnx::NodeProto &n) {
     shape.append(it.dims().begin(), it.dims().end());
     shape.append(xs.begin() + axis + 1, xs.end());
     define(reshape(out, shape));
+  } else if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    quantizeLinear(n);
   } else if (op == "Cast") {
     onlyAttrs(n, {"to", "saturate"});
     if (intAttr(n, "to", 0) != onnx::TensorProto::FLOAT)
@@ -1513,6 +1698,25 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       opsets.push_back(o.version());
   for (const onnx::TensorProto &t : g.initializer())
     initializers[t.name()] = t;
+  for (const auto &[name, c] : options.constants) {
+    if (llvm::none_of(g.input(), [&, &name = name](const auto &in) {
+          return in.name() == name;
+        }))
+      fail("--constant-input '" + name + "' is not an input of the graph");
+    onnx::TensorProto t;
+    t.set_name(name);
+    for (int64_t d : c.shape)
+      t.add_dims(d);
+    t.set_data_type(c.dataType);
+    for (double v : c.values)
+      if (c.dataType == onnx::TensorProto::FLOAT)
+        t.add_float_data(float(v));
+      else if (c.dataType == onnx::TensorProto::INT64)
+        t.add_int64_data(int64_t(v));
+      else
+        t.add_int32_data(int32_t(v));
+    initializers[name] = t;
+  }
 
   // The function's arguments: graph inputs that are not initializers.
   SmallVector<Type> argTypes;

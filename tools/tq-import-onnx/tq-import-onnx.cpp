@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Importer/ONNX.h"
+#include "tq/Runtime/Npy.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -31,6 +32,10 @@ static cl::opt<bool>
               cl::desc("print each op's location, the name of its ONNX node "
                        "(default on; --locations=false to omit them)"),
               cl::init(true));
+static cl::list<std::string> constantInputs(
+    "constant-input",
+    cl::desc("NAME=FILE.npy: make graph input NAME this constant (for "
+             "indices, shapes and other integer inputs)"));
 static cl::opt<std::string> function("function",
                                      cl::desc("name of the generated function"),
                                      cl::init("main"));
@@ -61,6 +66,44 @@ int main(int argc, char **argv) {
     if (name.empty() || dims.empty())
       return fail("--input-shape must be NAME:D0xD1x..., got '" + s + "'");
     options.inputShapes[name.str()] = shape;
+  }
+  for (const std::string &s : constantInputs) {
+    auto [name, path] = StringRef(s).split('=');
+    if (name.empty() || path.empty())
+      return fail("--constant-input must be NAME=FILE.npy, got '" + s + "'");
+    tq::npy::Array a;
+    std::string why;
+    if (!tq::npy::read(path.str(), a, why))
+      return fail("--constant-input " + name + ": " + why);
+    mlir::tq::ONNXConstant c;
+    c.shape = a.shape;
+    // ONNX data types: FLOAT 1, UINT8 2, INT8 3, INT16 5, INT32 6,
+    // INT64 7.
+    switch (a.dtype) {
+    case tq::npy::DType::F32:
+    case tq::npy::DType::F64:
+      c.dataType = 1;
+      break;
+    case tq::npy::DType::U8:
+    case tq::npy::DType::Bool:
+      c.dataType = 2;
+      break;
+    case tq::npy::DType::I8:
+      c.dataType = 3;
+      break;
+    case tq::npy::DType::I16:
+      c.dataType = 5;
+      break;
+    case tq::npy::DType::I32:
+      c.dataType = 6;
+      break;
+    case tq::npy::DType::I64:
+      c.dataType = 7;
+      break;
+    }
+    for (int64_t i = 0; i < a.numElements(); ++i)
+      c.values.push_back(a.at(i));
+    options.constants[name.str()] = c;
   }
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFile(modelPath);

@@ -18,9 +18,21 @@
 
 namespace mlir::tq {
 
+/// A graph input fixed to a value (an integer tensor such as indices or a
+/// shape, or a float one).
+struct ONNXConstant {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+  /// onnx::TensorProto::DataType: FLOAT, INT8, UINT8, INT16, INT32, INT64.
+  int dataType = 1;
+};
+
 struct ONNXImportOptions {
   /// Fixed shapes for graph inputs with symbolic or unknown dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs that become constants (initializers) instead of
+  /// function arguments.
+  std::map<std::string, ONNXConstant> constants;
   /// Name of the generated function.
   std::string function = "main";
 };
