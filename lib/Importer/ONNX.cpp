@@ -229,6 +229,7 @@ private:
   Value softmax(Value x, int64_t axis);
   bool fold(const onnx::NodeProto &n);
   void quantizeLinear(const onnx::NodeProto &n);
+  void integerMatmul(const onnx::NodeProto &n);
   std::vector<onnx::NodeProto> foldBatchNorms(const onnx::GraphProto &g);
   /// The values of a constant input (an initializer or a Constant node).
   std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
@@ -1231,6 +1232,78 @@ void Importer::quantizeLinear(const onnx::NodeProto &n) {
       });
 }
 
+/// MatMulInteger and QLinearMatMul on integers held as f32 values (exact
+/// while the products' sums stay below 2^24):
+///   MatMulInteger: Y = (A - a_zp) (B - b_zp)          (a_zp per row of A
+///                  or scalar, b_zp per column of B or scalar)
+///   QLinearMatMul: Y = sat(round_even(that * (a_s b_s / y_s)) + y_zp),
+///                  the multiplier in f32 and the product in f64, as the
+///                  ONNX reference computes them.
+void Importer::integerMatmul(const onnx::NodeProto &n) {
+  onlyAttrs(n, {});
+  bool qlinear = n.op_type() == "QLinearMatMul";
+  int ia = 0, iazp = 2, ib = qlinear ? 3 : 1, ibzp = qlinear ? 5 : 3;
+  Value a = input(n, ia), c = input(n, ib);
+  auto centered = [&](Value v, int zpIndex, bool rows) {
+    if (zpIndex >= n.input_size() || n.input(zpIndex).empty())
+      return v;
+    std::vector<float> zp = *constantInput(n, zpIndex);
+    ArrayRef<int64_t> vs = shapeOf(v);
+    SmallVector<int64_t> zshape;
+    if (zp.size() > 1) {
+      // Per row of A ([M] -> [M, 1]) or per column of B ([N] -> [1, N]).
+      int64_t want = rows ? vs[vs.size() - 2] : vs.back();
+      if (int64_t(zp.size()) != want)
+        fail(nodeName(n) + ": a zero point has " + std::to_string(zp.size()) +
+             " values for a dimension of " + std::to_string(want));
+      zshape =
+          rows ? SmallVector<int64_t>{want, 1} : SmallVector<int64_t>{1, want};
+    }
+    Value z = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(f32Tensor(zshape), ArrayRef<float>(zp)));
+    return elementwise({v, z}, n, [&](OpBuilder &nb, Location l, ValueRange x) {
+      return arith::SubFOp::create(nb, l, x[0], x[1]).getResult();
+    });
+  };
+  Value y = matmul(centered(a, iazp, true), centered(c, ibzp, false), n);
+  if (!qlinear) {
+    values[n.output(0)] = y;
+    return;
+  }
+  auto scalar = [&](int i) {
+    std::vector<float> v = *constantInput(n, i);
+    if (v.size() != 1)
+      fail(nodeName(n) + ": only per-tensor scales and zero points are "
+                         "supported for the output");
+    return double(v[0]);
+  };
+  // The multiplier in f32 (as the reference computes it), applied in f64.
+  float as = float(scalar(1)), bs = float(scalar(4)), ys = float(scalar(6));
+  float prod = as * bs;
+  double mult = double(prod / ys);
+  double yzp = n.input_size() > 7 && !n.input(7).empty() ? scalar(7) : 0.0;
+  bool isSigned =
+      n.input_size() > 7 && !n.input(7).empty() &&
+      initializers.at(n.input(7)).data_type() == onnx::TensorProto::INT8;
+  float lo = isSigned ? -128.0f : 0.0f, hi = isSigned ? 127.0f : 255.0f;
+  values[n.output(0)] = elementwise(
+      {y}, n, [&](OpBuilder &nb, Location l, ValueRange x) -> Value {
+        Value w = arith::ExtFOp::create(nb, l, nb.getF64Type(), x[0]);
+        w = arith::MulFOp::create(
+            nb, l, w,
+            arith::ConstantOp::create(nb, l, nb.getF64FloatAttr(mult)));
+        w = math::RoundEvenOp::create(nb, l, w);
+        w = arith::AddFOp::create(
+            nb, l, w,
+            arith::ConstantOp::create(nb, l, nb.getF64FloatAttr(yzp)));
+        Value q = arith::TruncFOp::create(nb, l, nb.getF32Type(), w);
+        q = arith::MaximumFOp::create(
+            nb, l, q, arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(lo)));
+        return arith::MinimumFOp::create(
+            nb, l, q, arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(hi)));
+      });
+}
+
 void Importer::node(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   // Ops carry the node's name (or its first output's): diagnostics and
@@ -1530,6 +1603,8 @@ void Importer::node(const onnx::NodeProto &n) {
     shape.append(it.dims().begin(), it.dims().end());
     shape.append(xs.begin() + axis + 1, xs.end());
     define(reshape(out, shape));
+  } else if (op == "MatMulInteger" || op == "QLinearMatMul") {
+    integerMatmul(n);
   } else if (op == "QuantizeLinear" || op == "DequantizeLinear") {
     quantizeLinear(n);
   } else if (op == "Cast") {
