@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
@@ -30,6 +31,9 @@
 using namespace mlir;
 
 namespace {
+
+/// Constants of at least this many elements become dense resources.
+constexpr size_t kResourceElements = 256;
 
 /// An error with its message; the importer stops at the first.
 struct ImportError {
@@ -819,8 +823,22 @@ Value Importer::constant(const onnx::TensorProto &t, const std::string &where) {
     fail(where + ": " + why);
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
   auto type = f32Tensor(shape);
+  if (data.size() < kResourceElements)
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, ArrayRef<float>(data)));
+  // Large weights are dense resources: a blob printed once in hex at the
+  // end of the module, not a giant textual literal. The key is the
+  // initializer's name (made unique by the blob manager).
+  std::string key = t.name().empty() ? "weight" : t.name();
+  for (char &ch : key)
+    if (!llvm::isAlnum(ch) && ch != '_' && ch != '.')
+      ch = '_';
   return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, ArrayRef<float>(data)));
+      b, loc,
+      DenseResourceElementsAttr::get(
+          type, key,
+          HeapAsmResourceBlob::allocateAndCopyInferAlign(
+              ArrayRef<float>(data))));
 }
 
 Value Importer::zeros(ArrayRef<int64_t> shape) {

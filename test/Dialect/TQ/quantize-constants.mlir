@@ -47,3 +47,23 @@ func.func @dynamic_bits(%n: i32) -> !tq.tiled<2x2xi8:?, f32, tile = 2x2, dims = 
   %q = tq.quantize %c bits(%n : i32) : tensor<2x2xf32> -> !tq.tiled<2x2xi8:?, f32, tile = 2x2, dims = [0, 1]>
   return %q : !tq.tiled<2x2xi8:?, f32, tile = 2x2, dims = [0, 1]>
 }
+
+// -----
+
+// A weight held as a dense resource (how tq-import-onnx writes large
+// initializers) is quantized at compile time too.
+// CHECK-LABEL: func.func @resource
+// CHECK-NOT: tq.quantize
+// CHECK: tq.constant {scales = dense<{{\[}}[0.0314960629], [0.0629921257]]> : tensor<2x1xf32>, values = dense<{{\[}}[32, 64], [95, 127], [79, 95], [111, 127]]> : tensor<4x2xi8>}
+func.func @resource() -> !tq.tiled<4x2xi8:8, f32, tile = 2x2, dims = [0, 1], scale = f32> {
+  %w = arith.constant dense_resource<w0> : tensor<4x2xf32>
+  %q = tq.quantize %w : tensor<4x2xf32> -> !tq.tiled<4x2xi8:8, f32, tile = 2x2, dims = [0, 1], scale = f32>
+  return %q : !tq.tiled<4x2xi8:8, f32, tile = 2x2, dims = [0, 1], scale = f32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      w0: "0x040000000000803F0000004000004040000080400000A0400000C0400000E04000000041"
+    }
+  }
+#-}

@@ -184,13 +184,30 @@ LogicalResult DequantizeOp::verify() {
   return success();
 }
 
+std::optional<std::vector<float>> mlir::tq::getConstantF32(Value v) {
+  Attribute attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (!dense.getElementType().isF32())
+      return std::nullopt;
+    auto values = dense.getValues<float>();
+    return std::vector<float>(values.begin(), values.end());
+  }
+  if (auto blob = dyn_cast<DenseF32ResourceElementsAttr>(attr))
+    if (std::optional<ArrayRef<float>> data = blob.tryGetAsArrayRef())
+      return std::vector<float>(data->begin(), data->end());
+  return std::nullopt;
+}
+
 FailureOr<::tq::ref::TiledTensor>
-mlir::tq::evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
+mlir::tq::evaluateQuantize(QuantizeOp op, ArrayRef<float> input,
                            int64_t maxElements) {
   TiledType type = op.getResult().getType();
   if (op.getScales() || !type.hasStaticShape() ||
       type.getBitsKind() == BitsKind::dynamic ||
-      !input.getElementType().isF32() || input.getNumElements() > maxElements)
+      int64_t(input.size()) != ShapedType::getNumElements(type.getShape()) ||
+      int64_t(input.size()) > maxElements)
     return failure();
   ::tq::ref::BitsSpec bits;
   bits.uniform = type.getBits();
@@ -208,9 +225,7 @@ mlir::tq::evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
   }
   ::tq::ref::FloatTensor x;
   x.shape.assign(type.getShape().begin(), type.getShape().end());
-  x.data.reserve(input.getNumElements());
-  for (APFloat v : input.getValues<APFloat>())
-    x.data.push_back(v.convertToFloat());
+  x.data.assign(input.begin(), input.end());
   return ::tq::ref::quantizeTiled(x, getRefLayout(type), bits, getRefForm(type),
                                   getRefRounding(op.getRounding()),
                                   op.getSeed().value_or(0));
@@ -220,17 +235,16 @@ mlir::tq::evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
 /// element of the constant bit for bit (e.g. small integers, zeros).
 OpFoldResult DequantizeOp::fold(FoldAdaptor) {
   auto quant = getInput().getDefiningOp<QuantizeOp>();
-  DenseElementsAttr cst;
-  if (!quant || quant.getInput().getType() != getResult().getType() ||
-      !matchPattern(quant.getInput(), m_Constant(&cst)))
+  if (!quant || quant.getInput().getType() != getResult().getType())
     return {};
-  FailureOr<::tq::ref::TiledTensor> q = evaluateQuantize(quant, cst);
+  std::optional<std::vector<float>> cst = getConstantF32(quant.getInput());
+  if (!cst)
+    return {};
+  FailureOr<::tq::ref::TiledTensor> q = evaluateQuantize(quant, *cst);
   if (failed(q) || q->nonFinite)
     return {};
   ::tq::ref::FloatTensor back = ::tq::ref::dequantizeTiled(*q);
-  std::vector<float> orig;
-  for (APFloat v : cst.getValues<APFloat>())
-    orig.push_back(v.convertToFloat());
+  const std::vector<float> &orig = *cst;
   if (std::memcmp(back.data.data(), orig.data(), orig.size() * sizeof(float)) !=
       0)
     return {};

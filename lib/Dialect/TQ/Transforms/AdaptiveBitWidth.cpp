@@ -96,13 +96,13 @@ struct TQAdaptiveBitWidthPass
     int64_t cap = widthCap(op, maxBits);
     if (cap < minBits)
       return; // a consumer fixes the width
-    DenseElementsAttr cst;
-    matchPattern(op.getInput(), m_Constant(&cst));
+    std::optional<std::vector<float>> cst = getConstantF32(op.getInput());
+    if (!cst)
+      return; // not an f32 constant: searched at run time
     TiledType type = op.getResult().getType();
     ::tq::ref::FloatTensor x;
     x.shape.assign(type.getShape().begin(), type.getShape().end());
-    for (APFloat v : cst.getValues<APFloat>())
-      x.data.push_back(v.convertToFloat());
+    x.data = std::move(*cst);
     ::tq::ref::BitSearchOptions o;
     o.low = low;
     o.high = high;

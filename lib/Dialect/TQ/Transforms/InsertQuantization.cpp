@@ -359,13 +359,12 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
   return failure(result.wasInterrupted());
 }
 
-/// The constant data behind `v`, seen through transposes, reshapes and
-/// casts, or null.
-static DenseElementsAttr constantData(Value v) {
+/// The constant behind `v`, seen through transposes, reshapes and casts,
+/// or null.
+static Value constantData(Value v) {
   while (Operation *def = v.getDefiningOp()) {
-    DenseElementsAttr attr;
-    if (matchPattern(v, m_Constant(&attr)))
-      return attr;
+    if (matchPattern(v, m_Constant()))
+      return v;
     if (!isa<linalg::TransposeOp, tensor::CastOp, tensor::ExpandShapeOp,
              tensor::CollapseShapeOp>(def))
       return {};
@@ -390,14 +389,16 @@ static void chooseLayerTiles(Operation *root, const QuantizationOptions &o,
     readAnnotations(*c, roles, dims);
     Value operands[2] = {c->lhs, c->rhs};
     for (unsigned i = 0; i < 2; ++i) {
-      DenseElementsAttr data = constantData(operands[i]);
-      if (!data || !data.getElementType().isF32())
+      Value data = constantData(operands[i]);
+      std::optional<std::vector<float>> values;
+      if (data)
+        values = getConstantF32(data);
+      if (!values)
         continue;
       ::tq::ref::FloatTensor x;
       auto shape = cast<ShapedType>(data.getType()).getShape();
       x.shape.assign(shape.begin(), shape.end());
-      for (APFloat v : data.getValues<APFloat>())
-        x.data.push_back(v.convertToFloat());
+      x.data = std::move(*values);
       ::tq::ref::BitSearchOptions search;
       search.low = o.low;
       search.high = o.high;

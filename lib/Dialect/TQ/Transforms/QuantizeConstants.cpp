@@ -23,11 +23,11 @@ struct QuantizeConstant : OpRewritePattern<QuantizeOp> {
 
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rewriter) const override {
-    DenseElementsAttr input;
-    if (!matchPattern(op.getInput(), m_Constant(&input)))
-      return rewriter.notifyMatchFailure(op, "input is not a constant");
+    std::optional<std::vector<float>> input = getConstantF32(op.getInput());
+    if (!input)
+      return rewriter.notifyMatchFailure(op, "input is not an f32 constant");
     FailureOr<::tq::ref::TiledTensor> q =
-        evaluateQuantize(op, input, maxElements);
+        evaluateQuantize(op, *input, maxElements);
     if (failed(q))
       return rewriter.notifyMatchFailure(
           op, "not evaluable at compile time (run-time scales or bits, "

@@ -31,12 +31,16 @@ namespace mlir::tq {
 ::tq::ref::QuantForm getRefForm(TiledType type);
 ::tq::ref::Rounding getRefRounding(RoundingMode mode);
 
-/// Runs `op` on the constant `input` with the reference numerics: the
-/// compile-time value of a quantize. Fails for non-static or dynamic-width
-/// types, given scales, per-tile widths that are not constant, or more than
-/// `maxElements` elements.
+/// The f32 values of a constant `v` (a dense literal or a dense resource
+/// blob, as importers write large weights); nullopt if `v` is not one.
+std::optional<std::vector<float>> getConstantF32(Value v);
+
+/// Runs `op` on the constant `input` (its f32 values, row-major) with the
+/// reference numerics: the compile-time value of a quantize. Fails for
+/// non-static or dynamic-width types, given scales, per-tile widths that
+/// are not constant, or more than `maxElements` elements.
 FailureOr<::tq::ref::TiledTensor>
-evaluateQuantize(QuantizeOp op, DenseElementsAttr input,
+evaluateQuantize(QuantizeOp op, ArrayRef<float> input,
                  int64_t maxElements = int64_t(1) << 22);
 
 /// The reference-numerics value of a tq.constant (steps as factors with
