@@ -234,6 +234,7 @@ private:
   bool fold(const onnx::NodeProto &n);
   void quantizeLinear(const onnx::NodeProto &n);
   void integerMatmul(const onnx::NodeProto &n);
+  void convTranspose(const onnx::NodeProto &n);
   std::vector<onnx::NodeProto> foldBatchNorms(const onnx::GraphProto &g);
   /// The values of a constant input (an initializer or a Constant node).
   std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
@@ -1322,6 +1323,102 @@ void Importer::integerMatmul(const onnx::NodeProto &n) {
       });
 }
 
+/// ConvTranspose (NCHW, group 1) as the convolution it equals: the input
+/// with stride-1 zeros inserted between its pixels, padded by
+/// dilation*(kernel-1) minus the pads (plus output_padding at the end),
+/// convolved at stride 1 with the filter flipped in space and with its
+/// channel dims swapped.
+void Importer::convTranspose(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
+                "output_padding", "auto_pad"});
+  if (const onnx::AttributeProto *a = attr(n, "auto_pad"))
+    if (a->s() != "NOTSET")
+      fail(nodeName(n) + ": auto_pad '" + a->s() + "' is not supported");
+  if (intAttr(n, "group", 1) != 1)
+    fail(nodeName(n) + ": grouped ConvTranspose is not supported");
+  Value x = input(n, 0), w = input(n, 1);
+  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w);
+  if (xs.size() != 4 || ws.size() != 4 || ws[0] != xs[1])
+    fail(nodeName(n) + ": needs an NCHW input and a [C, K, R, S] filter");
+  auto ints = [&](const char *name, SmallVector<int64_t> dflt) {
+    if (const onnx::AttributeProto *a = attr(n, name))
+      return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+    return dflt;
+  };
+  SmallVector<int64_t> st = ints("strides", {1, 1}),
+                       dil = ints("dilations", {1, 1}),
+                       pads = ints("pads", {0, 0, 0, 0}),
+                       outPad = ints("output_padding", {0, 0});
+  if (st.size() != 2 || dil.size() != 2 || pads.size() != 4 ||
+      outPad.size() != 2)
+    fail(nodeName(n) + ": strides, dilations, pads and output_padding must "
+                       "be 2-D");
+  int64_t C = xs[1], K = ws[1], R = ws[2], S = ws[3];
+  // Zeros between the input pixels.
+  Value xd = x;
+  SmallVector<int64_t> ds = {xs[0], C, (xs[2] - 1) * st[0] + 1,
+                             (xs[3] - 1) * st[1] + 1};
+  if (st[0] > 1 || st[1] > 1)
+    xd = tensor::InsertSliceOp::create(
+        b, loc, x, zeros(ds), ValueRange{}, ValueRange{}, ValueRange{},
+        SmallVector<int64_t>{0, 0, 0, 0}, xs,
+        SmallVector<int64_t>{1, 1, st[0], st[1]});
+  SmallVector<int64_t> convPads = {dil[0] * (R - 1) - pads[0],
+                                   dil[1] * (S - 1) - pads[1],
+                                   dil[0] * (R - 1) - pads[2] + outPad[0],
+                                   dil[1] * (S - 1) - pads[3] + outPad[1]};
+  if (llvm::any_of(convPads, [](int64_t p) { return p < 0; }))
+    fail(nodeName(n) + ": pads beyond the kernel's reach are not supported");
+  // The filter: [C, K, R, S] -> [K, C, R, S], flipped in R and S.
+  Value wf;
+  if (initializers.count(n.input(1))) {
+    std::vector<float> src = *constantInput(n, 1), dst(src.size());
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t q = 0; q < S; ++q)
+            dst[((k * C + c) * R + r) * S + q] =
+                src[((c * K + k) * R + (R - 1 - r)) * S + (S - 1 - q)];
+    wf = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(f32Tensor({K, C, R, S}), ArrayRef<float>(dst)));
+  } else {
+    MLIRContext *c = ctx;
+    AffineExpr d0 = getAffineDimExpr(0, c), d1 = getAffineDimExpr(1, c),
+               d2 = getAffineDimExpr(2, c), d3 = getAffineDimExpr(3, c);
+    AffineMap in = AffineMap::get(4, 0, {d1, d0, R - 1 - d2, S - 1 - d3}, c);
+    AffineMap out = AffineMap::getMultiDimIdentityMap(4, c);
+    Value init = tensor::EmptyOp::create(
+        b, loc, SmallVector<int64_t>{K, C, R, S}, b.getF32Type());
+    wf = linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{w}, ValueRange{init},
+             SmallVector<AffineMap>{in, out},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+             .getResult(0);
+  }
+  Value padded = pad(xd, convPads, 0.0f);
+  ArrayRef<int64_t> ps = shapeOf(padded);
+  int64_t P = ps[2] - dil[0] * (R - 1), Q = ps[3] - dil[1] * (S - 1);
+  if (P < 1 || Q < 1)
+    fail(nodeName(n) + ": the output would be empty");
+  Value init = zeros({xs[0], K, P, Q});
+  Value y =
+      linalg::Conv2DNchwFchwOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{padded, wf},
+          ValueRange{init}, b.getI64TensorAttr({1, 1}), b.getI64TensorAttr(dil))
+          .getResult(0);
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    Value bias = reshape(input(n, 2), {K, 1, 1});
+    y = elementwise({y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
+    });
+  }
+  values[n.output(0)] = y;
+}
+
 void Importer::node(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   // Ops carry the node's name (or its first output's): diagnostics and
@@ -1621,6 +1718,8 @@ void Importer::node(const onnx::NodeProto &n) {
     shape.append(it.dims().begin(), it.dims().end());
     shape.append(xs.begin() + axis + 1, xs.end());
     define(reshape(out, shape));
+  } else if (op == "ConvTranspose") {
+    convTranspose(n);
   } else if (op == "MatMulInteger" || op == "QLinearMatMul") {
     integerMatmul(n);
   } else if (op == "QuantizeLinear" || op == "DequantizeLinear") {
