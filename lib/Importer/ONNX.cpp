@@ -237,6 +237,13 @@ private:
   void convTranspose(const onnx::NodeProto &n);
   void resize(const onnx::NodeProto &n);
   std::vector<onnx::NodeProto> foldBatchNorms(const onnx::GraphProto &g);
+  /// The values of input `i`, which must be present and constant.
+  std::vector<float> requiredConstant(const onnx::NodeProto &n, int i) {
+    std::optional<std::vector<float>> v = constantInput(n, i);
+    if (!v)
+      fail(nodeName(n) + ": missing input " + std::to_string(i));
+    return *v;
+  }
   /// The values of a constant input (an initializer or a Constant node).
   std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
                                                   int i);
@@ -659,7 +666,7 @@ bool Importer::spatial(const onnx::NodeProto &n) {
         SmallVector<int64_t> wo = {g * kg, 0, 0, 0}, wsz(ws);
         wsz[0] = kg;
         if (initializers.count(n.input(1))) {
-          std::vector<float> filter = *constantInput(n, 1);
+          std::vector<float> filter = requiredConstant(n, 1);
           // A constant filter is split here, so that its groups stay
           // constants (quantized at compile time).
           size_t per = filter.size() / ws[0];
@@ -981,6 +988,10 @@ bool Importer::fold(const onnx::NodeProto &n) {
                   {f.begin(), f.end()},
                   it->second.data_type() != onnx::TensorProto::FLOAT});
   }
+  // Too few inputs: the value path reports the missing one.
+  size_t need = op == "Shape" ? 0 : op == "Gather" ? 2 : 1;
+  if (in.size() < need)
+    return false;
   auto ints = [](const Const &c) {
     std::vector<int64_t> r;
     for (double d : c.v)
@@ -1007,8 +1018,11 @@ bool Importer::fold(const onnx::NodeProto &n) {
     out = in[0];
     out.isInt = to == onnx::TensorProto::INT64;
     if (out.isInt)
-      for (double &d : out.v)
+      for (double &d : out.v) {
+        if (!std::isfinite(d))
+          return false; // no integer for it: the value path decides
         d = std::trunc(d);
+      }
   } else if (op == "Unsqueeze" || op == "Squeeze") {
     std::vector<int64_t> axes;
     if (const onnx::AttributeProto *a = attr(n, "axes"))
@@ -1090,8 +1104,11 @@ bool Importer::fold(const onnx::NodeProto &n) {
                  : op == "Sub" ? x - y
                  : op == "Mul" ? x * y
                                : x / y;
-      if (op == "Div" && out.isInt)
+      if (op == "Div" && out.isInt) {
+        if (y == 0)
+          return false;    // integer division by zero is not folded
         r = std::trunc(r); // integer division truncates
+      }
       out.v.push_back(r);
     }
   }
@@ -1127,11 +1144,11 @@ void Importer::quantizeLinear(const onnx::NodeProto &n) {
   bool quantize = n.op_type() == "QuantizeLinear";
   onlyAttrs(n, {"axis", "block_size", "saturate", "output_dtype"});
   // The scale and zero point must be constants (constantInput says so).
-  std::vector<float> scale = *constantInput(n, 1), zp(scale.size(), 0.0f);
+  std::vector<float> scale = requiredConstant(n, 1), zp(scale.size(), 0.0f);
   const onnx::TensorProto &st = initializers.at(n.input(1));
   int zpType = quantize ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT32;
   if (n.input_size() > 2 && !n.input(2).empty()) {
-    zp = *constantInput(n, 2);
+    zp = requiredConstant(n, 2);
     zpType = initializers.at(n.input(2)).data_type();
     if (zp.size() != scale.size())
       fail(nodeName(n) + ": the zero point and the scale differ in shape");
@@ -1153,6 +1170,8 @@ void Importer::quantizeLinear(const onnx::NodeProto &n) {
     lo = 0, hi = 65535;
     break;
   case onnx::TensorProto::INT32:
+    if (quantize)
+      fail(nodeName(n) + ": QuantizeLinear to int32 is not supported");
     lo = -2147483648.0f, hi = 2147483647.0f;
     break;
   default:
@@ -1206,7 +1225,7 @@ void Importer::quantizeLinear(const onnx::NodeProto &n) {
     return p;
   };
   if (constIn) {
-    std::vector<float> q = *constantInput(n, 0), y(q.size());
+    std::vector<float> q = requiredConstant(n, 0), y(q.size());
     SmallVector<int64_t> idx(rank, 0);
     for (size_t e = 0; e < q.size(); ++e) {
       int64_t p = paramIndex(idx);
@@ -1267,7 +1286,7 @@ void Importer::integerMatmul(const onnx::NodeProto &n) {
   auto centered = [&](Value v, int zpIndex, bool rows) {
     if (zpIndex >= n.input_size() || n.input(zpIndex).empty())
       return v;
-    std::vector<float> zp = *constantInput(n, zpIndex);
+    std::vector<float> zp = requiredConstant(n, zpIndex);
     ArrayRef<int64_t> vs = shapeOf(v);
     SmallVector<int64_t> zshape;
     if (zp.size() > 1) {
@@ -1291,7 +1310,7 @@ void Importer::integerMatmul(const onnx::NodeProto &n) {
     return;
   }
   auto scalar = [&](int i) {
-    std::vector<float> v = *constantInput(n, i);
+    std::vector<float> v = requiredConstant(n, i);
     if (v.size() != 1)
       fail(nodeName(n) + ": only per-tensor scales and zero points are "
                          "supported for the output");
@@ -1373,7 +1392,7 @@ void Importer::convTranspose(const onnx::NodeProto &n) {
   // The filter: [C, K, R, S] -> [K, C, R, S], flipped in R and S.
   Value wf;
   if (initializers.count(n.input(1))) {
-    std::vector<float> src = *constantInput(n, 1), dst(src.size());
+    std::vector<float> src = requiredConstant(n, 1), dst(src.size());
     for (int64_t c = 0; c < C; ++c)
       for (int64_t k = 0; k < K; ++k)
         for (int64_t r = 0; r < R; ++r)
@@ -1452,9 +1471,9 @@ void Importer::resize(const onnx::NodeProto &n) {
     fail(nodeName(n) + ": only 4-D (NCHW) inputs are supported");
   std::vector<float> scales, sizes;
   if (n.input_size() > 2 && !n.input(2).empty())
-    scales = *constantInput(n, 2);
+    scales = requiredConstant(n, 2);
   if (n.input_size() > 3 && !n.input(3).empty())
-    sizes = *constantInput(n, 3);
+    sizes = requiredConstant(n, 3);
   SmallVector<int64_t> out(xs);
   SmallVector<double> scale(4, 1.0);
   for (int d = 0; d < 4; ++d) {
@@ -1809,13 +1828,15 @@ void Importer::node(const onnx::NodeProto &n) {
       if (const onnx::AttributeProto *a = attr(n, name))
         v.assign(a->ints().begin(), a->ints().end());
       else if (i < n.input_size() && !n.input(i).empty()) {
-        std::vector<float> given = *constantInput(n, i);
+        std::vector<float> given = requiredConstant(n, i);
         v.assign(given.begin(), given.end());
       }
       return v;
     };
     std::vector<double> starts = list("starts", 1), ends = list("ends", 2),
                         axes = list("axes", 3), steps = list("steps", 4);
+    if (starts.empty() || ends.empty())
+      fail(nodeName(n) + ": starts and ends are required");
     if (starts.size() != ends.size() ||
         (!axes.empty() && axes.size() != starts.size()) ||
         (!steps.empty() && steps.size() != starts.size()))
@@ -1853,7 +1874,7 @@ void Importer::node(const onnx::NodeProto &n) {
     ArrayRef<int64_t> xs = shapeOf(x);
     int64_t rank = xs.size();
     int64_t axis = axisAttr(n, "axis", 0, rank);
-    std::vector<float> indices = *constantInput(n, 1);
+    std::vector<float> indices = requiredConstant(n, 1);
     const onnx::TensorProto &it = initializers.at(n.input(1));
     // The selected slices side by side along `axis`, then the indices'
     // shape in place of that dim.
