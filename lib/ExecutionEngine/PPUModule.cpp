@@ -67,6 +67,9 @@ struct PPUModule::Impl {
   std::map<std::string, Schedule> schedules;
   Stats stats;
   uint64_t launches = 0;
+  std::vector<WidthInput> widths;
+  /// Per kernel: width input name -> index into `widths`.
+  std::vector<std::map<std::string, size_t>> widthIndex;
 };
 
 PPUModule::PPUModule() : impl(std::make_unique<Impl>()) {}
@@ -80,9 +83,14 @@ const std::vector<KernelInfo> &PPUModule::kernels() const {
 }
 const Stats &PPUModule::stats() const { return impl->stats; }
 uint64_t PPUModule::launches() const { return impl->launches; }
+const std::vector<WidthInput> &PPUModule::widths() const {
+  return impl->widths;
+}
 void PPUModule::resetStats() {
   impl->stats = Stats();
   impl->launches = 0;
+  for (WidthInput &w : impl->widths)
+    w.bits.clear();
 }
 
 std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
@@ -137,6 +145,21 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
       program.emitError("invalid PPU stream: ") << why;
       return nullptr;
     }
+    // Width inputs are located at the layer that reads them.
+    std::map<std::string, size_t> widthIndex;
+    for (auto w : program.getOps<mlir::ppu::WidthInputOp>()) {
+      std::string layer;
+      if (auto loc = dyn_cast<NameLoc>(w.getLoc())) {
+        layer = loc.getName().str();
+      } else {
+        llvm::raw_string_ostream os(layer);
+        w.getLoc().print(os);
+      }
+      widthIndex[w.getName().str()] = m->impl->widths.size();
+      m->impl->widths.push_back(
+          {program.getSymName().str(), w.getName().str(), layer, {}});
+    }
+    m->impl->widthIndex.push_back(std::move(widthIndex));
     kernelIndex[program.getSymName().str()] = m->impl->streams.size();
     m->impl->kernels.push_back({program.getSymName().str(), s.machine,
                                 s.code.size(), encode(s).size()});
@@ -308,12 +331,24 @@ bool PPUModule::invoke(const std::string &function,
       continue;
     }
     Simulator sim(impl->streams[step.kernel]);
+    const std::map<std::string, size_t> &widthIndex =
+        impl->widthIndex[step.kernel];
     for (auto [i, s] : llvm::enumerate(step.ins)) {
+      std::string name = "arg" + std::to_string(i);
+      if (auto w = widthIndex.find(name); w != widthIndex.end()) {
+        int32_t bits = *static_cast<const int32_t *>(data[s]);
+        if (!sim.setWidth(name, bits, error)) {
+          error = "PPU kernel @" + step.callee + ": " + error;
+          return false;
+        }
+        impl->widths[w->second].bits.push_back(bits);
+        continue;
+      }
       const float *p = static_cast<const float *>(data[s]);
       std::vector<float> values(p, p + sched.slots[s].numElements());
       std::vector<uint32_t> shape(sched.slots[s].shape.begin(),
                                   sched.slots[s].shape.end());
-      if (!sim.setInput("arg" + std::to_string(i), values, shape, error))
+      if (!sim.setInput(name, values, shape, error))
         return false;
     }
     if (!sim.run(error)) {

@@ -163,6 +163,13 @@ std::string verifyInstr(const Instr &i, const MachineConfig &m) {
                                 : "";
   };
   auto bits = [&]() -> std::string {
+    if (isWidthRegister(i.bits))
+      return (i.bits & 0xff) < kWidthRegisters &&
+                     (i.bits & ~(kBitsRegister | 0xff)) == 0
+                 ? ""
+                 : "width register " + std::to_string(i.bits & 0xff) +
+                       " out of range (" + std::to_string(kWidthRegisters) +
+                       " registers)";
     return (i.bits < 2 || i.bits > 16)
                ? "bit width " + std::to_string(i.bits) + " not in [2, 16]"
                : "";
@@ -253,6 +260,17 @@ std::string verifyMachine(const MachineConfig &m) {
 static bool checkBinding(const Binding &bd, const MachineConfig &m,
                          std::set<std::string> &names, size_t index,
                          std::string &error) {
+  if (bd.isWidth()) {
+    if (bd.name.empty() || bd.name.size() > 255 ||
+        !names.insert(bd.name).second || bd.output ||
+        bd.baseTile >= kWidthRegisters) {
+      error = "invalid width input #" + std::to_string(index) + " '" + bd.name +
+              "' (a unique name, an input, a register below " +
+              std::to_string(kWidthRegisters) + ")";
+      return false;
+    }
+    return true;
+  }
   bool dimsOk = bd.shape.size() == 2 || bd.shape.size() == 4;
   for (uint32_t d : bd.shape)
     dimsOk = dimsOk && d > 0 && d <= (1u << 24);
@@ -297,9 +315,16 @@ bool validate(const Stream &s, std::string &error) {
   if (!checkMachine(s.machine, error))
     return false;
   std::set<std::string> names;
-  for (size_t b = 0; b < s.bindings.size(); ++b)
-    if (!checkBinding(s.bindings[b], s.machine, names, b, error))
+  std::set<uint32_t> registers;
+  for (size_t b = 0; b < s.bindings.size(); ++b) {
+    const Binding &bd = s.bindings[b];
+    if (!checkBinding(bd, s.machine, names, b, error))
       return false;
+    if (bd.isWidth() && !registers.insert(bd.baseTile).second) {
+      error = "width inputs share register w" + std::to_string(bd.baseTile);
+      return false;
+    }
+  }
   for (size_t c = 0; c < s.constants.size(); ++c)
     if (!checkConstant(s.constants[c], s.machine, c, error))
       return false;
@@ -327,9 +352,9 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     error = "truncated stream header";
     return false;
   }
-  if (version != Stream::kVersion) {
+  if (version < 1 || version > Stream::kVersion) {
     error = "unsupported stream version " + std::to_string(version) +
-            " (this simulator reads version " +
+            " (this simulator reads versions 1 to " +
             std::to_string(Stream::kVersion) + ")";
     return false;
   }
@@ -375,6 +400,10 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     }
     if (!checkBinding(bd, m, names, b, error))
       return false;
+    if (bd.isWidth() && version < 2) {
+      error = "width input '" + bd.name + "' in a version 1 stream";
+      return false;
+    }
     out.bindings.push_back(bd);
   }
   out.constants.clear();
@@ -431,7 +460,8 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     }
     out.code.push_back(i);
   }
-  return true;
+  // Whole-stream checks (width registers read by inputs only once, ...).
+  return validate(out, error);
 }
 
 //===----------------------------------------------------------------------===//
@@ -616,6 +646,12 @@ bool Simulator::setInput(const std::string &name,
     error = "no input named '" + name + "'";
     return false;
   }
+  if (b->isWidth()) {
+    error = "input '" + name +
+            "' is a bit width (a width register), not a "
+            "tensor";
+    return false;
+  }
   auto str = [](const std::vector<uint32_t> &v) {
     std::string out;
     for (size_t i = 0; i < v.size(); ++i)
@@ -633,6 +669,22 @@ bool Simulator::setInput(const std::string &name,
     b->locate(i, V, tile, pos);
     fmem[b->baseTile + tile][pos] = data[i];
   }
+  return true;
+}
+
+bool Simulator::setWidth(const std::string &name, int64_t bits,
+                         std::string &error) {
+  const Binding *b = findBinding(s, name);
+  if (!b || !b->isWidth()) {
+    error = "no width input named '" + name + "'";
+    return false;
+  }
+  if (bits < 2 || bits > 16) {
+    error = "width input '" + name + "': bit width " + std::to_string(bits) +
+            " not in [2, 16]";
+    return false;
+  }
+  widths[b->baseTile] = uint16_t(bits);
   return true;
 }
 
@@ -711,7 +763,17 @@ bool Simulator::run(std::string &error) {
   size_t n = size_t(V) * V;
   std::vector<float> tmp(n);
   for (size_t pc = 0; pc < s.code.size(); ++pc) {
-    const Instr &i = s.code[pc];
+    Instr i = s.code[pc];
+    if ((i.op == Op::Quant || i.op == Op::Req || i.op == Op::Post) &&
+        isWidthRegister(i.bits)) {
+      uint16_t w = widths[i.bits & 0xff];
+      if (!w) {
+        error = "instruction " + std::to_string(pc) + ": width register w" +
+                std::to_string(i.bits & 0xff) + " was never set";
+        return false;
+      }
+      i.bits = w;
+    }
     ++st.instructions;
     st.cycles += cycles(i, s.machine);
     switch (i.op) {

@@ -28,6 +28,12 @@ static void printFlags(std::ostream &os, uint8_t flags) {
     os << " bf16";
 }
 
+/// A width, or the register that holds it (`w3`).
+static std::string bitsText(uint16_t bits) {
+  return isWidthRegister(bits) ? "w" + std::to_string(bits & 0xff)
+                               : std::to_string(bits);
+}
+
 std::string print(const Stream &s) {
   std::ostringstream os;
   const MachineConfig &m = s.machine;
@@ -35,6 +41,10 @@ std::string print(const Stream &s) {
      << " ub=" << m.ubTiles << " rows=" << m.dataRows << " acc=" << m.accTiles
      << " fmem=" << m.fmemTiles << "\n";
   for (const Binding &b : s.bindings) {
+    if (b.isWidth()) {
+      os << "width " << b.name << " @w" << b.baseTile << "\n";
+      continue;
+    }
     os << (b.output ? "output " : "input ") << b.name << " ";
     for (size_t d = 0; d < b.shape.size(); ++d)
       os << (d ? "x" : "") << b.shape[d];
@@ -56,7 +66,7 @@ std::string print(const Stream &s) {
       break;
     case Op::Quant:
       os << "quant ub[" << i.dst << "] <- fmem[" << i.src
-         << "] bits=" << i.bits;
+         << "] bits=" << bitsText(i.bits);
       break;
     case Op::Load:
       os << "load " << ((i.flags & kLoadB) ? "b" : "a") << "[" << i.dst
@@ -68,7 +78,8 @@ std::string print(const Stream &s) {
          << i.src2 << "]";
       break;
     case Op::Post:
-      os << "post ub[" << i.dst << "] <- acc[" << i.src << "] bits=" << i.bits;
+      os << "post ub[" << i.dst << "] <- acc[" << i.src
+         << "] bits=" << bitsText(i.bits);
       if (i.flags & kLayerScale) {
         char scale[32];
         std::snprintf(scale, sizeof(scale), "%.9g", i.imm);
@@ -85,7 +96,8 @@ std::string print(const Stream &s) {
       break;
     }
     case Op::Req:
-      os << "req ub[" << i.dst << "] <- ub[" << i.src << "] bits=" << i.bits;
+      os << "req ub[" << i.dst << "] <- ub[" << i.src
+         << "] bits=" << bitsText(i.bits);
       break;
     case Op::Deq:
       os << "deq fmem[" << i.dst << "] <- ub[" << i.src << "]";
@@ -152,6 +164,18 @@ struct Line {
   bool key(const std::string &k, uint16_t &v) {
     return lit(k) && lit("=") && num(v);
   }
+  /// bits=N or bits=wR (a width register).
+  bool bits(uint16_t &v) {
+    if (!lit("bits") || !lit("="))
+      return false;
+    if (!lit("w"))
+      return num(v);
+    uint16_t r;
+    if (!num(r) || r > 0xff)
+      return false;
+    v = kBitsRegister | r;
+    return true;
+  }
   template <typename T> bool key32(const std::string &k, T &v) {
     return lit(k) && lit("=") && num(v);
   }
@@ -163,6 +187,7 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
   std::string raw;
   size_t lineNo = 0;
   bool header = false;
+  uint16_t version = 0;
   out = Stream();
   auto fail = [&](const std::string &msg) {
     error = "line " + std::to_string(lineNo) + ": " + msg;
@@ -174,12 +199,11 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     if (l.done())
       continue;
     if (!header) {
-      uint16_t version;
       MachineConfig &m = out.machine;
       if (!l.lit("ppu") || !l.lit("v") || !l.num(version))
-        return fail("expected the header 'ppu v1 V=... mac=... ub=... "
+        return fail("expected the header 'ppu v2 V=... mac=... ub=... "
                     "rows=... acc=... fmem=...'");
-      if (version != Stream::kVersion)
+      if (version < 1 || version > Stream::kVersion)
         return fail("unsupported listing version " + std::to_string(version));
       if (!l.key("V", m.V) || !l.key("mac", m.macUnits) ||
           !l.key32("ub", m.ubTiles) || !l.key("rows", m.dataRows) ||
@@ -210,6 +234,16 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
       out.bindings.push_back(b);
       continue;
     }
+    if (op == "width") {
+      Binding b;
+      if (!l.word(b.name) || !l.lit("@") || !l.lit("w") || !l.num(b.baseTile) ||
+          !l.done())
+        return fail("expected 'width NAME @wR'");
+      if (version < 2)
+        return fail("width inputs need a version 2 listing");
+      out.bindings.push_back(b);
+      continue;
+    }
     if (op == "const") {
       ConstTile c;
       std::string step;
@@ -237,7 +271,7 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     } else if (op == "quant") {
       i.op = Op::Quant;
       ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("fmem", i.src) &&
-           l.key("bits", i.bits);
+           l.bits(i.bits);
     } else if (op == "load") {
       i.op = Op::Load;
       std::string buf;
@@ -256,7 +290,7 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     } else if (op == "post") {
       i.op = Op::Post;
       ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("acc", i.src) &&
-           l.key("bits", i.bits);
+           l.bits(i.bits);
       if (ok && l.lit("scale")) {
         std::string scale;
         ok = l.lit("=") && l.word(scale);
@@ -284,7 +318,7 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     } else if (op == "req") {
       i.op = Op::Req;
       ok = l.slot("ub", i.dst) && l.lit("<-") && l.slot("ub", i.src) &&
-           l.key("bits", i.bits);
+           l.bits(i.bits);
     } else {
       return fail("unknown instruction '" + op + "'");
     }
@@ -307,7 +341,7 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     out.code.push_back(i);
   }
   if (!header) {
-    error = "empty listing: expected the 'ppu v1 ...' header";
+    error = "empty listing: expected the 'ppu v2 ...' header";
     return false;
   }
   return validate(out, error);

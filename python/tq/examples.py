@@ -43,3 +43,36 @@ func.func @mlp({args}) -> tensor<{m}x{n}xf32> {{
   return %y : tensor<{m}x{n}xf32>
 }}
 """
+
+
+def _bias_layer(name, inp, m, k, n, w, b, relu):
+    """x[m,k] . w[k,n] + b[n] (then ReLU), as linalg on constants."""
+    body = ("%mx = arith.maximumf %s, %zero : f32\n    linalg.yield %mx : f32" if relu
+            else "linalg.yield %s : f32")
+    return f"""
+  %w{name} = arith.constant dense<{dense_literal(w)}> : tensor<{k}x{n}xf32>
+  %b{name} = arith.constant dense<{dense_literal(b)}> : tensor<{n}xf32>
+  %e{name} = tensor.empty() : tensor<{m}x{n}xf32>
+  %f{name} = linalg.fill ins(%zero : f32) outs(%e{name} : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %p{name} = linalg.matmul ins({inp}, %w{name} : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%f{name} : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %y{name} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}}
+      ins(%p{name}, %b{name} : tensor<{m}x{n}xf32>, tensor<{n}xf32>) outs(%e{name} : tensor<{m}x{n}xf32>) {{
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    {body}
+  }} -> tensor<{m}x{n}xf32>"""
+
+
+def mlp_bias_mlir(x_shape, w1, b1, w2, b2):
+    """@main(x): ReLU(x . w1 + b1) . w2 + b2 with constant weights and
+    biases: the bias adds and the ReLU are float code between the layers."""
+    m, k = x_shape
+    h, n = w1.shape[1], w2.shape[1]
+    return f"""
+func.func @main(%x: tensor<{m}x{k}xf32>) -> tensor<{m}x{n}xf32> {{
+  %zero = arith.constant 0.0 : f32
+{_bias_layer(1, '%x', m, k, h, w1, b1, True)}
+{_bias_layer(2, '%y1', m, h, n, w2, b2, False)}
+  return %y2 : tensor<{m}x{n}xf32>
+}}
+"""

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 using namespace tq;
@@ -271,7 +272,8 @@ TEST(PPUStream, CorruptStreamsAreRejectedP6) {
   std::vector<uint8_t> v = bin;
   v[6] = 9;
   EXPECT_EQ(decodeError(v),
-            "unsupported stream version 9 (this simulator reads version 1)");
+            "unsupported stream version 9 (this simulator reads versions 1 "
+            "to 2)");
   v = bin;
   v.resize(12);
   EXPECT_EQ(decodeError(v), "truncated stream header");
@@ -320,6 +322,55 @@ TEST(PPUStream, CorruptStreamsAreRejectedP6) {
   huge.machine.ubTiles = 4000000000u;
   EXPECT_NE(decodeError(encode(huge)).find("machine too large"),
             std::string::npos);
+}
+
+TEST(PPUSim, WidthRegistersGiveRunTimeWidths) {
+  // A GEMM whose A is quantized at 5 bits, and the same program reading
+  // the width from register w1, set by the host: the same bits.
+  Gemm g{19, 24, 13};
+  g.bitsA = 5;
+  MachineConfig m = machine(8);
+  Stream fixed = buildGemm(g, m);
+  Stream viaRegister = fixed;
+  for (Instr &i : viaRegister.code)
+    if (i.op == Op::Quant && i.bits == 5)
+      i.bits = kBitsRegister | 1;
+  viaRegister.bindings.push_back({false, "n", {}, 1});
+  std::string error;
+  ASSERT_TRUE(validate(viaRegister, error)) << error;
+  std::vector<uint8_t> bin = encode(viaRegister);
+  Stream decoded;
+  ASSERT_TRUE(decode(bin.data(), bin.size(), decoded, error)) << error;
+  std::vector<float> a = randomData(19 * 24, 5), b = randomData(24 * 13, 6);
+  auto run = [&](const Stream &s, int bits) {
+    Simulator sim(s);
+    EXPECT_TRUE(sim.setInput("a", a, {19, 24}, error)) << error;
+    EXPECT_TRUE(sim.setInput("b", b, {24, 13}, error)) << error;
+    if (bits)
+      EXPECT_TRUE(sim.setWidth("n", bits, error)) << error;
+    EXPECT_TRUE(sim.run(error)) << error;
+    std::vector<uint32_t> shape;
+    return sim.output("c", shape);
+  };
+  std::vector<float> want = run(fixed, 0), got = run(decoded, 5);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)),
+            0);
+  EXPECT_NE(run(decoded, 3), want); // the register is what counts
+  // Errors: an unset register, widths out of range, a tensor input.
+  Simulator unset(decoded);
+  EXPECT_FALSE(unset.run(error));
+  EXPECT_NE(error.find("width register w1 was never set"), std::string::npos);
+  EXPECT_FALSE(unset.setWidth("n", 1, error));
+  EXPECT_FALSE(unset.setWidth("a", 4, error));
+  EXPECT_EQ(error, "no width input named 'a'");
+  EXPECT_FALSE(unset.setInput("n", a, {19, 24}, error));
+  // Version 1 streams are read, but cannot have width inputs.
+  std::vector<uint8_t> v1 = encode(fixed);
+  v1[6] = 1;
+  EXPECT_TRUE(decode(v1.data(), v1.size(), decoded, error)) << error;
+  bin[6] = 1;
+  EXPECT_EQ(decodeError(bin), "width input 'n' in a version 1 stream");
 }
 
 TEST(PPUStream, MutatedStreamsNeverCrash) {
@@ -393,8 +444,8 @@ TEST(PPUText, MalformedListingsAreRejected) {
     return error;
   };
   const std::string hdr = "ppu v1 V=8 mac=8 ub=16 rows=2 acc=4 fmem=16\n";
-  EXPECT_EQ(err(""), "empty listing: expected the 'ppu v1 ...' header");
-  EXPECT_EQ(err("ppu v2 V=8\n"), "line 1: unsupported listing version 2");
+  EXPECT_EQ(err(""), "empty listing: expected the 'ppu v2 ...' header");
+  EXPECT_EQ(err("ppu v3 V=8\n"), "line 1: unsupported listing version 3");
   EXPECT_EQ(err("ppu v1 V=8 mac=8\n"),
             "line 1: malformed machine in the header");
   EXPECT_EQ(err(hdr + "jump 3\n"), "line 2: unknown instruction 'jump'");

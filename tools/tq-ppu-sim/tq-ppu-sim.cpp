@@ -1,9 +1,11 @@
 //===- tq-ppu-sim.cpp - run a PPU instruction stream ----------------------===//
 //
-//   tq-ppu-sim STREAM --input x=x.npy --output y=y.npy [--report=json]
+//   tq-ppu-sim STREAM --input x=x.npy [--width n=6] --output y=y.npy
+//              [--report=json]
 //
 // STREAM is the binary form or the text listing (tq/Runtime/PPUSim.h).
-// Inputs and outputs are .npy arrays bound by name; the statistics
+// Inputs and outputs are .npy arrays bound by name, width inputs (run-time
+// bit widths) integers; the statistics
 // (reads, writes, MAC operations, cycles) go to stdout or --report-file.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +25,8 @@ static cl::opt<std::string> streamPath(cl::Positional, cl::Required,
                                        cl::desc("<stream>"));
 static cl::list<std::string> inputs("input",
                                     cl::desc("NAME=FILE.npy: bind an input"));
+static cl::list<std::string>
+    widthInputs("width", cl::desc("NAME=BITS: set a width input (2..16)"));
 static cl::list<std::string>
     outputs("output", cl::desc("NAME=FILE.npy: write an output"));
 static cl::opt<std::string>
@@ -88,6 +92,14 @@ int main(int argc, char **argv) {
     std::vector<uint32_t> shape(a.shape.begin(), a.shape.end());
     if (!sim.setInput(name, a.toFloat(), shape, error))
       return fail(path + ": " + error);
+  }
+  for (const std::string &arg : widthInputs) {
+    auto [name, value] = StringRef(arg).split('=');
+    int64_t bits;
+    if (name.empty() || value.getAsInteger(10, bits))
+      return fail("--width expects NAME=BITS, got '" + arg + "'");
+    if (!sim.setWidth(name.str(), bits, error))
+      return fail(error);
   }
   if (!sim.run(error))
     return fail(error);

@@ -23,6 +23,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -236,12 +237,36 @@ int main(int argc, char **argv) {
   }
   if (onPPU && ppuReport != "none") {
     const tq::ppu::Stats &st = ppuModule->stats();
-    if (ppuReport == "json")
-      outs() << "{\"launches\": " << ppuModule->launches() << ", "
+    const std::vector<tq::ppu::WidthInput> &widths = ppuModule->widths();
+    if (ppuReport == "json") {
+      json::Array list;
+      for (const tq::ppu::WidthInput &w : widths) {
+        json::Array bits;
+        for (int32_t b : w.bits)
+          bits.push_back(b);
+        list.push_back(json::Object{{"layer", w.layer},
+                                    {"kernel", w.kernel},
+                                    {"input", w.input},
+                                    {"bits", std::move(bits)}});
+      }
+      std::string text;
+      raw_string_ostream os(text);
+      os << json::Value(std::move(list));
+      outs() << "{\"launches\": " << ppuModule->launches()
+             << ", \"widths\": " << text << ", "
              << StringRef(st.json()).drop_front() << "\n";
-    else
+    } else {
       outs() << "PPU: " << ppuModule->launches() << " kernel launches\n"
              << st.text();
+      // Widths chosen on the host at run time, per layer (one per launch).
+      for (const tq::ppu::WidthInput &w : widths) {
+        outs() << "run-time width of " << w.layer << " (@" << w.kernel << " "
+               << w.input << "):";
+        for (int32_t b : w.bits)
+          outs() << " " << b;
+        outs() << "\n";
+      }
+    }
   }
   return 0;
 }

@@ -39,6 +39,14 @@ struct KernelInfo {
   size_t streamBytes = 0; // the encoded binary stream
 };
 
+/// A bit width chosen on the host at run time (tq.adaptive_bit_width) and
+/// passed to a kernel's width input: the layer reading it and its value at
+/// each launch since the last reset.
+struct WidthInput {
+  std::string kernel, input, layer;
+  std::vector<int32_t> bits;
+};
+
 class PPUModule {
 public:
   ~PPUModule();
@@ -63,6 +71,8 @@ public:
   /// and the number of launches.
   const Stats &stats() const;
   uint64_t launches() const;
+  /// The kernels' width inputs and the widths they were given.
+  const std::vector<WidthInput> &widths() const;
   void resetStats();
 
 private:

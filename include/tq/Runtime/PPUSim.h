@@ -31,6 +31,13 @@
 //                                    f32 (e.g. updated weights)
 //   HALT
 //
+// Run-time bit widths (A4): QUANT, REQ and POST name a width register
+// instead of a width when `bits` is kBitsRegister | r (`bits=wR` in the
+// listing). The host writes the registers before the program runs, through
+// width inputs: rank-0 bindings whose `baseTile` is the register. This is
+// how a width chosen at run time from the measured quantization error
+// reaches a kernel compiled once.
+//
 // Scale layouts (T4): a tile has one scale (square V x V, the default), or
 // one per row (ROWS: 1 x V vectors) or per column (COLS: V x 1), the
 // per-vector scaling of the prior art. A transposing LOAD turns ROWS into
@@ -96,6 +103,11 @@ enum : uint8_t {
   kLayerScale = 1
 };
 
+/// QUANT, REQ and POST: `bits` names width register `bits & 0xff`.
+constexpr uint16_t kBitsRegister = 0x100;
+constexpr unsigned kWidthRegisters = 16;
+inline bool isWidthRegister(uint16_t bits) { return bits & kBitsRegister; }
+
 /// Whether instruction `i` keeps an f32 immediate in its third operand.
 inline bool hasImmediate(Op op, uint8_t flags) {
   return op == Op::WUpd || (op == Op::Post && (flags & kLayerScale));
@@ -115,6 +127,8 @@ struct Instr {
 /// A named host tensor mapped onto consecutive fmem tiles, V x V each:
 /// 2-D [R, C] split on (R, C), or 4-D NHWC / KRSC [N, H, W, C] split on
 /// (N, C) with a row of tiles per (h, w). Tiles in row-major grid order.
+/// A rank-0 input is a width input: the host's bit width for width
+/// register `baseTile`.
 struct Binding {
   bool output = false;
   std::string name;
@@ -124,6 +138,7 @@ struct Binding {
   std::vector<uint64_t> grid(uint16_t V) const;
   uint64_t tiles(uint16_t V) const;
   uint64_t numElements() const;
+  bool isWidth() const { return shape.empty(); }
   /// The fmem tile (from baseTile) and the position in it of element
   /// `linear` (row-major over shape).
   void locate(uint64_t linear, uint16_t V, uint64_t &tile, uint32_t &pos) const;
@@ -139,7 +154,8 @@ struct ConstTile {
 };
 
 struct Stream {
-  static constexpr uint16_t kVersion = 1;
+  /// Version 2 added width registers; version 1 streams are read as well.
+  static constexpr uint16_t kVersion = 2;
   MachineConfig machine;
   std::vector<Binding> bindings;
   std::vector<ConstTile> constants;
@@ -167,6 +183,7 @@ std::string verifyMachine(const MachineConfig &m);
 ///   ppu v1 V=16 mac=16 ub=1024 rows=8 acc=64 fmem=4096
 ///   input x 40x48 @0
 ///   input f 32x3x3x16 @24
+///   width n @w0
 ///   output y 40x32 @9
 ///   const ub[7] bits=4 step=0.25 : 1 -2 0 ... (V*V values)
 ///   quant ub[0] <- fmem[0] bits=8 rows
@@ -176,6 +193,7 @@ std::string verifyMachine(const MachineConfig &m);
 ///   store fmem[9] <- acc[0]
 ///   wupd ub[1] -= 0.125 * acc[0]
 ///   req ub[1] <- ub[1] bits=8 cols
+///   quant ub[8] <- fmem[1] bits=w0
 ///   halt
 ///
 /// `#` starts a comment. Errors name the line.
@@ -229,6 +247,9 @@ public:
   /// Sets an input binding; fails when the name or the shape is unknown.
   bool setInput(const std::string &name, const std::vector<float> &data,
                 const std::vector<uint32_t> &shape, std::string &error);
+  /// Sets a width input (a bit width in [2, 16] for its register); fails
+  /// when the name is unknown or the width out of range.
+  bool setWidth(const std::string &name, int64_t bits, std::string &error);
   /// Runs to HALT (or the end). Fails on a run-time fault (an instruction
   /// reading a tile nothing wrote is fine: memories start zeroed).
   bool run(std::string &error);
@@ -261,6 +282,7 @@ private:
   uint16_t V;
   std::vector<std::vector<float>> fmem, acc;
   std::vector<Tile> ub, bufA, bufB;
+  uint16_t widths[kWidthRegisters] = {}; // 0: not written
   Stats st;
 };
 

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -55,8 +56,8 @@ FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
                            "[0, 1] (and 4-D ones split on [0, 3] for "
                            "convolutions), got ")
            << t;
-  if (t.getBitsKind() == BitsKind::dynamic ||
-      (t.getBitsKind() == BitsKind::per_tile && !perTile))
+  // A run-time width (`?`) lives in a width register (see emitQuantize).
+  if (t.getBitsKind() == BitsKind::per_tile && !perTile)
     return op->emitOpError("tq-to-ppu needs fixed bit widths, got ") << t;
   if (t.getHasOffset() || t.getScaleKind() == ScaleKind::pow2_f32)
     return op->emitOpError("tq-to-ppu supports f32 or pow2 scales without "
@@ -78,6 +79,20 @@ FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
 /// Number of V x V blocks of a shape split on its first and last dims: the
 /// host-memory tiles and unified-buffer slots it takes (a per-vector tile
 /// slot holds a V x V block with a scale per row or column).
+/// Where a width input is used: the layer (tq.matmul / tq.conv2d) reading
+/// the first tensor quantized at that width, for reports per layer.
+Location widthLocation(BlockArgument arg) {
+  for (Operation *e : arg.getUsers())
+    for (Operation *q : e->getUsers())
+      if (auto quantize = dyn_cast<QuantizeOp>(q)) {
+        for (Operation *layer : quantize->getUsers())
+          if (isa<MatmulOp, Conv2DOp>(layer))
+            return layer->getLoc();
+        return quantize.getLoc();
+      }
+  return arg.getLoc();
+}
+
 uint32_t blockCount(ArrayRef<int64_t> shape, int64_t V) {
   uint64_t n = 1;
   for (size_t d = 0; d < shape.size(); ++d)
@@ -97,6 +112,10 @@ private:
   LogicalResult allocate(Value v, uint32_t tiles, bool ub, uint32_t &base,
                          Operation *op);
   LogicalResult emitQuantize(QuantizeOp op);
+  /// The `bits` field for a quantization into `t` with run-time width
+  /// `bits` (if any): t's width, a constant, or the width register a width
+  /// input was given.
+  FailureOr<uint16_t> bitsField(TiledType t, Value bits, Operation *op);
   LogicalResult emitConstant(ConstantOp op);
   LogicalResult emitRequantize(RequantizeOp op);
   LogicalResult emitMatmul(MatmulOp op);
@@ -145,6 +164,9 @@ private:
   llvm::DenseMap<Value, Streamed> streamed;
 
   llvm::DenseMap<Value, uint32_t> fmemBase, ubBase;
+  /// Width inputs (tensor<i32> arguments) and their extracted values: the
+  /// width register holding them.
+  llvm::DenseMap<Value, uint16_t> widthReg;
   llvm::DenseMap<Value, uint32_t> ubSize;
   /// Free unified-buffer ranges (start -> length), reused first-fit: a
   /// tiled value's slots are released after its last use, so the buffer
@@ -228,11 +250,32 @@ bool ProgramEmitter::fits(uint32_t tiles) const {
   return nextUb + tiles <= capacity;
 }
 
+FailureOr<uint16_t> ProgramEmitter::bitsField(TiledType t, Value bits,
+                                              Operation *op) {
+  if (!bits)
+    return uint16_t(t.getBits());
+  IntegerAttr c;
+  if (matchPattern(bits, m_Constant(&c)) && c.getType().isInteger(32)) {
+    if (c.getInt() < 2 || c.getInt() > 16)
+      return op->emitOpError("bit width ") << c.getInt() << " not in [2, 16]";
+    return uint16_t(c.getInt());
+  }
+  auto reg = widthReg.find(bits);
+  if (reg == widthReg.end())
+    return op->emitOpError("tq-to-ppu takes a run-time width from a kernel "
+                           "argument (tensor<i32>, a width input) or a "
+                           "constant; per-tile widths are not supported");
+  return uint16_t(sim::kBitsRegister | reg->second);
+}
+
 LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
-  if (op.getScales() || op.getBits() ||
-      op.getRounding() != RoundingMode::nearest_even)
-    return op.emitOpError("tq-to-ppu needs computed scales, a fixed width "
-                          "and nearest-even rounding");
+  if (op.getScales() || op.getRounding() != RoundingMode::nearest_even)
+    return op.emitOpError("tq-to-ppu needs computed scales and nearest-even "
+                          "rounding");
+  FailureOr<uint16_t> bits =
+      bitsField(op.getResult().getType(), op.getBits(), op);
+  if (failed(bits))
+    return failure();
   auto src = fmemBase.find(op.getInput());
   if (src == fmemBase.end())
     return op.emitOpError("tq-to-ppu quantizes host tensors (function "
@@ -249,16 +292,16 @@ LogicalResult ProgramEmitter::emitQuantize(QuantizeOp op) {
                 : MatmulOp();
   if (!fits(tiles) && t.getRank() == 2 && mm && mm.getLhs() == op.getResult() &&
       mm.getRhs() != op.getResult() && !mm.getTransposeA()) {
-    streamed[op.getResult()] = {src->second, *flags, uint16_t(t.getBits())};
+    streamed[op.getResult()] = {src->second, *flags, *bits};
     return success();
   }
   uint32_t base;
   if (failed(allocate(op.getResult(), tiles, /*ub=*/true, base, op)))
     return failure();
   for (uint32_t k = 0; k < tiles; ++k)
-    ppu::QuantOp::create(*b, op.getLoc(), base + k, src->second + k,
-                         t.getBits(), *flags & sim::kPow2,
-                         *flags & sim::kRowVectors, *flags & sim::kColVectors);
+    ppu::QuantOp::create(*b, op.getLoc(), base + k, src->second + k, *bits,
+                         *flags & sim::kPow2, *flags & sim::kRowVectors,
+                         *flags & sim::kColVectors);
   return success();
 }
 
@@ -608,10 +651,24 @@ LogicalResult ProgramEmitter::run() {
     if (!t || (t.getRank() != 2 && t.getRank() != 4) || !t.hasStaticShape() ||
         !t.getElementType().isF32())
       return op->emitOpError("tq-to-ppu needs static 2-D or 4-D f32 ")
-             << what << ", got " << type;
+             << what << " (or tensor<i32> run-time widths), got " << type;
     return success();
   };
   for (BlockArgument arg : func.getArguments()) {
+    // A run-time width: a width input in the next width register.
+    auto scalar = dyn_cast<RankedTensorType>(arg.getType());
+    if (scalar && scalar.getRank() == 0 &&
+        scalar.getElementType().isInteger(32)) {
+      if (widthReg.size() >= sim::kWidthRegisters)
+        return func.emitOpError("needs more than ")
+               << sim::kWidthRegisters << " run-time widths (width registers)";
+      uint16_t reg = widthReg.size();
+      widthReg[arg] = reg;
+      ppu::WidthInputOp::create(builder, widthLocation(arg),
+                                "arg" + std::to_string(arg.getArgNumber()),
+                                reg);
+      continue;
+    }
     if (failed(check2D(arg.getType(), func, "arguments")))
       return failure();
     auto t = cast<RankedTensorType>(arg.getType());
@@ -676,6 +733,15 @@ LogicalResult ProgramEmitter::run() {
             // Scalar constants become instruction immediates (the
             // learning rate of WUPD).
             .Case([&](arith::ConstantOp) { return success(); })
+            // Reading a width input: its register.
+            .Case([&](tensor::ExtractOp e) -> LogicalResult {
+              auto reg = widthReg.find(e.getTensor());
+              if (reg == widthReg.end())
+                return e.emitOpError("tq-to-ppu reads run-time widths "
+                                     "(tensor<i32> arguments) only");
+              widthReg[e.getResult()] = reg->second;
+              return success();
+            })
             .Case([&](WeightUpdateOp u) -> LogicalResult {
               // Emitted with the gradient's producer.
               if (!ubBase.count(u.getResult()))
@@ -700,9 +766,10 @@ LogicalResult ProgramEmitter::run() {
             })
             .Case([&](AdaptiveBitWidthOp a) -> LogicalResult {
               return a.emitOpError(
-                  "needs a run-time bit-width search, which the PPU does not "
-                  "have: its instructions carry fixed widths (quantize with "
-                  "fixed widths for tq-to-ppu)");
+                  "is a bit-width search, which runs on the host: partition "
+                  "the module first (tq-partition-ppu, as tq-run "
+                  "--target=ppu does) to pass its result to the kernel as a "
+                  "width input");
             })
             .Default([&](Operation *other) -> LogicalResult {
               if (isOpTriviallyDead(other))

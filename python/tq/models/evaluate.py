@@ -9,8 +9,10 @@ set), optionally quantized (tq-opt -tq-quantize=...), compiled and run
 (tq-run), and scored. A quantized variant also runs with `tq-run
 --target=ppu`: its tq ops on the PPU simulator, the float code between the
 layers on the host; the logits must be the same bits as the CPU's. For the
-adaptive policy the chosen widths and errors per layer are read back from
-the quantized IR.
+adaptive policy the weights' widths and errors (chosen at compile time) are
+read back from the quantized IR, and the activations' widths (chosen at run
+time on the host, passed to the PPU kernels as width inputs) from the PPU
+run's report, per layer.
 """
 import os
 import re
@@ -42,7 +44,8 @@ class Row:
     ppu_same: bool = None       # PPU logits bit-identical to the CPU's
     ppu_note: str = ""          # why the PPU did not run it
     ppu_stats: dict = field(default_factory=dict)  # summed over launches
-    widths: list = field(default_factory=list)     # adaptive: (bits, error)
+    widths: list = field(default_factory=list)     # adaptive weights: (bits, error)
+    runtime_widths: list = field(default_factory=list)  # adaptive activations: (layer, bits)
     cpu_ms: float = None        # CPU latency of the whole batch (median), ms
 
 
@@ -75,7 +78,8 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
         if options is not None and "{head}" in options:
             options = options.replace("{head}", _head(model_path))
         src = imported if options is None else flow.opt(
-            imported, f"-tq-quantize={options}", out=f"q{len(rows)}.mlir")
+            imported, f"-tq-quantize={options}", "-mlir-print-debuginfo",
+            out=f"q{len(rows)}.mlir")
         with open(src) as f:
             text = f.read()
         logits, = cpu.run(text, [x], threads=threads)
@@ -88,12 +92,13 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
             try:
                 (pl,), stats = cpu.run_ppu(text, [x])
                 if stats["launches"] == 0:
-                    row.ppu_note = ("no kernel for the PPU: every tq op reads a run-time "
-                                    "width (tq.adaptive_bit_width), which only the host has")
+                    row.ppu_note = "no kernel for the PPU"
                 else:
                     row.ppu = float((pl.argmax(axis=1) == y).mean() * 100)
                     row.ppu_same = pl.tobytes() == logits.tobytes()
                     row.ppu_stats = stats
+                    row.runtime_widths = [(w["layer"], w["bits"])
+                                          for w in stats.get("widths", [])]
             except ToolError as e:
                 row.ppu_note = _first_error(e)
         rows.append(row)
@@ -113,11 +118,13 @@ def check(rows, f32_floor, four_bit_points):
     print(f"adaptive within 0.3 points: {abs(rows['adaptive V=16'].cpu - f32) <= 0.3}")
     head = rows["4-bit, f32 head"].cpu
     print(f"4-bit with a float head within 2 points: {abs(head - f32) <= 2}")
-    for name in ("8-bit V=32", "4-bit V=16", "4-bit, f32 head"):
+    for name in ("8-bit V=32", "4-bit V=16", "4-bit, f32 head", "adaptive V=16"):
         r = rows[name]
         print(f"{name} on the PPU: same logits as the CPU: {r.ppu_same}, "
               f"{r.ppu_stats.get('cycles', 0) > 0} cycles counted")
-    print(f"adaptive on the PPU: {rows['adaptive V=16'].ppu_note}")
+    widths = rows["adaptive V=16"].runtime_widths
+    print(f"adaptive: run-time widths reported for {len(widths)} layers, all in [2, 8]: "
+          f"{all(2 <= b <= 8 for _, bits in widths for b in bits)}")
 
 
 def main():
@@ -159,8 +166,12 @@ def table(rows):
         if r.ppu_note:
             notes.append("PPU: " + r.ppu_note)
         if r.widths:
-            notes.append("widths per layer: " + ", ".join(
+            notes.append("weight widths per layer: " + ", ".join(
                 f"{b} bits (error {float(e):.4f})" for b, e in r.widths))
+        if r.runtime_widths:
+            notes.append("run-time activation widths: " + ", ".join(
+                f"{layer} {'/'.join(map(str, sorted(set(bits))))} bits"
+                for layer, bits in r.runtime_widths))
         ms = (f"{r.cpu_ms:6.2f}  " if r.cpu_ms is not None else " " * 8) if timed else ""
         lines.append(f"{r.name:16s} {r.cpu:6.2f}% {ppu}  {cycles}  {ms}" + "; ".join(notes))
     return lines

@@ -158,9 +158,50 @@ func.func @computed_scale(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 // -----
 
 func.func @adaptive(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'tq.adaptive_bit_width' op needs a run-time bit-width search, which the PPU does not have}}
+  // expected-error @+1 {{'tq.adaptive_bit_width' op is a bit-width search, which runs on the host: partition the module first (tq-partition-ppu, as tq-run --target=ppu does) to pass its result to the kernel as a width input}}
   %n = tq.adaptive_bit_width %x for !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]> {high = 0.02 : f32, low = 0.005 : f32, max = 8 : i64} : tensor<8x8xf32> -> i32
   %q = tq.quantize %x bits(%n : i32) : tensor<8x8xf32> -> !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]>
   %y = tq.matmul %q, %q {transpose_b} : !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]>, !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]> -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Run-time widths: a tensor<i32> argument is a width input in a width
+// register, which QUANT reads; a constant width is an immediate.
+!d = !tq.tiled<8x8xi8:?, f32, tile = 8x8, dims = [0, 1]>
+// CHECK-LABEL: ppu.program @width_input
+// CHECK: ppu.binding "arg0" [8, 8] at 0
+// CHECK-NEXT: ppu.width_input "arg1" register 0
+// CHECK-NEXT: ppu.width_input "arg2" register 1
+// CHECK: ppu.quant ub[0], fmem[0] bits w0
+// CHECK-NEXT: ppu.quant ub[1], fmem[0] bits w1
+// CHECK-NEXT: ppu.quant ub[2], fmem[0] bits 5
+func.func @width_input(%x: tensor<8x8xf32>, %n: tensor<i32>, %m: tensor<i32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %bn = tensor.extract %n[] : tensor<i32>
+  %bm = tensor.extract %m[] : tensor<i32>
+  %five = arith.constant 5 : i32
+  %a = tq.quantize %x bits(%bn : i32) : tensor<8x8xf32> -> !d
+  %b = tq.quantize %x bits(%bm : i32) : tensor<8x8xf32> -> !d
+  %c = tq.quantize %x bits(%five : i32) : tensor<8x8xf32> -> !d
+  %y = tq.matmul %a, %b {transpose_b} : !d, !d -> tensor<8x8xf32>
+  %z = tq.matmul %a, %c {transpose_b} : !d, !d -> tensor<8x8xf32>
+  return %y, %z : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+!p = !tq.tiled<8x8xi8:per_tile, f32, tile = 8x8, dims = [0, 1]>
+// expected-error @+1 {{'func.func' op tq-to-ppu needs static 2-D or 4-D f32 arguments (or tensor<i32> run-time widths), got 'tensor<1x1xi32>'}}
+func.func @per_tile_widths(%x: tensor<8x8xf32>, %n: tensor<1x1xi32>) -> tensor<8x8xf32> {
+  %q = tq.quantize %x bits(%n : tensor<1x1xi32>) : tensor<8x8xf32> -> !p
+  %y = tq.matmul %q, %q {transpose_b} : !p, !p -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op needs more than 16 run-time widths (width registers)}}
+func.func @too_many_widths(%n0: tensor<i32>, %n1: tensor<i32>, %n2: tensor<i32>, %n3: tensor<i32>, %n4: tensor<i32>, %n5: tensor<i32>, %n6: tensor<i32>, %n7: tensor<i32>, %n8: tensor<i32>, %n9: tensor<i32>, %n10: tensor<i32>, %n11: tensor<i32>, %n12: tensor<i32>, %n13: tensor<i32>, %n14: tensor<i32>, %n15: tensor<i32>, %n16: tensor<i32>) {
+  return
 }

@@ -128,3 +128,44 @@ func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %y = ppu.launch @k(%x) : (tensor<8x16xf32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{expected a bit width or a width register 'w<N>', got 'x3'}}
+  ppu.quant ub[0], fmem[0] bits x3
+}
+
+// -----
+
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  // expected-error @+1 {{'ppu.quant' op width register 16 out of range (16 registers)}}
+  ppu.quant ub[0], fmem[0] bits w16
+}
+
+// -----
+
+// expected-error @+1 {{'ppu.program' op width inputs share register w0}}
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  ppu.width_input "n" register 0
+  ppu.width_input "m" register 0
+}
+
+// -----
+
+// expected-error @+1 {{'ppu.program' op invalid width input #0 'n' (a unique name, an input, a register below 16)}}
+ppu.program @p V = 8 mac = 8 ub = 4 rows = 2 acc = 1 fmem = 4 {
+  ppu.width_input "n" register 16
+}
+
+// -----
+
+ppu.program @k V = 8 mac = 8 ub = 4 rows = 2 acc = 4 fmem = 4 {
+  ppu.width_input "arg0" register 0
+  ppu.halt
+}
+func.func @f(%n: tensor<2xi32>) {
+  // expected-error @+1 {{'ppu.launch' op 'arg0' of 'k' is a width input (tensor<i32>), not 'tensor<2xi32>'}}
+  ppu.launch @k(%n) : (tensor<2xi32>) -> ()
+  return
+}

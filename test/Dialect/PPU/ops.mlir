@@ -52,3 +52,26 @@ func.func @host(%x: tensor<8x16xf32>) -> tensor<8x8xf32> {
   %y = ppu.launch @kernel(%x) : (tensor<8x16xf32>) -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
+
+// A run-time width: the host writes it into a width register; QUANT, REQ
+// and POST read it.
+// CHECK-LABEL: ppu.program @widths
+// CHECK-NEXT: ppu.binding "arg0" [8, 8] at 0
+// CHECK-NEXT: ppu.width_input "arg1" register 0
+// CHECK-NEXT: ppu.quant ub[0], fmem[0] bits w0
+// CHECK-NEXT: ppu.req ub[1], ub[0] bits w0 {row_vectors}
+// CHECK-NEXT: ppu.post ub[2], acc[0] bits w0
+// CHECK-LABEL: func.func @adaptive_host(
+// CHECK: ppu.launch @widths(%{{.*}}, %{{.*}}) : (tensor<8x8xf32>, tensor<i32>) -> ()
+ppu.program @widths V = 8 mac = 8 ub = 4 rows = 2 acc = 4 fmem = 4 {
+  ppu.binding "arg0" [8, 8] at 0
+  ppu.width_input "arg1" register 0
+  ppu.quant ub[0], fmem[0] bits w0
+  ppu.req ub[1], ub[0] bits w0 {row_vectors}
+  ppu.post ub[2], acc[0] bits w0
+  ppu.halt
+}
+func.func @adaptive_host(%x: tensor<8x8xf32>, %n: tensor<i32>) {
+  ppu.launch @widths(%x, %n) : (tensor<8x8xf32>, tensor<i32>) -> ()
+  return
+}

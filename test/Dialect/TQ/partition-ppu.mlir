@@ -168,3 +168,34 @@ func.func @sliced(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
   %y = tq.matmul %qx, %qw {transpose_b} : !s, !s -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// The adaptive policy: the width search runs on the host; its i32 result
+// crosses to the kernel as a tensor<i32> (a width input there), and the
+// layout transpose of the run-time-width tensor still moves to the host.
+
+!d = !tq.tiled<2x8x3x3xi8:?, f32, tile = 8x8, dims = [0, 1], scale = f32>
+!dt = !tq.tiled<2x3x3x8xi8:?, f32, tile = 8x8, dims = [0, 3], scale = f32>
+!f = !tq.tiled<8x3x3x8xi8:8, f32, tile = 8x8, dims = [0, 3], scale = f32>
+
+// CHECK-LABEL: func.func @adaptive(
+// CHECK-NEXT: %[[H:.*]]:2 = call @adaptive_cpu0(%{{.*}}) : (tensor<2x8x3x3xf32>) -> (tensor<2x3x3x8xf32>, tensor<i32>)
+// CHECK-NEXT: call @adaptive_ppu1(%[[H]]#0, %[[H]]#1, %{{.*}}) : (tensor<2x3x3x8xf32>, tensor<i32>, tensor<8x3x3x8xf32>) -> tensor<2x3x3x8xf32>
+// CHECK: func.func @adaptive_cpu0(
+// CHECK: %[[N:.*]] = tq.adaptive_bit_width
+// CHECK: %[[T:.*]] = linalg.transpose
+// CHECK: %[[NT:.*]] = tensor.from_elements %[[N]] : tensor<i32>
+// CHECK: return %[[T]], %[[NT]]
+// CHECK: func.func @adaptive_ppu1(%{{.*}}: tensor<2x3x3x8xf32>, %[[ARG:.*]]: tensor<i32>, %{{.*}}: tensor<8x3x3x8xf32>)
+// CHECK: %[[B:.*]] = tensor.extract %[[ARG]][] : tensor<i32>
+// CHECK: tq.quantize %{{.*}} bits(%[[B]] : i32) : tensor<2x3x3x8xf32> -> !tq.tiled<2x3x3x8xi8:?
+// CHECK: tq.conv2d
+func.func @adaptive(%x: tensor<2x8x3x3xf32>, %w: tensor<8x3x3x8xf32>) -> tensor<2x3x3x8xf32> {
+  %n = tq.adaptive_bit_width %x for !d {high = 0.02 : f32, low = 0.005 : f32, max = 8 : i64} : tensor<2x8x3x3xf32> -> i32
+  %q = tq.quantize %x bits(%n : i32) : tensor<2x8x3x3xf32> -> !d
+  %t = tq.transpose %q [0, 2, 3, 1] : !d -> !dt
+  %qw = tq.quantize %w : tensor<8x3x3x8xf32> -> !f
+  %y = tq.conv2d %t, %qw {padding = array<i64: 1, 1, 1, 1>} : !dt, !f -> tensor<2x3x3x8xf32>
+  return %y : tensor<2x3x3x8xf32>
+}

@@ -23,4 +23,5 @@ check(evaluate(sys.argv[1], os.path.join(root, "models", "digits_cnn.onnx"),
 # CHECK: 8-bit V=32 on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: 4-bit V=16 on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: 4-bit, f32 head on the PPU: same logits as the CPU: True, True cycles counted
-# CHECK: adaptive on the PPU: no kernel for the PPU: every tq op reads a run-time width (tq.adaptive_bit_width), which only the host has
+# CHECK: adaptive V=16 on the PPU: same logits as the CPU: True, True cycles counted
+# CHECK: adaptive: run-time widths reported for {{[1-9][0-9]*}} layers, all in [2, 8]: True

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from tq.cpu import Runner
-from tq.examples import dense_literal, mlp_mlir
+from tq.examples import mlp_bias_mlir, mlp_mlir
 from tq.ppu import Flow
 
 build = sys.argv[1]
@@ -25,33 +25,7 @@ w2 = (rng.standard_normal((H, N)) / np.sqrt(H)).astype(np.float32)
 b1 = rng.standard_normal(H).astype(np.float32)
 b2 = rng.standard_normal(N).astype(np.float32)
 
-
-def layer(name, inp, m, k, n, w, b, relu):
-    body = "%mx = arith.maximumf %s, %zero : f32\n    linalg.yield %mx : f32" if relu \
-        else "linalg.yield %s : f32"
-    return f"""
-  %w{name} = arith.constant dense<{dense_literal(w)}> : tensor<{k}x{n}xf32>
-  %b{name} = arith.constant dense<{dense_literal(b)}> : tensor<{n}xf32>
-  %e{name} = tensor.empty() : tensor<{m}x{n}xf32>
-  %f{name} = linalg.fill ins(%zero : f32) outs(%e{name} : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
-  %p{name} = linalg.matmul ins({inp}, %w{name} : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%f{name} : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
-  %y{name} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}}
-      ins(%p{name}, %b{name} : tensor<{m}x{n}xf32>, tensor<{n}xf32>) outs(%e{name} : tensor<{m}x{n}xf32>) {{
-  ^bb0(%a: f32, %c: f32, %o: f32):
-    %s = arith.addf %a, %c : f32
-    {body.replace('%s', '%s', 1)}
-  }} -> tensor<{m}x{n}xf32>"""
-
-
-SRC = f"""
-func.func @main(%x: tensor<{M}x{K}xf32>) -> tensor<{M}x{N}xf32> {{
-  %zero = arith.constant 0.0 : f32
-{layer(1, '%x', M, K, H, w1, b1, True)}
-{layer(2, '%y1', M, H, N, w2, b2, False)}
-  return %y2 : tensor<{M}x{N}xf32>
-}}
-"""
-src = flow.write("mlp-bias.mlir", SRC)
+src = flow.write("mlp-bias.mlir", mlp_bias_mlir(x.shape, w1, b1, w2, b2))
 h = np.maximum(x.astype(np.float64) @ w1 + b1, 0)
 want = h @ w2 + b2
 # Relative error bounds against float: 8-bit about 1%, 4-bit about 12%.

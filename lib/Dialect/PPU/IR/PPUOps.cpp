@@ -103,6 +103,13 @@ sim::Stream mlir::ppu::toStream(ProgramOp p) {
       s.bindings.push_back(bd);
       continue;
     }
+    if (auto w = dyn_cast<WidthInputOp>(op)) {
+      sim::Binding bd;
+      bd.name = w.getName().str();
+      bd.baseTile = w.getReg();
+      s.bindings.push_back(bd);
+      continue;
+    }
     if (auto c = dyn_cast<ConstOp>(op)) {
       sim::ConstTile t;
       t.slot = c.getSlot();
@@ -127,10 +134,15 @@ ProgramOp mlir::ppu::fromStream(OpBuilder &b, Location loc, StringRef name,
   program.getBody().push_back(body);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(body);
-  for (const sim::Binding &bd : s.bindings)
+  for (const sim::Binding &bd : s.bindings) {
+    if (bd.isWidth()) {
+      WidthInputOp::create(b, loc, bd.name, bd.baseTile);
+      continue;
+    }
     BindingOp::create(b, loc, bd.name, bd.output,
                       SmallVector<int64_t>(bd.shape.begin(), bd.shape.end()),
                       bd.baseTile);
+  }
   for (const sim::ConstTile &c : s.constants)
     ConstOp::create(b, loc, c.slot, c.bits, llvm::APFloat(c.step),
                     SmallVector<int32_t>(c.values.begin(), c.values.end()));
@@ -243,6 +255,36 @@ LogicalResult ConstOp::verify() {
 }
 LogicalResult HaltOp::verify() { return verifyInstruction(*this); }
 
+/// `bits`: a width, or `w<r>` for width register r (sim::kBitsRegister).
+static ParseResult parseBits(OpAsmParser &parser, IntegerAttr &bits) {
+  std::string reg;
+  Builder &b = parser.getBuilder();
+  SMLoc at = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeywordOrString(&reg))) {
+    unsigned r;
+    if (reg.size() < 2 || reg[0] != 'w' ||
+        StringRef(reg).drop_front().getAsInteger(10, r) || r > 0xff)
+      return parser.emitError(at, "expected a bit width or a width register "
+                                  "'w<N>', got '")
+             << reg << "'";
+    bits = b.getI32IntegerAttr(sim::kBitsRegister | r);
+    return success();
+  }
+  int32_t v;
+  if (parser.parseInteger(v))
+    return failure();
+  bits = b.getI32IntegerAttr(v);
+  return success();
+}
+
+static void printBits(OpAsmPrinter &p, Operation *, IntegerAttr bits) {
+  int64_t v = bits.getInt();
+  if (v >= 0 && v <= 0xffff && sim::isWidthRegister(uint16_t(v)))
+    p << "w" << (v & 0xff);
+  else
+    p << v;
+}
+
 #define GET_OP_CLASSES
 #include "tq/Dialect/PPU/IR/PPUOps.cpp.inc"
 
@@ -251,18 +293,29 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
       symbols.lookupNearestSymbolFrom<ProgramOp>(*this, getKernelAttr());
   if (!program)
     return emitOpError("'") << getKernel() << "' is not a ppu.program";
-  // Binding argI / resultI for each operand / result, with its shape.
+  // Binding argI / resultI for each operand / result, with its shape; a
+  // width input argI for a tensor<i32> operand.
   llvm::StringMap<BindingOp> bindings;
+  llvm::StringMap<WidthInputOp> widths;
   for (auto b : program.getBody().front().getOps<BindingOp>())
     bindings[b.getName()] = b;
+  for (auto w : program.getBody().front().getOps<WidthInputOp>())
+    widths[w.getName()] = w;
   auto check = [&](StringRef kind, unsigned i, Type type) -> LogicalResult {
     std::string name = (kind + Twine(i)).str();
+    auto tensor = cast<RankedTensorType>(type);
+    if (kind == "arg" && widths.count(name)) {
+      if (tensor.getRank() != 0 || !tensor.getElementType().isInteger(32))
+        return emitOpError("'")
+               << name << "' of '" << getKernel()
+               << "' is a width input (tensor<i32>), not " << type;
+      return success();
+    }
     auto it = bindings.find(name);
     if (it == bindings.end() || it->second.getOutput() != (kind == "result"))
       return emitOpError("'") << getKernel() << "' has no "
                               << (kind == "result" ? "output" : "input")
                               << " binding '" << name << "'";
-    auto tensor = cast<RankedTensorType>(type);
     if (tensor.getShape() != it->second.getShape() ||
         !tensor.getElementType().isF32())
       return emitOpError("binding '")
@@ -277,8 +330,9 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
     if (failed(check("result", i, v.getType())))
       return failure();
   unsigned expected = getArgs().size() + getResults().size();
-  if (bindings.size() != expected)
-    return emitOpError("'") << getKernel() << "' has " << bindings.size()
-                            << " bindings, the launch passes " << expected;
+  if (bindings.size() + widths.size() != expected)
+    return emitOpError("'")
+           << getKernel() << "' has " << bindings.size() + widths.size()
+           << " bindings, the launch passes " << expected;
   return success();
 }

@@ -491,8 +491,13 @@ struct TransposeConstant : OpRewritePattern<TransposeOp> {
     ArrayRef<int64_t> perm = op.getPermutation();
     ::tq::ref::TiledTensor t = ::tq::ref::transposeTiled(
         toRefTensor(cst), std::vector<int64_t>(perm.begin(), perm.end()));
-    rewriter.replaceOp(
-        op, buildConstant(rewriter, op.getLoc(), op.getResult().getType(), t));
+    Value moved =
+        buildConstant(rewriter, op.getLoc(), op.getResult().getType(), t);
+    // Records on the constant (its searched width and error, tq.bit_width)
+    // hold for the same tiles moved.
+    moved.getDefiningOp()->setDiscardableAttrs(
+        cst->getDiscardableAttrDictionary());
+    rewriter.replaceOp(op, moved);
     return success();
   }
 };

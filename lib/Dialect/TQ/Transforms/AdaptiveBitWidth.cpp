@@ -18,17 +18,22 @@ using namespace mlir::tq;
 /// Attribute recording the search result on the quantize op.
 static constexpr StringLiteral kBitWidthAttr = "tq.bit_width";
 
-/// The largest width `op`'s result can take without a consumer's int32
-/// partial sum overflowing, or 0 when a consumer cannot take another width.
-static int64_t widthCap(QuantizeOp op, int64_t maxBits) {
+/// The largest width the tiled value `v` can take without a consumer's
+/// int32 partial sum overflowing, or 0 when a consumer cannot take another
+/// width. Transposes only move tiles: their consumers count.
+static int64_t widthCap(Value v, int64_t maxBits) {
   int64_t cap = maxBits;
-  for (OpOperand &use : op.getResult().getUses()) {
+  for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     if (isa<DequantizeOp>(user))
       continue;
+    if (auto t = dyn_cast<TransposeOp>(user)) {
+      cap = std::min(cap, widthCap(t.getResult(), cap));
+      continue;
+    }
     Value other;
     int64_t kTile = 0;
-    TiledType self = op.getResult().getType();
+    TiledType self = cast<TiledType>(v.getType());
     if (auto mm = dyn_cast<MatmulOp>(user)) {
       bool isLhs = use.getOperandNumber() == 0;
       bool transposed = isLhs ? mm.getTransposeA() : mm.getTransposeB();
@@ -51,6 +56,20 @@ static int64_t widthCap(QuantizeOp op, int64_t maxBits) {
 
 static IntegerType storageFor(MLIRContext *ctx, int64_t bits) {
   return IntegerType::get(ctx, bits <= 4 ? 4 : bits <= 8 ? 8 : 16);
+}
+
+/// Gives the tiled value `v`, and the transposes of it, the fixed width
+/// `bits`.
+static void setFixedWidth(Value v, int64_t bits) {
+  auto type = cast<TiledType>(v.getType());
+  MLIRContext *ctx = v.getContext();
+  v.setType(TiledType::get(ctx, type.getShape(), storageFor(ctx, bits),
+                           BitsKind::fixed, bits, type.getExpressedType(),
+                           type.getTileShape(), type.getSplitDims(),
+                           type.getScaleKind(), type.getHasOffset()));
+  for (Operation *user : v.getUsers())
+    if (auto t = dyn_cast<TransposeOp>(user))
+      setFixedWidth(t.getResult(), bits);
 }
 
 namespace {
@@ -93,7 +112,7 @@ struct TQAdaptiveBitWidthPass
   }
 
   void choose(QuantizeOp op) {
-    int64_t cap = widthCap(op, maxBits);
+    int64_t cap = widthCap(op.getResult(), maxBits);
     if (cap < minBits)
       return; // a consumer fixes the width
     std::optional<std::vector<float>> cst = getConstantF32(op.getInput());
@@ -136,10 +155,7 @@ struct TQAdaptiveBitWidthPass
                                            getRefForm(type), o);
         last = {mean, max, r.bits, true};
       }
-      op.getResult().setType(TiledType::get(
-          ctx, type.getShape(), storageFor(ctx, r.bits), BitsKind::fixed,
-          r.bits, type.getExpressedType(), type.getTileShape(),
-          type.getSplitDims(), type.getScaleKind(), type.getHasOffset()));
+      setFixedWidth(op.getResult(), r.bits);
       SmallVector<NamedAttribute> record = {
           b.getNamedAttr("bits", b.getI64IntegerAttr(r.bits)),
           b.getNamedAttr("error", b.getF64FloatAttr(r.error))};
@@ -152,6 +168,11 @@ struct TQAdaptiveBitWidthPass
             << (reused ? " (reused from the previous tensor)" : "");
       return;
     }
+    // Per-tile widths are laid out on this tile grid: a transpose would
+    // have to permute them.
+    if (llvm::any_of(op.getResult().getUsers(),
+                     [](Operation *u) { return isa<TransposeOp>(u); }))
+      return;
     std::vector<::tq::ref::BitSearchResult> results =
         ::tq::ref::searchBitWidthPerTile(x, getRefLayout(type),
                                          getRefForm(type), o);

@@ -39,12 +39,12 @@ struct HoistLayoutTranspose : OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto q = op.getInput().getDefiningOp<QuantizeOp>();
-    if (!q || !q->hasOneUse() || q.getScales() || q.getBits() ||
+    if (!q || !q->hasOneUse() || q.getScales() ||
         q.getRounding() == RoundingMode::stochastic)
       return rewriter.notifyMatchFailure(op, "not a plain quantize");
     auto type = cast<TiledType>(op.getType());
-    if (type.getBitsKind() != BitsKind::fixed)
-      return rewriter.notifyMatchFailure(op, "width not fixed");
+    if (type.getBitsKind() == BitsKind::per_tile)
+      return rewriter.notifyMatchFailure(op, "per-tile widths");
     auto in = cast<RankedTensorType>(q.getInput().getType());
     Location loc = op.getLoc();
     Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
@@ -54,6 +54,8 @@ struct HoistLayoutTranspose : OpRewritePattern<TransposeOp> {
                       ->getResult(0);
     auto nq = rewriter.replaceOpWithNewOp<QuantizeOp>(op, type, moved);
     nq.setRounding(q.getRounding());
+    if (q.getBits()) // one run-time width for the tensor: layout-free
+      nq.getBitsMutable().assign(q.getBits());
     rewriter.eraseOp(q);
     if (count)
       ++*count;
@@ -68,20 +70,22 @@ enum class Device { host, ppu };
 StringRef deviceName(Device d) { return d == Device::ppu ? "ppu" : "cpu"; }
 
 /// Whether tq-to-ppu can hold a value of this type: static 2-D or 4-D,
-/// a fixed width, no offset, f32 or pow2 scales.
+/// a fixed width or one run-time width (a width register), no offset, f32
+/// or pow2 scales.
 bool ppuType(Type t) {
   auto tiled = dyn_cast<TiledType>(t);
   if (!tiled)
     return true;
   return tiled.hasStaticShape() &&
          (tiled.getRank() == 2 || tiled.getRank() == 4) &&
-         tiled.getBitsKind() == BitsKind::fixed && !tiled.getHasOffset() &&
+         tiled.getBitsKind() != BitsKind::per_tile && !tiled.getHasOffset() &&
          tiled.getScaleKind() != ScaleKind::pow2_f32;
 }
 
 /// Whether the PPU can run this tq op (tq-to-ppu diagnoses the finer
-/// limits): no run-time width search, 2-D products of tiled operands,
-/// plain quantization, types it holds.
+/// limits): no run-time width search (the host runs it and passes the
+/// width), 2-D products of tiled operands, plain quantization at a fixed or
+/// given width, types it holds.
 bool ppuCapable(Operation *op) {
   if (isa<AdaptiveBitWidthOp>(op))
     return false;
@@ -91,7 +95,8 @@ bool ppuCapable(Operation *op) {
         cast<TiledType>(mm.getLhs().getType()).getRank() != 2)
       return false;
   if (auto q = dyn_cast<QuantizeOp>(op))
-    if (q.getScales() || q.getBits() ||
+    if (q.getScales() ||
+        (q.getBits() && !q.getBits().getType().isInteger(32)) ||
         q.getRounding() != RoundingMode::nearest_even)
       return false;
   return llvm::all_of(op->getOperandTypes(), ppuType) &&
@@ -102,6 +107,13 @@ struct Segment {
   Device device;
   SmallVector<Operation *> ops;
 };
+
+/// A run-time bit width (an i32 scalar); it crosses between devices as a
+/// tensor<i32>, which a kernel reads as a width input.
+bool isWidth(Value v) { return v.getType().isInteger(32); }
+Type crossingType(Value v) {
+  return isWidth(v) ? RankedTensorType::get({}, v.getType()) : v.getType();
+}
 
 /// Values `op` reads, including those its regions capture.
 SmallVector<Value> operandsOf(Operation *op) {
@@ -308,7 +320,7 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
       if (Operation *def = v.getDefiningOp())
         outs[segmentOf.lookup(def)].insert(v);
   for (Value v : ret->getOperands()) {
-    if (isa<TiledType>(v.getType()))
+    if (!isa<RankedTensorType>(v.getType()))
       return ret->emitOpError("returns ")
              << v.getType()
              << "; only tensors cross between the PPU and the host "
@@ -318,7 +330,7 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
   }
   for (unsigned i = 0; i < n; ++i)
     for (Value v : ins[i])
-      if (!isa<RankedTensorType>(v.getType()))
+      if (!isa<RankedTensorType>(v.getType()) && !isWidth(v))
         return v.getUsers().begin()->emitOpError("reads ")
                << v.getType()
                << " from another device; only tensors cross between the PPU "
@@ -332,9 +344,9 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
                                               : outlined.back().getOperation());
     SmallVector<Type> argTypes, resTypes;
     for (Value v : ins[i])
-      argTypes.push_back(v.getType());
+      argTypes.push_back(crossingType(v));
     for (Value v : outs[i])
-      resTypes.push_back(v.getType());
+      resTypes.push_back(crossingType(v));
     auto fn = func::FuncOp::create(
         b, func.getLoc(),
         (func.getName() + "_" + deviceName(s.device) + Twine(i)).str(),
@@ -346,7 +358,10 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
     b.setInsertionPointToStart(body);
     IRMapping map;
     for (auto [v, arg] : llvm::zip(ins[i], body->getArguments()))
-      map.map(v, arg);
+      map.map(v, isWidth(v) ? tensor::ExtractOp::create(b, v.getLoc(), arg,
+                                                        ValueRange())
+                                  .getResult()
+                            : Value(arg));
     auto cloneOp = [&](Operation *op) {
       for (Value v : operandsOf(op))
         clone(v, b, map);
@@ -358,7 +373,11 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
       cloneOp(op);
     SmallVector<Value> results;
     for (Value v : outs[i])
-      results.push_back(map.lookup(v));
+      results.push_back(isWidth(v)
+                            ? tensor::FromElementsOp::create(
+                                  b, v.getLoc(), crossingType(v), map.lookup(v))
+                                  .getResult()
+                            : map.lookup(v));
     func::ReturnOp::create(b, func.getLoc(), results);
     // Values only other segments read (made again there) are dead here.
     for (Operation &op :

@@ -63,7 +63,9 @@ def PPU_LaunchOp : Op<PPU_Dialect, "launch",
   let description = [{
     Host code (the schedule of a module split by `tq-partition-ppu`) runs
     `kernel` on the PPU: operand `i` is written to the program's input
-    binding `arg<i>`, result `i` read from its output binding `result<i>`.
+    binding `arg<i>` (a `tensor<i32>` to its width input `arg<i>`: a bit
+    width chosen at run time), result `i` read from its output binding
+    `result<i>`.
 
     ```mlir
     %y = ppu.launch @main_ppu1(%x) : (tensor<4x8x8x1xf32>) -> tensor<4x8x8x16xf32>
@@ -95,6 +97,23 @@ def PPU_BindingOp : PPU_Op<"binding"> {
   }];
 }
 
+def PPU_WidthInputOp : PPU_Op<"width_input"> {
+  let summary = "a run-time bit width the host writes into a width register";
+  let description = [{
+    Before the program runs, the host writes the named input, a bit width
+    in [2, 16], into width register `reg`; `quant`, `req` and `post` read
+    it with `bits w<reg>`. This is how a width chosen at run time from the
+    measured quantization error (`tq.adaptive_bit_width`, SPEC A4) reaches
+    a kernel compiled once.
+    ```mlir
+    ppu.width_input "arg1" register 0
+    ppu.quant ub[4], fmem[2] bits w0
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, I32Attr:$reg);
+  let assemblyFormat = "$name `register` $reg attr-dict";
+}
+
 def PPU_ConstOp : PPU_Op<"const"> {
   let summary = "a tile quantized at compile time, in the unified buffer";
   let description = [{
@@ -121,7 +140,8 @@ class PPU_InstrOp<string mnemonic, string opSummary>
 
 def PPU_QuantOp : PPU_InstrOp<"quant", "QUANT: quantize an fmem tile into the unified buffer"> {
   let description = [{
-    `ub[dst] <- fmem[src]` at `bits`, the scale(s) computed from the tile
+    `ub[dst] <- fmem[src]` at `bits` (a width, or `w<r>`: the width in
+    register r, see `ppu.width_input`), the scale(s) computed from the tile
     (per tile, or per row / column with `rows` / `cols`; `pow2` for
     power-of-two steps).
 
@@ -132,7 +152,7 @@ def PPU_QuantOp : PPU_InstrOp<"quant", "QUANT: quantize an fmem tile into the un
   let arguments = (ins I32Attr:$dst, I32Attr:$src, I32Attr:$bits,
                        UnitAttr:$pow2, UnitAttr:$row_vectors,
                        UnitAttr:$col_vectors);
-  let assemblyFormat = "`ub` `[` $dst `]` `,` `fmem` `[` $src `]` `bits` $bits attr-dict";
+  let assemblyFormat = "`ub` `[` $dst `]` `,` `fmem` `[` $src `]` `bits` custom<Bits>($bits) attr-dict";
 }
 
 def PPU_LoadOp : PPU_InstrOp<"load", "LOAD: fetch a tile into a data buffer"> {
@@ -176,7 +196,7 @@ def PPU_PostOp : PPU_InstrOp<"post", "POST: layer scale, ReLU and quantization o
   let arguments = (ins I32Attr:$dst, I32Attr:$src, I32Attr:$bits,
                        UnitAttr:$relu, UnitAttr:$pow2,
                        OptionalAttr<F32Attr>:$layer_scale);
-  let assemblyFormat = "`ub` `[` $dst `]` `,` `acc` `[` $src `]` `bits` $bits attr-dict";
+  let assemblyFormat = "`ub` `[` $dst `]` `,` `acc` `[` $src `]` `bits` custom<Bits>($bits) attr-dict";
 }
 
 def PPU_StoreOp : PPU_InstrOp<"store", "STORE: an accumulator tile to fmem"> {
@@ -212,7 +232,7 @@ def PPU_ReqOp : PPU_InstrOp<"req", "REQ: requantize a unified-buffer tile"> {
   let arguments = (ins I32Attr:$dst, I32Attr:$src, I32Attr:$bits,
                        UnitAttr:$pow2, UnitAttr:$row_vectors,
                        UnitAttr:$col_vectors);
-  let assemblyFormat = "`ub` `[` $dst `]` `,` `ub` `[` $src `]` `bits` $bits attr-dict";
+  let assemblyFormat = "`ub` `[` $dst `]` `,` `ub` `[` $src `]` `bits` custom<Bits>($bits) attr-dict";
 }
 
 def PPU_DeqOp : PPU_InstrOp<"deq", "DEQ: a quantized tile back to host memory as f32"> {

@@ -366,16 +366,19 @@ def TQPartitionPPU : Pass<"tq-partition-ppu", "::mlir::ModuleOp"> {
     Only tensors cross between segments: a `!tq.tiled` value that another
     segment reads is made again there (its producers back to tensors are
     cloned; quantization is deterministic, so the bits are the same). A
-    returned `!tq.tiled` value is an error.
+    returned `!tq.tiled` value is an error. A run-time bit width (an `i32`)
+    crosses as a `tensor<i32>`, which a kernel reads as a width input.
 
     A `tq` op the PPU cannot run stays on the host (the CPU backend runs
     every `tq` op), and so does every `tq` op that reads its tiled results:
-    a run-time bit-width search (`tq.adaptive_bit_width`) and what it
-    feeds, batched (3-D) or mixed products, stochastic rounding, given
-    scales or widths, offsets, `pow2_f32` scales.
+    batched (3-D) or mixed products, stochastic rounding, given scales or
+    per-tile widths, offsets, `pow2_f32` scales. The run-time bit-width
+    search (`tq.adaptive_bit_width`, A4) runs on the host too, but its
+    result is only a width: the quantization at that width and the layers
+    it feeds run on the PPU.
 
     Before splitting, a layout transpose of a quantized tensor
-    (`tq.transpose(tq.quantize(x))`, fixed width) becomes a float transpose
+    (`tq.transpose(tq.quantize(x))`, one width) becomes a float transpose
     on the host followed by the quantization, which selects the same tiles
     and hence gives the same bits.
 
