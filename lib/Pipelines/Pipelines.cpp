@@ -39,6 +39,7 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   insert.tileCandidates.assign(o.tileCandidates.begin(),
                                o.tileCandidates.end());
   insert.keepFloat.assign(o.keepFloat.begin(), o.keepFloat.end());
+  insert.minChannels = o.minChannels;
   pm.addPass(createTQInsertQuantization(insert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

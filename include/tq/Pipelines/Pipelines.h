@@ -103,6 +103,13 @@ struct QuantizePipelineOptions
       llvm::cl::init("")};
   ListOption<std::string> keepFloat{
       *this, "keep-float", llvm::cl::desc("Names of ops to leave in float")};
+  Option<int64_t> minChannels{
+      *this, "min-channels",
+      llvm::cl::desc("Leave in float a convolution with fewer input "
+                     "channels, or a matmul with a shorter contraction, than "
+                     "this (their tiles would be mostly padding); 0 "
+                     "quantizes every layer"),
+      llvm::cl::init(4)};
 };
 
 /// tq-quantize: roles and split dims, quantization insertion, CSE (which

@@ -77,7 +77,7 @@ print(f"shape {y.shape}, matches numpy within 1e-4: {err < 1e-4}")
 src = os.path.join(tmp, "m.mlir")
 with open(src, "w") as f:
     f.write(mlir)
-q = subprocess.run([os.path.join(build, "bin", "tq-opt"), src, "-tq-quantize=tile=4"],
+q = subprocess.run([os.path.join(build, "bin", "tq-opt"), src, "-tq-quantize=tile=4 min-channels=0"],
                    capture_output=True, text=True, check=True).stdout
 print("quantized convolutions:", q.count("tq.conv2d"))
 run = Runner(os.path.join(build, "bin", "tq-run"))

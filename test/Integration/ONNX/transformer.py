@@ -16,14 +16,20 @@ from tq.models.evaluate import check, evaluate
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 x, y = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
 check(evaluate(sys.argv[1], os.path.join(root, "models", "digits_transformer.onnx"),
-               "image", x, y), 93, 2)
+               "image", x, y), 93, 2, 2)
 # CHECK: f32 above 93%: True
 # CHECK: 8-bit within 0.3 points: True
 # CHECK: 4-bit within 2 points: True
+# CHECK: 4-bit on every layer within 2 points: True
 # CHECK: adaptive within 0.3 points: True
+# CHECK: adaptive with a wide band within 1 point: True
 # CHECK: 4-bit with a float head within 2 points: True
 # CHECK: 8-bit V=32 on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: 4-bit V=16 on the PPU: same logits as the CPU: True, True cycles counted
+# CHECK: 4-bit, every layer on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: 4-bit, f32 head on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: adaptive V=16 on the PPU: same logits as the CPU: True, True cycles counted
-# CHECK: adaptive: run-time widths reported for {{[1-9][0-9]*}} layers, all in [2, 8]: True
+# CHECK: adaptive, wide band on the PPU: same logits as the CPU: True, True cycles counted
+# CHECK: adaptive V=16: run-time widths reported for {{[1-9][0-9]*}} layers, all in [2, 8]: True
+# CHECK: adaptive, wide band: run-time widths reported for {{[1-9][0-9]*}} layers, all in [2, 8]: True
+# CHECK: adaptive, wide band: some width below 8: True

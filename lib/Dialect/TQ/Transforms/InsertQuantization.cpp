@@ -181,10 +181,32 @@ static bool isConstant(Value v) {
   return false;
 }
 
+/// The number of elements a compute op contracts per output element and
+/// kernel tap: the input channels of a convolution, K of a matmul.
+static int64_t contractedChannels(const ComputeOp &c) {
+  ArrayRef<int64_t> shape = cast<ShapedType>(c.lhs.getType()).getShape();
+  switch (c.kind) {
+  case ComputeOp::Kind::Conv2DNhwcFhwc:
+    return shape[3];
+  case ComputeOp::Kind::Conv2DNchwFchw:
+    return shape[1];
+  case ComputeOp::Kind::Matmul:
+  case ComputeOp::Kind::BatchMatmul:
+    return c.transposeA ? shape[shape.size() - 2] : shape.back();
+  }
+  return 0;
+}
+
 static bool keptInFloat(Operation *op, const QuantizationOptions &options) {
   if (op->hasAttr(kKeepFloatAttr) ||
       llvm::is_contained(options.keepFloat, op->getName().getStringRef().str()))
     return true;
+  if (options.minChannels > 0)
+    if (FailureOr<ComputeOp> c = matchComputeOp(op); succeeded(c)) {
+      int64_t k = contractedChannels(*c);
+      if (!ShapedType::isDynamic(k) && k < options.minChannels)
+        return true;
+    }
   if (!options.layerNames)
     return false;
   auto it = options.layerNames->find(op);
@@ -266,6 +288,9 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
                                            const QuantizationOptions &o) {
   if (o.tile <= 0)
     return root->emitError("tile must be positive, got ") << o.tile;
+  if (o.minChannels < 0)
+    return root->emitError("min-channels must be 0 or more, got ")
+           << o.minChannels;
   for (auto [name, bits] :
        {std::pair<const char *, int64_t>{"act-bits", o.actBits},
         {"weight-bits", o.weightBits},
@@ -736,6 +761,7 @@ struct TQInsertQuantizationPass
       o.schedule = std::move(*entries);
     }
     o.keepFloat.assign(keepFloat.begin(), keepFloat.end());
+    o.minChannels = minChannels;
     Operation *root = getOperation();
     llvm::DenseMap<Operation *, const CalibratedLayer *> calibrated;
     llvm::DenseMap<Operation *, std::string> layerNames = nameLayers(root);

@@ -190,7 +190,12 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "layers are quantized as recorded">,
     ListOption<"keepFloat", "keep-float", "std::string",
                "Op names (linalg.batch_matmul) or layer names (a name "
-               "location, or function#ordinal) to leave in float">
+               "location, or function#ordinal) to leave in float">,
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"4",
+           "Leave in float a convolution with fewer input channels (per "
+           "group), or a matmul with a shorter contraction, than this: its "
+           "tiles would be mostly padding (a 1-channel image padded to "
+           "V = 32 channels is 32 times the work); 0 quantizes every layer">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::arith::ArithDialect"];

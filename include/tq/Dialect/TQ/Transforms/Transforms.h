@@ -42,6 +42,9 @@ struct QuantizationOptions {
   const llvm::DenseMap<Operation *, int64_t> *layerTiles = nullptr;
   /// Op names or layer names (see nameLayers) to leave in float.
   std::vector<std::string> keepFloat;
+  /// Compute ops contracting fewer elements per output than this (the
+  /// input channels of a convolution, K of a matmul) stay in float.
+  int64_t minChannels = 0;
   /// Layer names by compute op (owned by the caller).
   const llvm::DenseMap<Operation *, std::string> *layerNames = nullptr;
   /// Calibrated layers (A8), by compute op: their operands are quantized
