@@ -13,6 +13,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -70,7 +71,42 @@ struct PPUModule::Impl {
   std::vector<WidthInput> widths;
   /// Per kernel: width input name -> index into `widths`.
   std::vector<std::map<std::string, size_t>> widthIndex;
+  /// Per kernel: width input name -> the input binding QUANT reads at that
+  /// width, and whether its steps are powers of two.
+  std::vector<std::map<std::string, std::pair<std::string, bool>>> quantizedAt;
 };
+
+/// The input binding holding fmem tile `tile`, or null.
+static const Binding *bindingOfTile(const Stream &s, uint32_t tile) {
+  for (const Binding &b : s.bindings)
+    if (!b.output && !b.isWidth() && tile >= b.baseTile &&
+        tile < b.baseTile + b.tiles(s.machine.V))
+      return &b;
+  return nullptr;
+}
+
+/// The A3 error of `x` (a binding's data, V x V tiles on its first and last
+/// dims) quantized at `bits`.
+static double errorAt(const std::vector<float> &x,
+                      const std::vector<uint32_t> &shape, uint16_t V, int bits,
+                      bool pow2) {
+  ::tq::ref::FloatTensor t;
+  t.shape.assign(shape.begin(), shape.end());
+  t.data = x;
+  ::tq::ref::TileLayout layout;
+  layout.tile[0] = layout.tile[1] = V;
+  layout.dims[0] = 0;
+  layout.dims[1] = int(shape.size()) - 1;
+  ::tq::ref::BitSearchOptions o;
+  o.low = 0.0;
+  o.high = std::numeric_limits<double>::infinity();
+  o.init = o.min = o.max = bits;
+  return ::tq::ref::searchBitWidthTiled(t, layout,
+                                        pow2 ? ::tq::ref::QuantForm::Pow2
+                                             : ::tq::ref::QuantForm::Scaled,
+                                        o)
+      .error;
+}
 
 PPUModule::PPUModule() : impl(std::make_unique<Impl>()) {}
 PPUModule::~PPUModule() = default;
@@ -89,8 +125,10 @@ const std::vector<WidthInput> &PPUModule::widths() const {
 void PPUModule::resetStats() {
   impl->stats = Stats();
   impl->launches = 0;
-  for (WidthInput &w : impl->widths)
+  for (WidthInput &w : impl->widths) {
     w.bits.clear();
+    w.errors.clear();
+  }
 }
 
 std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
@@ -157,9 +195,21 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
       }
       widthIndex[w.getName().str()] = m->impl->widths.size();
       m->impl->widths.push_back(
-          {program.getSymName().str(), w.getName().str(), layer, {}});
+          {program.getSymName().str(), w.getName().str(), layer, {}, {}});
     }
     m->impl->widthIndex.push_back(std::move(widthIndex));
+    std::map<std::string, std::pair<std::string, bool>> quantizedAt;
+    for (const Binding &b : s.bindings) {
+      if (!b.isWidth())
+        continue;
+      for (const Instr &i : s.code)
+        if (i.op == Op::Quant && i.bits == (kBitsRegister | b.baseTile)) {
+          if (const Binding *in = bindingOfTile(s, i.src))
+            quantizedAt[b.name] = {in->name, bool(i.flags & kPow2)};
+          break;
+        }
+    }
+    m->impl->quantizedAt.push_back(std::move(quantizedAt));
     kernelIndex[program.getSymName().str()] = m->impl->streams.size();
     m->impl->kernels.push_back({program.getSymName().str(), s.machine,
                                 s.code.size(), encode(s).size()});
@@ -350,6 +400,21 @@ bool PPUModule::invoke(const std::string &function,
                                   sched.slots[s].shape.end());
       if (!sim.setInput(name, values, shape, error))
         return false;
+    }
+    // The error each run-time width gives the input it quantizes.
+    for (const auto &[name, index] : widthIndex) {
+      WidthInput &w = impl->widths[index];
+      if (w.errors.size() == w.bits.size())
+        continue; // not passed at this launch
+      auto q = impl->quantizedAt[step.kernel].find(name);
+      double e = std::numeric_limits<double>::quiet_NaN();
+      if (q != impl->quantizedAt[step.kernel].end()) {
+        std::vector<uint32_t> shape;
+        std::vector<float> x = sim.output(q->second.first, shape);
+        e = errorAt(x, shape, impl->streams[step.kernel].machine.V,
+                    w.bits.back(), q->second.second);
+      }
+      w.errors.push_back(e);
     }
     if (!sim.run(error)) {
       error = "PPU kernel @" + step.callee + ": " + error;

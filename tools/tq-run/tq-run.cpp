@@ -24,8 +24,10 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cmath>
 
 #include <algorithm>
 #include <chrono>
@@ -241,13 +243,17 @@ int main(int argc, char **argv) {
     if (ppuReport == "json") {
       json::Array list;
       for (const tq::ppu::WidthInput &w : widths) {
-        json::Array bits;
+        json::Array bits, errors;
         for (int32_t b : w.bits)
           bits.push_back(b);
+        for (double e : w.errors)
+          errors.push_back(std::isnan(e) ? json::Value(nullptr)
+                                         : json::Value(e));
         list.push_back(json::Object{{"layer", w.layer},
                                     {"kernel", w.kernel},
                                     {"input", w.input},
-                                    {"bits", std::move(bits)}});
+                                    {"bits", std::move(bits)},
+                                    {"errors", std::move(errors)}});
       }
       std::string text;
       raw_string_ostream os(text);
@@ -262,8 +268,11 @@ int main(int argc, char **argv) {
       for (const tq::ppu::WidthInput &w : widths) {
         outs() << "run-time width of " << w.layer << " (@" << w.kernel << " "
                << w.input << "):";
-        for (int32_t b : w.bits)
+        for (auto [b, e] : llvm::zip(w.bits, w.errors)) {
           outs() << " " << b;
+          if (!std::isnan(e))
+            outs() << format(" (error %.4g)", e);
+        }
         outs() << "\n";
       }
     }

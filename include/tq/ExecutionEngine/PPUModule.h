@@ -40,11 +40,13 @@ struct KernelInfo {
 };
 
 /// A bit width chosen on the host at run time (tq.adaptive_bit_width) and
-/// passed to a kernel's width input: the layer reading it and its value at
-/// each launch since the last reset.
+/// passed to a kernel's width input: the layer reading it, and at each
+/// launch since the last reset its value and the A3 error of the kernel
+/// input quantized at that width (NaN when no input is).
 struct WidthInput {
   std::string kernel, input, layer;
   std::vector<int32_t> bits;
+  std::vector<double> errors;
 };
 
 class PPUModule {

@@ -4,8 +4,8 @@
 # kernel as a width input, a register its QUANT instructions read. The
 # logits must be the same bits as the CPU backend's (which the CPU tests
 # hold bit-exact against the numpy reference), and the first layer's width,
-# reported by `tq-run --ppu-report`, must be the C++ reference's search on
-# the input (tq-ref search). Random and adversarial inputs: a zero tile,
+# and its A3 error, reported by `tq-run --ppu-report`, must be the C++
+# reference's search on the input (tq-ref search). Random and adversarial inputs: a zero tile,
 # NaN and Inf, an outlier, a constant input; shapes not multiples of V.
 import os
 import re
@@ -53,7 +53,8 @@ def reference_bits(x, v, low, high, init, max_bits):
                           f"--low={low}", f"--high={high}", f"--init={init}",
                           f"--max={max_bits}"],
                          capture_output=True, text=True, check=True).stdout
-    return int(re.search(r"bits (\d+)", out).group(1))
+    m = re.search(r"bits (\d+) error ([0-9.e+-]+)", out)
+    return int(m.group(1)), float(m.group(2))
 
 
 for v, low, high, max_bits in ((8, 0.02, 0.05, 12), (16, 0.002, 0.01, 12)):
@@ -65,18 +66,19 @@ for v, low, high, max_bits in ((8, 0.02, 0.05, 12), (16, 0.002, 0.01, 12)):
         cpu, = run.run(q, [x])
         (ppu,), stats = run.run_ppu(q, [x])
         widths = [w["bits"] for w in stats["widths"]]
-        want = reference_bits(x, v, low, high, 8, max_bits)
+        error = stats["widths"][0]["errors"][0]
+        want, want_error = reference_bits(x, v, low, high, 8, max_bits)
         print(f"V={v} {low}..{high} {name}: "
               f"{'bit-identical' if ppu.tobytes() == cpu.tobytes() else 'DIFFERENT'}, "
-              f"{stats['launches']} launches, widths {widths}, first as tq-ref: "
-              f"{widths[0] == [want]}")
-# CHECK: V=8 0.02..0.05 random: bit-identical, 2 launches, widths {{\[\[[2-7]\], \[[2-9]\]\]}}, first as tq-ref: True
-# CHECK: V=8 0.02..0.05 zero tile: bit-identical, 2 launches, {{.*}} first as tq-ref: True
-# CHECK: V=8 0.02..0.05 NaN and Inf: bit-identical, 2 launches, {{.*}} first as tq-ref: True
-# CHECK: V=8 0.02..0.05 outlier: bit-identical, 2 launches, {{.*}} first as tq-ref: True
-# CHECK: V=8 0.02..0.05 constant: bit-identical, 2 launches, {{.*}} first as tq-ref: True
-# CHECK: V=16 0.002..0.01 random: bit-identical, 2 launches, widths {{\[\[(9|1[0-2])\], \[([2-9]|1[0-2])\]\]}}, first as tq-ref: True
-# CHECK: V=16 0.002..0.01 zero tile: bit-identical, 2 launches, {{.*}} first as tq-ref: True
-# CHECK: V=16 0.002..0.01 NaN and Inf: bit-identical, 2 launches, {{.*}} first as tq-ref: True
-# CHECK: V=16 0.002..0.01 outlier: bit-identical, 2 launches, {{.*}} first as tq-ref: True
-# CHECK: V=16 0.002..0.01 constant: bit-identical, 2 launches, {{.*}} first as tq-ref: True
+              f"{stats['launches']} launches, widths {widths}, first width and error as tq-ref: "
+              f"{widths[0] == [want] and abs(error - want_error) <= 1e-5 * want_error}")
+# CHECK: V=8 0.02..0.05 random: bit-identical, 2 launches, widths {{\[\[[2-7]\], \[[2-9]\]\]}}, first width and error as tq-ref: True
+# CHECK: V=8 0.02..0.05 zero tile: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
+# CHECK: V=8 0.02..0.05 NaN and Inf: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
+# CHECK: V=8 0.02..0.05 outlier: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
+# CHECK: V=8 0.02..0.05 constant: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
+# CHECK: V=16 0.002..0.01 random: bit-identical, 2 launches, widths {{\[\[(9|1[0-2])\], \[([2-9]|1[0-2])\]\]}}, first width and error as tq-ref: True
+# CHECK: V=16 0.002..0.01 zero tile: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
+# CHECK: V=16 0.002..0.01 NaN and Inf: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
+# CHECK: V=16 0.002..0.01 outlier: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
+# CHECK: V=16 0.002..0.01 constant: bit-identical, 2 launches, {{.*}} first width and error as tq-ref: True
