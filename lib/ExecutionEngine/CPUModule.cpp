@@ -32,6 +32,10 @@
 
 #include <map>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 using namespace mlir;
 using namespace ::tq::cpu;
 
@@ -490,4 +494,13 @@ bool CPUModule::writeSharedLibrary(const std::string &path,
     return false;
   }
   return true;
+}
+
+void ::tq::cpu::keepFreedMemory() {
+#if defined(__GLIBC__)
+  // Blocks up to glibc's largest mmap threshold (32 MiB on 64-bit hosts)
+  // come from the heap, and the heap's top is not given back on free.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 }

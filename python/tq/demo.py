@@ -135,7 +135,8 @@ def main():
         print(f"  CPU latency of {r.name}: {r.cpu_ms / f32_ms:.2f}x the f32 model's "
               f"({r.cpu_ms:.2f} vs {f32_ms:.2f} ms for the batch of {len(y_test)})")
     stats = rows[1].ppu_stats
-    print(f"  PPU statistics of {rows[1].name} (4 kernel launches, one batch): "
+    print(f"  PPU statistics of {rows[1].name} ({stats['launches']} kernel launches, one "
+          f"batch): "
           f"{stats['cycles']} cycles, {stats['mac_ops']} MACs, "
           f"{stats['ub_reads']} unified-buffer row reads, {stats['fmem_reads']} fmem "
           f"row reads and {stats['fmem_writes']} writes, {stats['transposes']} tiles "

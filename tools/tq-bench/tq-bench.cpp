@@ -15,6 +15,7 @@
 // It prints a Markdown table; every figure comes from running the programs.
 //
 //===----------------------------------------------------------------------===//
+#include "tq/ExecutionEngine/CPUModule.h"
 #include "tq/Runtime/PPUSim.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -107,6 +108,7 @@ int runCPUMatmul();
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "tile-quant benchmarks\n");
+  tq::cpu::keepFreedMemory(); // steady call times (see CPUModule.h)
   if (cpuMatmulCmd)
     return runCPUMatmul();
   if (!ppuTranspose)

@@ -110,6 +110,8 @@ int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "compile a tq program and run it on the CPU\n");
+  // Steady call times: intermediate buffers reuse freed memory.
+  tq::cpu::keepFreedMemory();
   if (optLevel > 3)
     return fail("-O must be 0..3, got " + Twine(optLevel));
   if (threads < 1)

@@ -102,6 +102,15 @@ private:
 /// Whether this host can run code generated for `target`.
 bool hostSupports(const std::string &target);
 
+/// Compiled functions allocate their intermediate buffers (malloc) and free
+/// them on return. glibc serves large blocks with mmap and returns them to
+/// the system on free, so every call pays fresh page faults, and which
+/// blocks do varies from run to run. This makes the process keep freed
+/// memory for reuse instead (glibc's mmap and trim thresholds raised):
+/// steady call times. It is process-wide, so tools call it (tq-run,
+/// tq-bench); a library user decides for their own process.
+void keepFreedMemory();
+
 } // namespace tq::cpu
 
 #endif // TQ_EXECUTIONENGINE_CPUMODULE_H
