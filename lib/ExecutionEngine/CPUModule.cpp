@@ -188,6 +188,9 @@ struct CPUModule::Impl {
   std::string target;
   bool usesOpenMP = false;
   std::string object; // AOT object code, with CompileOptions::keepObject
+  /// The host, for LLVM's cost models (vector widths) in the JIT's
+  /// optimization pipeline.
+  std::unique_ptr<llvm::TargetMachine> hostMachine;
 };
 
 CPUModule::CPUModule() : impl(std::make_unique<Impl>()) {}
@@ -321,9 +324,20 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   }
 
   ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(options.optLevel,
-                                               /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
+  // Optimized for the host: without a target machine LLVM's cost models
+  // assume no vector registers and leave the float loops scalar.
+  if (auto host = llvm::orc::JITTargetMachineBuilder::detectHost()) {
+    host->setCodeGenOptLevel(
+        static_cast<llvm::CodeGenOptLevel>(options.optLevel));
+    if (auto machine = host->createTargetMachine())
+      m->impl->hostMachine = std::move(*machine);
+    else
+      llvm::consumeError(machine.takeError());
+  } else {
+    llvm::consumeError(host.takeError());
+  }
+  auto transformer = makeOptimizingTransformer(
+      options.optLevel, /*sizeLevel=*/0, m->impl->hostMachine.get());
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);

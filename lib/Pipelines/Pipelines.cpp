@@ -101,6 +101,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertTQCPUIntrinsics());
+  pm.addPass(createTQCPULoopOrder());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

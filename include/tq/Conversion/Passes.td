@@ -112,4 +112,25 @@ def ConvertTQCPUIntrinsics : Pass<"convert-tq-cpu-intrinsics"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def TQCPULoopOrder : Pass<"tq-cpu-loop-order"> {
+  let summary = "Put the contiguous output loop innermost in float convolutions, pooling and matmuls";
+  let description = [{
+    The float code between the quantized layers (convolutions or matmuls
+    left in float, pooling) is lowered to loops by
+    `convert-linalg-to-loops`, in the order of the op's iteration domain:
+    for `linalg.conv_2d_nchw_fchw` that is (n, f, oh, ow, c, kh, kw), a
+    3-trip reduction innermost that LLVM cannot vectorize. This pass
+    generalizes such ops and interchanges their loops so that the
+    innermost output dim comes last, (n, f, oh, c, kh, kw, ow): a
+    unit-stride loop over contiguous outputs and inputs, which LLVM's loop
+    vectorizer turns into SIMD code. Each output's reduction keeps its
+    order, so the results are the same bits.
+
+    It applies to a linalg op with a reduction loop innermost whose first
+    output's last index is a parallel loop that also indexes the last dim
+    of an input.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // TQ_CONVERSION_PASSES_TD

@@ -71,6 +71,10 @@ void populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const CPUCodegenOptions &options);
 
+/// Patterns of tq-cpu-loop-order: linalg ops whose innermost loop is a
+/// reduction, with their contiguous output loop moved innermost.
+void populateCPULoopOrderPatterns(RewritePatternSet &patterns);
+
 namespace cpu {
 /// Emits the quantization of one tile-grid: `x` (f32 memref) into `q`
 /// (container memref) and `steps`, computing each tile's step from its data
