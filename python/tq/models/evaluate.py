@@ -49,7 +49,7 @@ class Row:
     ppu_same: bool = None       # PPU logits bit-identical to the CPU's
     ppu_note: str = ""          # why the PPU did not run it
     ppu_stats: dict = field(default_factory=dict)  # summed over launches
-    widths: list = field(default_factory=list)     # adaptive weights: (bits, error)
+    widths: list = field(default_factory=list)     # adaptive weights: (layer, bits, error)
     runtime_widths: list = field(default_factory=list)  # adaptive activations: (layer, bits, errors)
     cpu_ms: float = None        # CPU latency of the whole batch (median), ms
 
@@ -59,6 +59,21 @@ def _first_error(err):
         if "error:" in line:
             return line.split("error:", 1)[1].strip()
     return str(err).strip().splitlines()[-1]
+
+
+def _weight_widths(text):
+    """(layer, bits, error) of each weight the adaptive policy searched at
+    compile time: the tq.bit_width records, located at their layer (the IR
+    is printed with -mlir-print-debuginfo)."""
+    aliases = dict(re.findall(r'^(#loc\d*) = loc\("([^"]*)"\)', text, re.M))
+    found = []
+    for line in text.splitlines():
+        m = re.search(r"tq\.bit_width = \{bits = (\d+) : i64, error = ([0-9.e+-]+)", line)
+        if m:
+            loc = re.search(r"loc\((#loc\d*)\)\s*$", line)
+            layer = aliases.get(loc.group(1), "?") if loc else "?"
+            found.append((layer, int(m.group(1)), float(m.group(2))))
+    return found
 
 
 def _head(model_path):
@@ -91,8 +106,7 @@ def evaluate(build, model_path, input_name, x, y, variants=VARIANTS, threads=1,
         row = Row(name, float((logits.argmax(axis=1) == y).mean() * 100))
         if latency:
             row.cpu_ms = cpu.time(text, [x], threads=threads)
-        row.widths = re.findall(
-            r"tq\.bit_width = \{bits = (\d+) : i64, error = ([0-9.e+-]+)", text)
+        row.widths = _weight_widths(text)
         if options is not None and ppu:
             try:
                 (pl,), stats = cpu.run_ppu(text, [x])
@@ -136,6 +150,10 @@ def check(rows, f32_floor, four_bit_points, every_layer_points):
     for name, low, high in (("adaptive V=16", 0.002, 0.01), ("adaptive, wide band", 0.02, 0.06)):
         widths = rows[name].runtime_widths
         # A4: the search stops inside the band, or at a bound (2 or 8 bits).
+        w = rows[name].widths
+        print(f"{name}: weight widths recorded for {len(w)} layers, each named, in "
+              f"[2, 8] with its error in [{low}, {high}] or at a bound: "
+              f"{all(layer != '?' and (b in (2, 8) or low <= e <= high) for layer, b, e in w)}")
         print(f"{name}: run-time widths reported for {len(widths)} layers, each in "
               f"[2, 8] with its error in [{low}, {high}] or at a bound: "
               f"{all(b in (2, 8) or low <= e <= high for _, bits, errors in widths for b, e in zip(bits, errors))}")
@@ -182,8 +200,8 @@ def table(rows):
         if r.ppu_note:
             notes.append("PPU: " + r.ppu_note)
         if r.widths:
-            notes.append("weight widths per layer: " + ", ".join(
-                f"{b} bits (error {float(e):.4f})" for b, e in r.widths))
+            notes.append("weight widths: " + ", ".join(
+                f"{layer} {b} bits (error {e:.4f})" for layer, b, e in r.widths))
         if r.runtime_widths:
             notes.append("run-time activation widths: " + ", ".join(
                 f"{layer} {'/'.join(map(str, sorted(set(bits))))} bits (error "
