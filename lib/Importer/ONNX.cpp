@@ -230,7 +230,7 @@ private:
                const std::string &kind);
   bool normalization(const onnx::NodeProto &n);
   Value reshape(Value x, ArrayRef<int64_t> shape);
-  Value softmax(Value x, int64_t axis);
+  Value softmax(Value x, int64_t axis, bool log = false);
   bool fold(const onnx::NodeProto &n);
   void quantizeLinear(const onnx::NodeProto &n);
   void integerMatmul(const onnx::NodeProto &n);
@@ -294,8 +294,9 @@ Value Importer::reshape(Value x, ArrayRef<int64_t> shape) {
                                        all(shape.size()));
 }
 
-/// exp(x - max) / Σ exp(x - max) along `axis` (opset 13 semantics).
-Value Importer::softmax(Value x, int64_t axis) {
+/// exp(x - max) / Σ exp(x - max) along `axis` (opset 13 semantics); with
+/// `log`, (x - max) - log Σ exp(x - max).
+Value Importer::softmax(Value x, int64_t axis, bool log) {
   ArrayRef<int64_t> shape = shapeOf(x);
   int64_t rank = shape.size();
   SmallVector<int64_t> reduced;
@@ -340,6 +341,17 @@ Value Importer::softmax(Value x, int64_t axis) {
                 })
                 .getResult(0);
   Value sum = reduce(e, zero, true);
+  if (log)
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{empty.getType()}, ValueRange{x, mx, sum},
+               ValueRange{empty}, ArrayRef<AffineMap>{id, red, red, id}, par,
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                 Value ls = math::LogOp::create(nb, l, a[2]);
+                 linalg::YieldOp::create(
+                     nb, l, ValueRange{arith::SubFOp::create(nb, l, d, ls)});
+               })
+        .getResult(0);
   return linalg::GenericOp::create(
              b, loc, TypeRange{empty.getType()}, ValueRange{e, sum},
              ValueRange{empty}, ArrayRef<AffineMap>{id, red, id}, par,
@@ -350,7 +362,9 @@ Value Importer::softmax(Value x, int64_t axis) {
       .getResult(0);
 }
 
-/// A reduction (sum, mean, max, min) over `axes` (sorted, non-negative).
+/// A reduction over `axes` (sorted, non-negative): sum, mean, max, min,
+/// prod, l1 (Σ|x|), l2 (√Σx²), sumsquare (Σx²), logsum (log Σx) or
+/// logsumexp (log Σ exp x).
 Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
                        const std::string &kind) {
   ArrayRef<int64_t> shape = shapeOf(x);
@@ -370,9 +384,10 @@ Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
       exprs.push_back(getAffineDimExpr(d, ctx));
     }
   }
-  float initV = kind == "max"   ? -std::numeric_limits<float>::infinity()
-                : kind == "min" ? std::numeric_limits<float>::infinity()
-                                : 0.0f;
+  float initV = kind == "max"    ? -std::numeric_limits<float>::infinity()
+                : kind == "min"  ? std::numeric_limits<float>::infinity()
+                : kind == "prod" ? 1.0f
+                                 : 0.0f;
   Value empty = tensor::EmptyOp::create(b, loc, kept, b.getF32Type());
   Value initValue = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(initV));
   Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
@@ -382,16 +397,31 @@ Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
                 b, loc, TypeRange{init.getType()}, ValueRange{x},
                 ValueRange{init}, ArrayRef<AffineMap>{id, red}, iters,
                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                  Value v;
+                  Value v, x = a[0];
+                  if (kind == "l1")
+                    x = math::AbsFOp::create(nb, l, x);
+                  else if (kind == "l2" || kind == "sumsquare")
+                    x = arith::MulFOp::create(nb, l, x, x);
+                  else if (kind == "logsumexp")
+                    x = math::ExpOp::create(nb, l, x);
                   if (kind == "max")
-                    v = arith::MaximumFOp::create(nb, l, a[1], a[0]);
+                    v = arith::MaximumFOp::create(nb, l, a[1], x);
                   else if (kind == "min")
-                    v = arith::MinimumFOp::create(nb, l, a[1], a[0]);
+                    v = arith::MinimumFOp::create(nb, l, a[1], x);
+                  else if (kind == "prod")
+                    v = arith::MulFOp::create(nb, l, a[1], x);
                   else
-                    v = arith::AddFOp::create(nb, l, a[1], a[0]);
+                    v = arith::AddFOp::create(nb, l, a[1], x);
                   linalg::YieldOp::create(nb, l, v);
                 })
                 .getResult(0);
+  if (kind == "l2" || kind == "logsum" || kind == "logsumexp") {
+    onnx::NodeProto none;
+    r = elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return kind == "l2" ? math::SqrtOp::create(nb, l, v[0]).getResult()
+                          : math::LogOp::create(nb, l, v[0]).getResult();
+    });
+  }
   if (kind == "mean") {
     float c = float(count);
     onnx::NodeProto none;
@@ -437,16 +467,22 @@ bool Importer::normalization(const onnx::NodeProto &n) {
     llvm::sort(axes);
     return axes;
   };
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" ||
-      op == "ReduceMin") {
+  static const llvm::StringMap<const char *> reductions = {
+      {"ReduceMean", "mean"},     {"ReduceSum", "sum"},
+      {"ReduceMax", "max"},       {"ReduceMin", "min"},
+      {"ReduceProd", "prod"},     {"ReduceL1", "l1"},
+      {"ReduceL2", "l2"},         {"ReduceSumSquare", "sumsquare"},
+      {"ReduceLogSum", "logsum"}, {"ReduceLogSumExp", "logsumexp"}};
+  if (auto it = reductions.find(op); it != reductions.end()) {
     onlyAttrs(n, {"axes", "keepdims", "noop_with_empty_axes"});
-    if (intAttr(n, "noop_with_empty_axes", 0))
-      fail(nodeName(n) + ": noop_with_empty_axes is not supported");
     Value x = input(n, 0);
-    std::string kind = op == "ReduceMean"  ? "mean"
-                       : op == "ReduceSum" ? "sum"
-                       : op == "ReduceMax" ? "max"
-                                           : "min";
+    std::string kind = it->second;
+    // No axes and noop_with_empty_axes: the input, unreduced.
+    if (intAttr(n, "noop_with_empty_axes", 0) &&
+        axesOf(x, /*allByDefault=*/false).empty()) {
+      values[n.output(0)] = x;
+      return true;
+    }
     values[n.output(0)] =
         reduce(x, axesOf(x, true), intAttr(n, "keepdims", 1), kind);
     return true;
@@ -1701,7 +1737,7 @@ void Importer::node(const onnx::NodeProto &n) {
                   : arith::MinimumFOp::create(nb, l, r, x).getResult();
       return r;
     }));
-  } else if (op == "Softmax") {
+  } else if (op == "Softmax" || op == "LogSoftmax") {
     onlyAttrs(n, {"axis"});
     Value x = input(n, 0);
     int64_t rank = shapeOf(x).size();
@@ -1713,7 +1749,7 @@ void Importer::node(const onnx::NodeProto &n) {
     if (!opset13 && axis != rank - 1)
       fail(nodeName(n) + ": before opset 13, only the last axis is "
                          "supported (the 2-D coercion is not)");
-    define(softmax(x, axis));
+    define(softmax(x, axis, op == "LogSoftmax"));
   } else if (op == "Reshape") {
     onlyAttrs(n, {"allowzero"});
     Value x = input(n, 0);
