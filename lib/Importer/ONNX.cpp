@@ -231,6 +231,7 @@ private:
   bool normalization(const onnx::NodeProto &n);
   Value reshape(Value x, ArrayRef<int64_t> shape);
   Value softmax(Value x, int64_t axis, bool log = false);
+  Value hardmax(Value x, int64_t axis);
   bool fold(const onnx::NodeProto &n);
   void quantizeLinear(const onnx::NodeProto &n);
   void integerMatmul(const onnx::NodeProto &n);
@@ -358,6 +359,65 @@ Value Importer::softmax(Value x, int64_t axis, bool log) {
              [&](OpBuilder &nb, Location l, ValueRange a) {
                linalg::YieldOp::create(
                    nb, l, ValueRange{arith::DivFOp::create(nb, l, a[0], a[1])});
+             })
+      .getResult(0);
+}
+
+/// 1 where the first maximum along `axis` is, 0 elsewhere: the maximum,
+/// the first index holding it (a min-reduction of indices, as f32), then
+/// the comparison with each element's index.
+Value Importer::hardmax(Value x, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> kept;
+  SmallVector<AffineExpr> keep;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) {
+      kept.push_back(shape[d]);
+      keep.push_back(getAffineDimExpr(d, ctx));
+    }
+  auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  auto red = AffineMap::get(rank, 0, keep, ctx);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters[axis] = utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
+  Value mx = reduce(x, {axis}, /*keepdims=*/false, "max");
+  Value big = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, big,
+          tensor::EmptyOp::create(b, loc, kept, b.getF32Type()).getResult())
+          .getResult(0);
+  auto indexAlong = [&](OpBuilder &nb, Location l) {
+    Value i = linalg::IndexOp::create(nb, l, axis);
+    Value i32 = arith::IndexCastOp::create(nb, l, nb.getI32Type(), i);
+    return arith::SIToFPOp::create(nb, l, nb.getF32Type(), i32).getResult();
+  };
+  Value first =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x, mx},
+          ValueRange{init}, ArrayRef<AffineMap>{id, red, red}, iters,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value at = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                             a[0], a[1]);
+            Value i = indexAlong(nb, l);
+            Value lower = arith::MinimumFOp::create(nb, l, a[2], i);
+            linalg::YieldOp::create(
+                nb, l,
+                ValueRange{arith::SelectOp::create(nb, l, at, lower, a[2])});
+          })
+          .getResult(0);
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{empty.getType()}, ValueRange{first},
+             ValueRange{empty}, ArrayRef<AffineMap>{red, id}, par,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value hit = arith::CmpFOp::create(
+                   nb, l, arith::CmpFPredicate::OEQ, indexAlong(nb, l), a[0]);
+               linalg::YieldOp::create(nb, l,
+                                       ValueRange{arith::UIToFPOp::create(
+                                           nb, l, nb.getF32Type(), hit)});
              })
       .getResult(0);
 }
@@ -1737,6 +1797,69 @@ void Importer::node(const onnx::NodeProto &n) {
                   : arith::MinimumFOp::create(nb, l, r, x).getResult();
       return r;
     }));
+  } else if (op == "Hardmax") {
+    onlyAttrs(n, {"axis"});
+    Value x = input(n, 0);
+    int64_t rank = shapeOf(x).size();
+    int64_t axis = axisAttr(n, "axis", -1, rank);
+    for (const auto &o : opsets)
+      if (o < 13 && axis != rank - 1)
+        fail(nodeName(n) + ": before opset 13, only the last axis is "
+                           "supported (the 2-D coercion is not)");
+    define(hardmax(x, axis));
+  } else if (op == "Split") {
+    onlyAttrs(n, {"axis", "split", "num_outputs"});
+    Value x = input(n, 0);
+    ArrayRef<int64_t> xs = shapeOf(x);
+    int64_t rank = xs.size();
+    int64_t axis = axisAttr(n, "axis", 0, rank);
+    int64_t parts = n.output_size();
+    // The sizes: the `split` attribute (before opset 13) or input, else
+    // equal parts (the last one smaller when the dim does not divide).
+    std::vector<int64_t> sizes;
+    if (const onnx::AttributeProto *a = attr(n, "split"))
+      sizes.assign(a->ints().begin(), a->ints().end());
+    else if (n.input_size() > 1 && !n.input(1).empty())
+      for (float v : requiredConstant(n, 1))
+        sizes.push_back(int64_t(v));
+    if (sizes.empty()) {
+      int64_t chunk = (xs[axis] + parts - 1) / parts;
+      for (int64_t k = 0, left = xs[axis]; k < parts; ++k, left -= chunk)
+        sizes.push_back(std::min(chunk, left));
+    }
+    int64_t total = 0;
+    for (int64_t v : sizes) {
+      if (v <= 0)
+        fail(nodeName(n) + ": empty parts are not supported");
+      total += v;
+    }
+    if (int64_t(sizes.size()) != parts || total != xs[axis])
+      fail(nodeName(n) + ": the parts do not split a dimension of " +
+           std::to_string(xs[axis]) + " into " + std::to_string(parts) +
+           " outputs");
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    for (int64_t k = 0; k < parts; ++k) {
+      SmallVector<int64_t> size(xs);
+      size[axis] = sizes[k];
+      define(tensor::ExtractSliceOp::create(
+                 b, loc, f32Tensor(size), x, ValueRange{}, ValueRange{},
+                 ValueRange{}, offsets, size, strides),
+             k);
+      offsets[axis] += sizes[k];
+    }
+  } else if (op == "Dropout") {
+    // Inference: the identity (no mask).
+    onlyAttrs(n, {"ratio", "seed", "is_test"});
+    if (n.output_size() > 1 && !n.output(1).empty())
+      fail(nodeName(n) + ": the mask output is not supported (inference "
+                         "only)");
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      std::vector<float> training = requiredConstant(n, 2);
+      if (training.size() != 1 || training[0] != 0.0f)
+        fail(nodeName(n) + ": training mode is not supported (inference "
+                           "only)");
+    }
+    define(input(n, 0));
   } else if (op == "Softmax" || op == "LogSoftmax") {
     onlyAttrs(n, {"axis"});
     Value x = input(n, 0);
