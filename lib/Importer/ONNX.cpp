@@ -634,6 +634,9 @@ bool Importer::normalization(const onnx::NodeProto &n) {
   }
   if (op == "BatchNormalization") {
     onlyAttrs(n, {"epsilon", "momentum", "training_mode", "spatial"});
+    // Opsets 7 and 8: spatial = 0 normalizes each activation on its own.
+    if (!intAttr(n, "spatial", 1))
+      fail(nodeName(n) + ": spatial = 0 is not supported");
     if (intAttr(n, "training_mode", 0) ||
         (n.output_size() > 1 && !n.output(1).empty()))
       fail(nodeName(n) + ": only inference mode is supported");
@@ -938,6 +941,12 @@ bool Importer::unary(const onnx::NodeProto &n) {
       {"Sqrt", oneOp<math::SqrtOp>},       {"Tanh", oneOp<math::TanhOp>},
       {"Floor", oneOp<math::FloorOp>},     {"Ceil", oneOp<math::CeilOp>},
       {"Round", oneOp<math::RoundEvenOp>}, // halves to even, as ONNX
+      {"Sin", oneOp<math::SinOp>},         {"Cos", oneOp<math::CosOp>},
+      {"Tan", oneOp<math::TanOp>},         {"Asin", oneOp<math::AsinOp>},
+      {"Acos", oneOp<math::AcosOp>},       {"Atan", oneOp<math::AtanOp>},
+      {"Sinh", oneOp<math::SinhOp>},       {"Cosh", oneOp<math::CoshOp>},
+      {"Asinh", oneOp<math::AsinhOp>},     {"Acosh", oneOp<math::AcoshOp>},
+      {"Atanh", oneOp<math::AtanhOp>},     {"Erf", oneOp<math::ErfOp>},
   };
   if (auto it = simple.find(op); it != simple.end())
     fn = it->second;
@@ -945,7 +954,49 @@ bool Importer::unary(const onnx::NodeProto &n) {
     fn = [&](OpBuilder &nb, Location l, Value x) {
       return arith::DivFOp::create(nb, l, f(nb, l, 1.0f), x).getResult();
     };
-  else if (op == "Sigmoid")
+  else if (op == "Softsign") // x / (1 + |x|)
+    fn = [&](OpBuilder &nb, Location l, Value x) {
+      Value d = arith::AddFOp::create(nb, l, f(nb, l, 1.0f),
+                                      math::AbsFOp::create(nb, l, x));
+      return arith::DivFOp::create(nb, l, x, d).getResult();
+    };
+  else if (op == "Softplus") // log(exp(x) + 1)
+    fn = [&](OpBuilder &nb, Location l, Value x) {
+      Value e = math::ExpOp::create(nb, l, x);
+      return math::LogOp::create(
+                 nb, l, arith::AddFOp::create(nb, l, e, f(nb, l, 1.0f)))
+          .getResult();
+    };
+  else if (op == "Elu" || op == "Selu") {
+    // Elu: x < 0 ? alpha (e^x - 1) : x; Selu: gamma (x <= 0 ? alpha (e^x -
+    // 1) : x).
+    bool selu = op == "Selu";
+    attrs = selu ? SmallVector<const char *>{"alpha", "gamma"}
+                 : SmallVector<const char *>{"alpha"};
+    float alpha =
+        floatAttr(n, "alpha", selu ? 1.67326319217681884765625f : 1.0f);
+    float gamma =
+        selu ? floatAttr(n, "gamma", 1.05070102214813232421875f) : 1.0f;
+    fn = [&, alpha, gamma, selu](OpBuilder &nb, Location l, Value x) {
+      Value neg = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, x,
+                                        f(nb, l, 0.0f));
+      Value em1 = arith::SubFOp::create(nb, l, math::ExpOp::create(nb, l, x),
+                                        f(nb, l, 1.0f));
+      Value y = arith::SelectOp::create(
+          nb, l, neg, arith::MulFOp::create(nb, l, em1, f(nb, l, alpha)), x);
+      return selu ? arith::MulFOp::create(nb, l, y, f(nb, l, gamma)).getResult()
+                  : y;
+    };
+  } else if (op == "ThresholdedRelu") {
+    attrs = {"alpha"};
+    float alpha = floatAttr(n, "alpha", 1.0f);
+    fn = [&, alpha](OpBuilder &nb, Location l, Value x) {
+      Value above = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x,
+                                          f(nb, l, alpha));
+      return arith::SelectOp::create(nb, l, above, x, f(nb, l, 0.0f))
+          .getResult();
+    };
+  } else if (op == "Sigmoid")
     fn = [&](OpBuilder &nb, Location l, Value x) {
       Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
       return arith::DivFOp::create(
@@ -1947,6 +1998,11 @@ void Importer::node(const onnx::NodeProto &n) {
     if (n.output_size() > 1 && !n.output(1).empty())
       fail(nodeName(n) + ": the mask output is not supported (inference "
                          "only)");
+    // Before opset 7, is_test = 0 (the default) is training mode.
+    if (llvm::any_of(opsets, [](int64_t o) { return o < 7; }) &&
+        !intAttr(n, "is_test", 0))
+      fail(nodeName(n) + ": training mode is not supported (inference "
+                         "only)");
     if (n.input_size() > 2 && !n.input(2).empty()) {
       std::vector<float> training = requiredConstant(n, 2);
       if (training.size() != 1 || training[0] != 0.0f)
@@ -2324,9 +2380,9 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   const onnx::GraphProto &g = model.graph();
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
     if ((o.domain().empty() || o.domain() == "ai.onnx") &&
-        (o.version() < 9 || o.version() > 21))
+        (o.version() < 6 || o.version() > 21))
       fail("opset " + std::to_string(o.version()) +
-           " is not supported (9 to 21 are)");
+           " is not supported (6 to 21 are)");
     else if (o.domain().empty() || o.domain() == "ai.onnx")
       opsets.push_back(o.version());
   for (const onnx::TensorProto &t : g.initializer())
