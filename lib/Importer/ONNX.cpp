@@ -230,6 +230,12 @@ private:
                const std::string &kind);
   bool normalization(const onnx::NodeProto &n);
   Value reshape(Value x, ArrayRef<int64_t> shape);
+  struct AlongAxis {
+    SmallVector<int64_t> kept;
+    AffineMap id, reduced;
+    SmallVector<utils::IteratorType> iters, parallel;
+  };
+  AlongAxis alongAxis(Value x, int64_t axis);
   Value softmax(Value x, int64_t axis, bool log = false);
   Value hardmax(Value x, int64_t axis);
   bool fold(const onnx::NodeProto &n);
@@ -297,23 +303,34 @@ Value Importer::reshape(Value x, ArrayRef<int64_t> shape) {
                                        all(shape.size()));
 }
 
+/// The shape without `axis`, and the maps and iterators of a generic over
+/// x's dims that reduces `axis` (or, with `parallel`, maps element-wise).
+Importer::AlongAxis Importer::alongAxis(Value x, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  AlongAxis m;
+  SmallVector<AffineExpr> keep;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) {
+      m.kept.push_back(shape[d]);
+      keep.push_back(getAffineDimExpr(d, ctx));
+    }
+  m.id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  m.reduced = AffineMap::get(rank, 0, keep, ctx);
+  m.parallel.assign(rank, utils::IteratorType::parallel);
+  m.iters = m.parallel;
+  m.iters[axis] = utils::IteratorType::reduction;
+  return m;
+}
+
 /// exp(x - max) / Σ exp(x - max) along `axis` (opset 13 semantics); with
 /// `log`, (x - max) - log Σ exp(x - max).
 Value Importer::softmax(Value x, int64_t axis, bool log) {
   ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t rank = shape.size();
-  SmallVector<int64_t> reduced;
-  SmallVector<AffineExpr> keep;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis) {
-      reduced.push_back(shape[d]);
-      keep.push_back(getAffineDimExpr(d, ctx));
-    }
-  auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  auto red = AffineMap::get(rank, 0, keep, ctx);
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  iters[axis] = utils::IteratorType::reduction;
-  SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
+  AlongAxis m = alongAxis(x, axis);
+  SmallVector<int64_t> &reduced = m.kept;
+  AffineMap id = m.id, red = m.reduced;
+  SmallVector<utils::IteratorType> &iters = m.iters, &par = m.parallel;
   auto reduce = [&](Value in, Value initValue, bool sum) {
     Value empty = tensor::EmptyOp::create(b, loc, reduced, b.getF32Type());
     Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
@@ -370,19 +387,10 @@ Value Importer::softmax(Value x, int64_t axis, bool log) {
 /// the comparison with each element's index.
 Value Importer::hardmax(Value x, int64_t axis) {
   ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t rank = shape.size();
-  SmallVector<int64_t> kept;
-  SmallVector<AffineExpr> keep;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis) {
-      kept.push_back(shape[d]);
-      keep.push_back(getAffineDimExpr(d, ctx));
-    }
-  auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  auto red = AffineMap::get(rank, 0, keep, ctx);
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  iters[axis] = utils::IteratorType::reduction;
-  SmallVector<utils::IteratorType> par(rank, utils::IteratorType::parallel);
+  AlongAxis m = alongAxis(x, axis);
+  SmallVector<int64_t> &kept = m.kept;
+  AffineMap id = m.id, red = m.reduced;
+  SmallVector<utils::IteratorType> &iters = m.iters, &par = m.parallel;
   Value mx = reduce(x, {axis}, /*keepdims=*/false, "max");
   Value big = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
