@@ -1967,6 +1967,10 @@ void Importer::node(const onnx::NodeProto &n) {
     int64_t rank = xs.size();
     int64_t axis = axisAttr(n, "axis", 0, rank);
     int64_t parts = n.output_size();
+    if (attr(n, "num_outputs") && intAttr(n, "num_outputs", 0) != parts)
+      fail(nodeName(n) + ": num_outputs is " +
+           std::to_string(intAttr(n, "num_outputs", 0)) + " but the node has " +
+           std::to_string(parts) + " outputs");
     // The sizes: the `split` attribute (before opset 13) or input, else
     // equal parts (the last one smaller when the dim does not divide).
     std::vector<int64_t> sizes;

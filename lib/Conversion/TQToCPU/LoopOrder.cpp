@@ -55,23 +55,21 @@ struct ContiguousLoopInnermost : OpInterfaceRewritePattern<linalg::LinalgOp> {
     if (!generic) {
       FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
       if (failed(g))
-        return failure();
+        return rewriter.notifyMatchFailure(op, "cannot be generalized");
       generic = *g;
     }
     // New loop i is old loop order[i]: every loop but d in order, then d.
+    // A permutation of the loops, which the interchange always accepts (it
+    // notifies the rewriter of the change itself).
     SmallVector<unsigned> order;
     for (unsigned i = 0, e = generic.getNumLoops(); i < e; ++i)
       if (i != *d)
         order.push_back(i);
     order.push_back(*d);
-    rewriter.startOpModification(generic);
     FailureOr<linalg::GenericOp> moved =
         linalg::interchangeGenericOp(rewriter, generic, order);
-    if (failed(moved)) {
-      rewriter.cancelOpModification(generic);
-      return failure();
-    }
-    rewriter.finalizeOpModification(generic);
+    assert(succeeded(moved) && "the order is a permutation of the loops");
+    (void)moved;
     return success();
   }
 };
