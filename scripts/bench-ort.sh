@@ -6,7 +6,7 @@
 # binaries come with the package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh base node
 scripts/build.sh
 if [ ! -d build/ort/node_modules/onnxruntime-node ]; then
   mkdir -p build/ort

@@ -14,7 +14,31 @@ import numpy as np
 
 from tq.ppu import Flow, ToolError  # noqa: F401  (ToolError re-exported)
 
-TARGETS = ("avx512", "avx2", "generic")
+ALL_TARGETS = ("avx512", "avx2", "generic")
+
+
+def host_targets(tq_run):
+    """The SIMD paths of ALL_TARGETS that this host can run, as tq-run
+    decides it (it refuses a target the CPU lacks): a test runs each of
+    them and names the others in its output."""
+    flow = Flow()
+    program = flow.write("empty.mlir", "func.func @main() { return }\n")
+    ok = []
+    for target in ALL_TARGETS:
+        try:
+            flow.run(tq_run, program, f"--target={target}")
+            ok.append(target)
+        except ToolError as e:
+            if "this host cannot run" not in str(e):
+                raise
+    return tuple(ok)
+
+
+def report_targets(targets):
+    """One line naming the targets a test ran and those it skipped."""
+    skipped = [t for t in ALL_TARGETS if t not in targets]
+    print(f"targets: {' '.join(targets)}; not on this host: "
+          f"{' '.join(skipped) or 'none'}")
 
 
 class Runner:

@@ -1,6 +1,6 @@
 """An independent numpy implementation of tile-quant's reference numerics.
 
-Written from SPEC.md (T3, T5, A2, A3), not from the C++ code, so that the
+Written from docs/Requirements.md (T3, T5, A2, A3), not from the C++ code, so that the
 test suite can cross-check the two: same f32 operations in the same order,
 hence bit-identical results. Needs Debian's numpy (/usr/bin/python3).
 """
