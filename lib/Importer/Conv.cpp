@@ -1,0 +1,330 @@
+//===- Conv.cpp - Conv, ConvTranspose and the BatchNormalization fold -----===//
+//
+// 2-D convolutions on NCHW tensors (grouped: one convolution per group),
+// ConvTranspose as the convolution it equals, the window geometry that
+// pooling shares, and the fold of an inference BatchNormalization into the
+// Conv before it.
+//
+//===----------------------------------------------------------------------===//
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tq::onnx_import;
+
+/// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
+Value Importer::pad(Value x, ArrayRef<int64_t> pads, float value) {
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return x;
+  ArrayRef<int64_t> s = shapeOf(x);
+  SmallVector<int64_t> low = {0, 0, pads[0], pads[1]},
+                       high = {0, 0, pads[2], pads[3]};
+  SmallVector<int64_t> shape = {s[0], s[1], s[2] + pads[0] + pads[2],
+                                s[3] + pads[1] + pads[3]};
+  Value v = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  SmallVector<OpFoldResult> lo, hi;
+  for (int64_t i = 0; i < 4; ++i) {
+    lo.push_back(b.getIndexAttr(low[i]));
+    hi.push_back(b.getIndexAttr(high[i]));
+  }
+  return tensor::PadOp::create(b, loc, f32Tensor(shape), x, lo, hi, v);
+}
+
+Importer::Window Importer::windowAttrs(const onnx::NodeProto &n) {
+  if (const onnx::AttributeProto *a = attr(n, "auto_pad"))
+    if (a->s() != "NOTSET")
+      fail(nodeName(n) + ": auto_pad '" + a->s() + "' is not supported");
+  Window w;
+  w.strides = intsAttr(n, "strides", {1, 1});
+  w.dilations = intsAttr(n, "dilations", {1, 1});
+  w.pads = intsAttr(n, "pads", {0, 0, 0, 0});
+  if (w.strides.size() != 2 || w.dilations.size() != 2 || w.pads.size() != 4)
+    fail(nodeName(n) + ": strides, dilations and pads must be 2-D");
+  return w;
+}
+
+SmallVector<int64_t> Importer::windowOutput(const onnx::NodeProto &n,
+                                            const Window &w,
+                                            ArrayRef<int64_t> xs,
+                                            ArrayRef<int64_t> kernel) {
+  // ONNX pads are [top, left, bottom, right] (begins, then ends).
+  SmallVector<int64_t> out;
+  for (int d = 0; d < 2; ++d)
+    out.push_back((xs[2 + d] + w.pads[d] + w.pads[d + 2] -
+                   w.dilations[d] * (kernel[d] - 1) - 1) /
+                      w.strides[d] +
+                  1);
+  if (out[0] < 1 || out[1] < 1)
+    fail(nodeName(n) + ": the output would be empty");
+  return out;
+}
+
+void Importer::importConv(const onnx::NodeProto &n) {
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (xs.size() != 4)
+    fail(nodeName(n) + ": only 2-D (NCHW) inputs are supported");
+  Window win = windowAttrs(n);
+  onlyAttrs(
+      n, {"strides", "dilations", "pads", "group", "kernel_shape", "auto_pad"});
+  Value w = input(n, 1);
+  ArrayRef<int64_t> ws = shapeOf(w);
+  int64_t groups = intAttr(n, "group", 1);
+  if (groups < 1 || xs[1] % groups || (ws.size() == 4 && ws[0] % groups))
+    fail(nodeName(n) + ": group " + std::to_string(groups) +
+         " does not divide the channels");
+  if (ws.size() != 4 || ws[1] * groups != xs[1])
+    fail(nodeName(n) + ": the filter must be [K, C/group, R, S] with the "
+                       "input's C");
+  SmallVector<int64_t> pq = windowOutput(n, win, xs, {ws[2], ws[3]});
+  int64_t P = pq[0], Q = pq[1];
+  auto stridesAttr = b.getI64TensorAttr(win.strides);
+  auto dilAttr = b.getI64TensorAttr(win.dilations);
+  Value padded = pad(x, win.pads, 0.0f);
+  // A grouped convolution is one convolution per group on its slice of
+  // the channels and filters, concatenated along the channels.
+  int64_t cg = xs[1] / groups, kg = ws[0] / groups;
+  Value y = zeros({xs[0], ws[0], P, Q});
+  for (int64_t g = 0; g < groups; ++g) {
+    Value xg = padded, wg = w;
+    if (groups > 1) {
+      SmallVector<int64_t> xo = {0, g * cg, 0, 0}, one(4, 1);
+      SmallVector<int64_t> xsz(shapeOf(padded));
+      xsz[1] = cg;
+      xg = tensor::ExtractSliceOp::create(b, loc, f32Tensor(xsz), padded,
+                                          ValueRange{}, ValueRange{},
+                                          ValueRange{}, xo, xsz, one);
+      SmallVector<int64_t> wo = {g * kg, 0, 0, 0}, wsz(ws);
+      wsz[0] = kg;
+      if (initializers.count(n.input(1))) {
+        std::vector<float> filter = requiredConstant(n, 1);
+        // A constant filter is split here, so that its groups stay
+        // constants (quantized at compile time).
+        size_t per = filter.size() / ws[0];
+        wg = arith::ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(
+                f32Tensor(wsz),
+                ArrayRef<float>(filter.data() + g * kg * per, kg * per)));
+      } else {
+        wg = tensor::ExtractSliceOp::create(b, loc, f32Tensor(wsz), w,
+                                            ValueRange{}, ValueRange{},
+                                            ValueRange{}, wo, wsz, one);
+      }
+    }
+    Value init = groups > 1 ? zeros({xs[0], kg, P, Q}) : y;
+    Value yg = linalg::Conv2DNchwFchwOp::create(
+                   b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
+                   ValueRange{init}, stridesAttr, dilAttr)
+                   .getResult(0);
+    if (groups == 1) {
+      y = yg;
+      break;
+    }
+    SmallVector<int64_t> yo = {0, g * kg, 0, 0}, ysz = {xs[0], kg, P, Q};
+    y = tensor::InsertSliceOp::create(b, loc, yg, y, ValueRange{}, ValueRange{},
+                                      ValueRange{}, yo, ysz,
+                                      SmallVector<int64_t>(4, 1));
+  }
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    Value bias = reshape(input(n, 2), {ws[0], 1, 1});
+    y = elementwise({y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
+    });
+  }
+  define(n, y);
+}
+
+/// ConvTranspose (NCHW, group 1) as the convolution it equals: the input
+/// with stride-1 zeros inserted between its pixels, padded by
+/// dilation*(kernel-1) minus the pads (plus output_padding at the end),
+/// convolved at stride 1 with the filter flipped in space and with its
+/// channel dims swapped.
+void Importer::importConvTranspose(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
+                "output_padding", "auto_pad"});
+  if (const onnx::AttributeProto *a = attr(n, "auto_pad"))
+    if (a->s() != "NOTSET")
+      fail(nodeName(n) + ": auto_pad '" + a->s() + "' is not supported");
+  if (intAttr(n, "group", 1) != 1)
+    fail(nodeName(n) + ": grouped ConvTranspose is not supported");
+  Value x = input(n, 0), w = input(n, 1);
+  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w);
+  if (xs.size() != 4 || ws.size() != 4 || ws[0] != xs[1])
+    fail(nodeName(n) + ": needs an NCHW input and a [C, K, R, S] filter");
+  SmallVector<int64_t> st = intsAttr(n, "strides", {1, 1}),
+                       dil = intsAttr(n, "dilations", {1, 1}),
+                       pads = intsAttr(n, "pads", {0, 0, 0, 0}),
+                       outPad = intsAttr(n, "output_padding", {0, 0});
+  if (st.size() != 2 || dil.size() != 2 || pads.size() != 4 ||
+      outPad.size() != 2)
+    fail(nodeName(n) + ": strides, dilations, pads and output_padding must "
+                       "be 2-D");
+  int64_t C = xs[1], K = ws[1], R = ws[2], S = ws[3];
+  // Zeros between the input pixels.
+  Value xd = x;
+  SmallVector<int64_t> ds = {xs[0], C, (xs[2] - 1) * st[0] + 1,
+                             (xs[3] - 1) * st[1] + 1};
+  if (st[0] > 1 || st[1] > 1)
+    xd = tensor::InsertSliceOp::create(
+        b, loc, x, zeros(ds), ValueRange{}, ValueRange{}, ValueRange{},
+        SmallVector<int64_t>{0, 0, 0, 0}, xs,
+        SmallVector<int64_t>{1, 1, st[0], st[1]});
+  SmallVector<int64_t> convPads = {dil[0] * (R - 1) - pads[0],
+                                   dil[1] * (S - 1) - pads[1],
+                                   dil[0] * (R - 1) - pads[2] + outPad[0],
+                                   dil[1] * (S - 1) - pads[3] + outPad[1]};
+  if (llvm::any_of(convPads, [](int64_t p) { return p < 0; }))
+    fail(nodeName(n) + ": pads beyond the kernel's reach are not supported");
+  // The filter: [C, K, R, S] -> [K, C, R, S], flipped in R and S.
+  Value wf;
+  if (initializers.count(n.input(1))) {
+    std::vector<float> src = requiredConstant(n, 1), dst(src.size());
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t q = 0; q < S; ++q)
+            dst[((k * C + c) * R + r) * S + q] =
+                src[((c * K + k) * R + (R - 1 - r)) * S + (S - 1 - q)];
+    wf = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(f32Tensor({K, C, R, S}), ArrayRef<float>(dst)));
+  } else {
+    MLIRContext *c = ctx;
+    AffineExpr d0 = getAffineDimExpr(0, c), d1 = getAffineDimExpr(1, c),
+               d2 = getAffineDimExpr(2, c), d3 = getAffineDimExpr(3, c);
+    AffineMap in = AffineMap::get(4, 0, {d1, d0, R - 1 - d2, S - 1 - d3}, c);
+    AffineMap out = AffineMap::getMultiDimIdentityMap(4, c);
+    Value init = tensor::EmptyOp::create(
+        b, loc, SmallVector<int64_t>{K, C, R, S}, b.getF32Type());
+    wf = linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{w}, ValueRange{init},
+             SmallVector<AffineMap>{in, out},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+             .getResult(0);
+  }
+  Value padded = pad(xd, convPads, 0.0f);
+  ArrayRef<int64_t> ps = shapeOf(padded);
+  int64_t P = ps[2] - dil[0] * (R - 1), Q = ps[3] - dil[1] * (S - 1);
+  if (P < 1 || Q < 1)
+    fail(nodeName(n) + ": the output would be empty");
+  Value init = zeros({xs[0], K, P, Q});
+  Value y =
+      linalg::Conv2DNchwFchwOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{padded, wf},
+          ValueRange{init}, b.getI64TensorAttr({1, 1}), b.getI64TensorAttr(dil))
+          .getResult(0);
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    Value bias = reshape(input(n, 2), {K, 1, 1});
+    y = elementwise({y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
+    });
+  }
+  define(n, y);
+}
+
+/// The graph's nodes with each inference BatchNormalization that follows a
+/// Conv with constant weights (and nothing else reading the Conv) folded
+/// into that Conv's weights and bias:
+///   W' = W * gamma / sqrt(var + eps)   (per output channel)
+///   B' = (B - mean) * gamma / sqrt(var + eps) + beta
+std::vector<onnx::NodeProto>
+Importer::foldBatchNorms(const onnx::GraphProto &g) {
+  std::vector<onnx::NodeProto> nodes(g.node().begin(), g.node().end());
+  std::map<std::string, int> uses, producer;
+  for (const onnx::ValueInfoProto &out : g.output())
+    ++uses[out.name()];
+  for (auto [i, n] : llvm::enumerate(nodes)) {
+    for (const std::string &in : n.input())
+      ++uses[in];
+    for (const std::string &out : n.output())
+      producer[out] = i;
+  }
+  auto values = [&](const std::string &name, std::vector<float> &out) {
+    auto it = initializers.find(name);
+    std::string why;
+    return it != initializers.end() &&
+           it->second.data_type() == onnx::TensorProto::FLOAT &&
+           tensorValues(it->second, out, why);
+  };
+  std::vector<bool> dropped(nodes.size(), false);
+  for (auto [i, bn] : llvm::enumerate(nodes)) {
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 ||
+        bn.output_size() != 1 || uses[bn.input(0)] != 1 ||
+        !producer.count(bn.input(0)))
+      continue;
+    bool training = false;
+    float eps = 1e-5f;
+    for (const onnx::AttributeProto &a : bn.attribute()) {
+      if (a.name() == "training_mode" && a.i())
+        training = true;
+      if (a.name() == "epsilon")
+        eps = a.f();
+    }
+    onnx::NodeProto &conv = nodes[producer[bn.input(0)]];
+    std::vector<float> w, bias, gamma, beta, mean, var;
+    if (training || conv.op_type() != "Conv" || conv.input_size() < 2 ||
+        !values(conv.input(1), w) || !values(bn.input(1), gamma) ||
+        !values(bn.input(2), beta) || !values(bn.input(3), mean) ||
+        !values(bn.input(4), var))
+      continue;
+    const onnx::TensorProto &wt = initializers.at(conv.input(1));
+    int64_t k = wt.dims_size() ? wt.dims(0) : 0;
+    bool hasBias = conv.input_size() > 2 && !conv.input(2).empty();
+    if (hasBias && !values(conv.input(2), bias))
+      continue;
+    if (!hasBias)
+      bias.assign(k, 0.0f);
+    if (k == 0 || int64_t(gamma.size()) != k || int64_t(beta.size()) != k ||
+        int64_t(mean.size()) != k || int64_t(var.size()) != k ||
+        int64_t(bias.size()) != k || w.size() % k)
+      continue;
+    size_t per = w.size() / k;
+    for (int64_t c = 0; c < k; ++c) {
+      float f = gamma[c] / std::sqrt(var[c] + eps);
+      for (size_t j = 0; j < per; ++j)
+        w[c * per + j] *= f;
+      bias[c] = (bias[c] - mean[c]) * f + beta[c];
+    }
+    auto store = [&](const std::string &name, ArrayRef<int64_t> dims,
+                     const std::vector<float> &data) {
+      onnx::TensorProto t;
+      t.set_name(name);
+      t.set_data_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : dims)
+        t.add_dims(d);
+      for (float v : data)
+        t.add_float_data(v);
+      initializers[name] = t;
+    };
+    std::string base = bn.output(0) + "/folded_";
+    store(base + "W", SmallVector<int64_t>(wt.dims().begin(), wt.dims().end()),
+          w);
+    store(base + "B", {k}, bias);
+    conv.set_input(1, base + "W");
+    if (hasBias)
+      conv.set_input(2, base + "B");
+    else
+      conv.add_input(base + "B");
+    conv.set_output(0, bn.output(0));
+    dropped[i] = true;
+  }
+  std::vector<onnx::NodeProto> kept;
+  for (auto [i, n] : llvm::enumerate(nodes))
+    if (!dropped[i])
+      kept.push_back(n);
+  return kept;
+}
+
+void mlir::tq::onnx_import::registerConvOps(OpRegistry &r) {
+  r["Conv"] = &Importer::importConv;
+  r["ConvTranspose"] = &Importer::importConvTranspose;
+}

@@ -1,0 +1,192 @@
+//===- Fold.cpp - Import-time evaluation of constant nodes ----------------===//
+//
+// The shape arithmetic exporters emit (Shape -> Gather -> Unsqueeze ->
+// Concat -> Reshape) evaluated while importing.
+//
+//===----------------------------------------------------------------------===//
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tq::onnx_import;
+
+/// Evaluates at import time a node whose inputs are all constants, for
+/// the shape arithmetic exporters emit (Shape -> Gather -> Unsqueeze ->
+/// Concat -> Reshape): its output becomes a constant too. Shapes are
+/// static, so Shape always folds. Returns false to import the node as
+/// usual.
+bool Importer::fold(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  static const std::set<std::string> foldable = {
+      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat",   "Cast",
+      "Add",   "Sub",    "Mul",       "Div",     "Identity", "Slice"};
+  if (!foldable.count(op) || n.output_size() != 1)
+    return false;
+  struct Const {
+    std::vector<int64_t> dims;
+    std::vector<double> v;
+    bool isInt;
+  };
+  std::vector<Const> in;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (n.input(i).empty()) {
+      in.push_back({{}, {}, true});
+      continue;
+    }
+    if (op == "Shape" && i == 0)
+      continue;
+    auto it = initializers.find(n.input(i));
+    if (it == initializers.end())
+      return false;
+    std::vector<float> f;
+    std::string why;
+    if (!tensorValues(it->second, f, why))
+      return false;
+    in.push_back({{it->second.dims().begin(), it->second.dims().end()},
+                  {f.begin(), f.end()},
+                  it->second.data_type() != onnx::TensorProto::FLOAT});
+  }
+  // Too few inputs: the value path reports the missing one.
+  size_t need = op == "Shape" ? 0 : op == "Gather" ? 2 : 1;
+  if (in.size() < need)
+    return false;
+  auto ints = [](const Const &c) {
+    std::vector<int64_t> r;
+    for (double d : c.v)
+      r.push_back(int64_t(d));
+    return r;
+  };
+  Const out;
+  if (op == "Shape") {
+    ArrayRef<int64_t> shape = shapeOf(input(n, 0));
+    int64_t rank = shape.size();
+    int64_t start = intAttr(n, "start", 0), end = intAttr(n, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    for (int64_t d = start; d < end; ++d)
+      out.v.push_back(shape[d]);
+    out.dims = {int64_t(out.v.size())};
+    out.isInt = true;
+  } else if (op == "Identity") {
+    out = in[0];
+  } else if (op == "Cast") {
+    int64_t to = intAttr(n, "to", 0);
+    if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::FLOAT)
+      return false;
+    out = in[0];
+    out.isInt = to == onnx::TensorProto::INT64;
+    if (out.isInt)
+      for (double &d : out.v) {
+        if (!std::isfinite(d))
+          return false; // no integer for it: the value path decides
+        d = std::trunc(d);
+      }
+  } else if (op == "Unsqueeze" || op == "Squeeze") {
+    std::vector<int64_t> axes;
+    if (const onnx::AttributeProto *a = attr(n, "axes"))
+      axes.assign(a->ints().begin(), a->ints().end());
+    else if (in.size() > 1)
+      axes = ints(in[1]);
+    out = in[0];
+    int64_t rank = in[0].dims.size();
+    if (op == "Unsqueeze") {
+      int64_t outRank = rank + axes.size();
+      for (int64_t &a : axes)
+        a = a < 0 ? a + outRank : a;
+      llvm::sort(axes);
+      for (int64_t a : axes) {
+        if (a < 0 || a > int64_t(out.dims.size()))
+          return false;
+        out.dims.insert(out.dims.begin() + a, 1);
+      }
+    } else {
+      out.dims.clear();
+      for (int64_t d = 0; d < rank; ++d) {
+        bool listed = axes.empty() ? in[0].dims[d] == 1
+                                   : llvm::is_contained(axes, d) ||
+                                         llvm::is_contained(axes, d - rank);
+        if (!listed)
+          out.dims.push_back(in[0].dims[d]);
+        else if (in[0].dims[d] != 1)
+          return false;
+      }
+    }
+  } else if (op == "Gather") {
+    if (in[0].dims.size() != 1 || intAttr(n, "axis", 0) != 0)
+      return false;
+    int64_t size = in[0].dims[0];
+    for (int64_t i : ints(in[1])) {
+      if (i < -size || i >= size)
+        return false; // the value path reports it
+      out.v.push_back(in[0].v[i < 0 ? i + size : i]);
+    }
+    out.dims = in[1].dims;
+    out.isInt = in[0].isInt;
+  } else if (op == "Concat") {
+    for (const Const &c : in) {
+      if (c.dims.size() != 1)
+        return false;
+      out.v.insert(out.v.end(), c.v.begin(), c.v.end());
+    }
+    out.dims = {int64_t(out.v.size())};
+    out.isInt = in[0].isInt;
+  } else if (op == "Slice") {
+    if (in.size() < 3 || in[0].dims.size() != 1 ||
+        (in.size() > 3 && !in[3].v.empty() && ints(in[3])[0] != 0))
+      return false;
+    int64_t size = in[0].dims[0];
+    int64_t step = in.size() > 4 && !in[4].v.empty() ? ints(in[4])[0] : 1;
+    if (step <= 0 || in[1].v.size() != 1 || in[2].v.size() != 1)
+      return false;
+    auto clampIndex = [&](double d) {
+      int64_t i = d >= 9e18 ? size : int64_t(d);
+      return std::clamp<int64_t>(i < 0 ? i + size : i, 0, size);
+    };
+    for (int64_t i = clampIndex(in[1].v[0]), e = clampIndex(in[2].v[0]); i < e;
+         i += step)
+      out.v.push_back(in[0].v[i]);
+    out.dims = {int64_t(out.v.size())};
+    out.isInt = in[0].isInt;
+  } else {
+    // Elementwise arithmetic on equal shapes or with a scalar.
+    if (in.size() != 2)
+      return false;
+    const Const &a = in[0], &c = in[1];
+    if (a.v.size() != c.v.size() && a.v.size() != 1 && c.v.size() != 1)
+      return false;
+    out.dims = a.v.size() >= c.v.size() ? a.dims : c.dims;
+    out.isInt = a.isInt && c.isInt;
+    for (size_t i = 0, e = std::max(a.v.size(), c.v.size()); i < e; ++i) {
+      double x = a.v[a.v.size() == 1 ? 0 : i], y = c.v[c.v.size() == 1 ? 0 : i];
+      double r = op == "Add"   ? x + y
+                 : op == "Sub" ? x - y
+                 : op == "Mul" ? x * y
+                               : x / y;
+      if (op == "Div" && out.isInt) {
+        if (y == 0)
+          return false;    // integer division by zero is not folded
+        r = std::trunc(r); // integer division truncates
+      }
+      out.v.push_back(r);
+    }
+  }
+  onnx::TensorProto t;
+  t.set_name(n.output(0));
+  for (int64_t d : out.dims)
+    t.add_dims(d);
+  if (out.isInt) {
+    t.set_data_type(onnx::TensorProto::INT64);
+    for (double d : out.v)
+      t.add_int64_data(int64_t(d));
+  } else {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (double d : out.v)
+      t.add_float_data(float(d));
+  }
+  initializers[n.output(0)] = t;
+  values[n.output(0)] = constant(t, nodeName(n));
+  return true;
+}

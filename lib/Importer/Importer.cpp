@@ -1,0 +1,211 @@
+//===- Importer.cpp - ONNX models to float MLIR ---------------------------===//
+//
+// The graph walk: opsets, graph inputs (with their fixed shapes or bound
+// constants), initializers, then each node in order through the op
+// registry, then the outputs. Shapes are static: every node computes its
+// result shape. Before any node is imported, every op type the registry
+// lacks is listed in one error.
+//
+//===----------------------------------------------------------------------===//
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <onnx/defs/parser.h>
+
+using namespace mlir;
+using namespace mlir::tq::onnx_import;
+
+const OpRegistry &mlir::tq::onnx_import::opRegistry() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    registerElementwiseOps(r);
+    registerMatmulOps(r);
+    registerConvOps(r);
+    registerPoolingOps(r);
+    registerNormalizationOps(r);
+    registerReductionOps(r);
+    registerTensorOps(r);
+    registerResizeOps(r);
+    registerQuantizationOps(r);
+    registerLossOps(r);
+    return r;
+  }();
+  return registry;
+}
+
+/// The node's name, or its first output's when it has none.
+static std::string displayName(const onnx::NodeProto &n) {
+  return !n.name().empty()     ? n.name()
+         : n.output_size() > 0 ? n.output(0)
+                               : n.op_type();
+}
+
+static bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+void Importer::checkSupported(ArrayRef<onnx::NodeProto> nodes) {
+  // Op type (with its domain) -> (count, first node), in first-seen order.
+  SmallVector<std::string> order;
+  std::map<std::string, std::pair<int, std::string>> missing;
+  for (const onnx::NodeProto &n : nodes) {
+    std::string key = n.op_type();
+    if (!isDefaultDomain(n.domain()))
+      key = n.domain() + "." + key;
+    else if (opRegistry().count(n.op_type()))
+      continue;
+    auto [it, inserted] = missing.try_emplace(key, 0, displayName(n));
+    if (inserted)
+      order.push_back(key);
+    ++it->second.first;
+  }
+  if (order.empty())
+    return;
+  std::string msg = std::to_string(order.size()) + " op type" +
+                    (order.size() == 1 ? " is" : "s are") + " not supported:";
+  for (const std::string &key : order) {
+    auto &[count, first] = missing[key];
+    msg += "\n  " + key + ": " + std::to_string(count) + " node" +
+           (count == 1 ? "" : "s") + ", first '" + first + "'";
+  }
+  fail(msg);
+}
+
+void Importer::node(const onnx::NodeProto &n) {
+  // Ops carry the node's name (or its first output's): diagnostics and
+  // per-layer options (keep-float, calibration) refer to ONNX nodes.
+  loc = NameLoc::get(b.getStringAttr(displayName(n)));
+  if (!isDefaultDomain(n.domain()))
+    fail(nodeName(n) + ": domain '" + n.domain() + "' is not supported");
+  if (fold(n))
+    return;
+  OpImporter importer = opRegistry().lookup(n.op_type());
+  if (!importer)
+    fail(nodeName(n) + ": op type '" + n.op_type() + "' is not supported");
+  (this->*importer)(n);
+}
+
+OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
+  const onnx::GraphProto &g = model.graph();
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if ((o.domain().empty() || o.domain() == "ai.onnx") &&
+        (o.version() < 6 || o.version() > 21))
+      fail("opset " + std::to_string(o.version()) +
+           " is not supported (6 to 21 are)");
+    else if (o.domain().empty() || o.domain() == "ai.onnx")
+      opsets.push_back(o.version());
+  for (const onnx::TensorProto &t : g.initializer())
+    initializers[t.name()] = t;
+  for (const auto &[name, c] : options.constants) {
+    if (llvm::none_of(g.input(), [&, &name = name](const auto &in) {
+          return in.name() == name;
+        }))
+      fail("--constant-input '" + name + "' is not an input of the graph");
+    onnx::TensorProto t;
+    t.set_name(name);
+    for (int64_t d : c.shape)
+      t.add_dims(d);
+    t.set_data_type(c.dataType);
+    for (double v : c.values)
+      if (c.dataType == onnx::TensorProto::FLOAT)
+        t.add_float_data(float(v));
+      else if (c.dataType == onnx::TensorProto::INT64)
+        t.add_int64_data(int64_t(v));
+      else
+        t.add_int32_data(int32_t(v));
+    initializers[name] = t;
+  }
+
+  // The function's arguments: graph inputs that are not initializers.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &in : g.input()) {
+    if (initializers.count(in.name()))
+      continue;
+    const onnx::TypeProto &t = in.type();
+    if (!t.has_tensor_type() ||
+        t.tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+      fail("input '" + in.name() + "': only float tensors are supported");
+    SmallVector<int64_t> shape;
+    auto given = options.inputShapes.find(in.name());
+    if (given != options.inputShapes.end()) {
+      shape.assign(given->second.begin(), given->second.end());
+    } else {
+      for (const onnx::TensorShapeProto::Dimension &d :
+           t.tensor_type().shape().dim()) {
+        if (!d.has_dim_value())
+          fail("input '" + in.name() + "' has a symbolic dimension '" +
+               d.dim_param() + "': fix it with --input-shape=" + in.name() +
+               ":<d0>x<d1>...");
+        shape.push_back(d.dim_value());
+      }
+    }
+    argTypes.push_back(f32Tensor(shape));
+    argNames.push_back(in.name());
+  }
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(b, loc, options.function,
+                                   b.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(name)));
+    values[name] = entry->getArgument(i);
+  }
+  std::vector<onnx::NodeProto> nodes = foldBatchNorms(g);
+  checkSupported(nodes);
+  for (auto &[name, t] : initializers) {
+    loc = NameLoc::get(b.getStringAttr(name));
+    values[name] = constant(t, "initializer '" + name + "'");
+  }
+  for (const onnx::NodeProto &n : nodes)
+    node(n);
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : g.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end())
+      fail("output '" + out.name() + "' is not computed by the graph");
+    results.push_back(it->second);
+  }
+  func::ReturnOp::create(b, module->getLoc(), results);
+  func.setFunctionType(
+      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  return module;
+}
+
+OwningOpRef<ModuleOp> mlir::tq::importONNX(const std::string &bytes,
+                                           const std::string &name,
+                                           MLIRContext *ctx,
+                                           const ONNXImportOptions &options,
+                                           std::string &error) {
+  ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
+                   linalg::LinalgDialect, math::MathDialect,
+                   tensor::TensorDialect>();
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes) || !model.has_graph()) {
+    // Not a binary model: the ONNX text syntax?
+    onnx::ModelProto text;
+    onnx::OnnxParser parser(bytes.c_str());
+    onnx::Status status = parser.Parse(text);
+    if (!status.IsOK() || !text.has_graph()) {
+      error = name + ": not an ONNX model (binary: invalid protobuf; text: " +
+              status.ErrorMessage() + ")";
+      return nullptr;
+    }
+    model = std::move(text);
+  }
+  try {
+    onnx_import::Importer importer(ctx, options);
+    return importer.run(model);
+  } catch (const onnx_import::ImportError &e) {
+    error = name + ": " + e.message;
+    return nullptr;
+  }
+}

@@ -1,0 +1,246 @@
+//===- Importer.h - The ONNX importer's state and helpers -------*- C++ -*-===//
+//
+// Private to lib/Importer. The importer walks an ONNX graph in order and
+// keeps an SSA value per ONNX tensor name. Each op family lives in its own
+// file and registers the op types it imports in an OpRegistry:
+//
+//   Importer.cpp       the graph walk, opsets, the registry, the entry point
+//   Tensors.cpp        tensor data, attributes, constants, shape builders
+//   Fold.cpp           import-time evaluation of shape arithmetic
+//   Elementwise.cpp    unary, binary and variadic element-wise ops
+//   Matmul.cpp         MatMul, Gemm, MatMulInteger, QLinearMatMul
+//   Conv.cpp           Conv, ConvTranspose, the BatchNormalization fold
+//   Pooling.cpp        max, average and global pooling
+//   Normalization.cpp  BatchNormalization (inference), LayerNormalization
+//   Reductions.cpp     Reduce*, Softmax, LogSoftmax, Hardmax
+//   TensorOps.cpp      reshapes, slices, concatenation, gather, casts
+//   Resize.cpp         Resize
+//   Quantization.cpp   QuantizeLinear, DequantizeLinear
+//   Losses.cpp         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_LIB_IMPORTER_IMPORTER_H
+#define TQ_LIB_IMPORTER_IMPORTER_H
+
+#include "tq/Importer/ONNX.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tq::onnx_import {
+
+/// Constants of at least this many elements become dense resources.
+constexpr size_t kResourceElements = 256;
+
+/// An error with its message; the importer stops at the first.
+struct ImportError {
+  std::string message;
+};
+
+/// "node 'NAME' (OP)", the prefix of every message about a node.
+std::string nodeName(const onnx::NodeProto &n);
+
+/// The float values of a tensor (FLOAT, or an integer type converted).
+/// False, with the reason in `why`, if the data cannot be read.
+bool tensorValues(const onnx::TensorProto &t, std::vector<float> &out,
+                  std::string &why);
+
+/// The element-wise op OpT of one value.
+template <typename OpT> Value oneOp(OpBuilder &b, Location loc, Value x) {
+  return OpT::create(b, loc, x).getResult();
+}
+
+class Importer;
+/// Imports one node of the op types it is registered for.
+using OpImporter = void (Importer::*)(const onnx::NodeProto &);
+/// Op type -> importer.
+using OpRegistry = llvm::StringMap<OpImporter>;
+
+/// Each op family adds its op types.
+void registerElementwiseOps(OpRegistry &r);
+void registerMatmulOps(OpRegistry &r);
+void registerConvOps(OpRegistry &r);
+void registerPoolingOps(OpRegistry &r);
+void registerNormalizationOps(OpRegistry &r);
+void registerReductionOps(OpRegistry &r);
+void registerTensorOps(OpRegistry &r);
+void registerResizeOps(OpRegistry &r);
+void registerQuantizationOps(OpRegistry &r);
+void registerLossOps(OpRegistry &r);
+
+/// Every op type the importer knows, built once.
+const OpRegistry &opRegistry();
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, const tq::ONNXImportOptions &options)
+      : ctx(ctx), b(ctx), options(options) {}
+
+  OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
+
+  //===--------------------------------------------------------------------===//
+  // State
+  //===--------------------------------------------------------------------===//
+
+  MLIRContext *ctx;
+  OpBuilder b;
+  const tq::ONNXImportOptions &options;
+  Location loc = UnknownLoc::get(ctx);
+  std::map<std::string, Value> values;
+  std::map<std::string, onnx::TensorProto> initializers;
+  std::vector<int64_t> opsets;
+
+  //===--------------------------------------------------------------------===//
+  // Nodes, inputs and attributes (Tensors.cpp)
+  //===--------------------------------------------------------------------===//
+
+  [[noreturn]] void fail(const std::string &message) {
+    throw ImportError{message};
+  }
+  RankedTensorType f32Tensor(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+  static ArrayRef<int64_t> shapeOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  /// Input `i`, which must be present and defined.
+  Value input(const onnx::NodeProto &n, int i);
+  /// Binds output `i` of `n` to `v`.
+  void define(const onnx::NodeProto &n, Value v, int i = 0);
+  const onnx::AttributeProto *attr(const onnx::NodeProto &n,
+                                   const std::string &name);
+  int64_t intAttr(const onnx::NodeProto &n, const std::string &name,
+                  int64_t dflt);
+  /// Attribute `name` as an axis of a rank-`rank` tensor: negative values
+  /// count from the end; `end` allows `rank` itself (Flatten).
+  int64_t axisAttr(const onnx::NodeProto &n, const std::string &name,
+                   int64_t dflt, int64_t rank, bool end = false);
+  float floatAttr(const onnx::NodeProto &n, const std::string &name,
+                  float dflt);
+  /// The ints of attribute `name`, or `dflt`.
+  SmallVector<int64_t> intsAttr(const onnx::NodeProto &n, const char *name,
+                                SmallVector<int64_t> dflt);
+  /// An int list given as attribute `name` (older opsets) or as constant
+  /// input `i` (newer ones); empty if neither is there.
+  std::vector<int64_t> intsAttrOrInput(const onnx::NodeProto &n,
+                                       const char *name, int i);
+  /// Fails on attributes the importer does not know for this op.
+  void onlyAttrs(const onnx::NodeProto &n, ArrayRef<const char *> known);
+  /// True if any opset the model imports is below `version`.
+  bool opsetBelow(int64_t version) const;
+  /// The values of input `i`, which must be present and constant.
+  std::vector<float> requiredConstant(const onnx::NodeProto &n, int i);
+  /// The values of a constant input (an initializer or a Constant node);
+  /// nullopt if the input is absent, an error if it is not constant.
+  std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
+                                                  int i);
+
+  //===--------------------------------------------------------------------===//
+  // Builders shared by the op families
+  //===--------------------------------------------------------------------===//
+
+  Value constant(const onnx::TensorProto &t, const std::string &where);
+  Value zeros(ArrayRef<int64_t> shape);
+  Value transpose(Value v, ArrayRef<int64_t> perm);
+  /// A reshape between static shapes.
+  Value reshape(Value x, ArrayRef<int64_t> shape);
+  /// numpy broadcasting of `inputs` into one linalg.generic with `body`.
+  Value
+  elementwise(ValueRange inputs, const onnx::NodeProto &n,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+  Value matmul(Value a, Value c, const onnx::NodeProto &n);
+  /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
+  Value pad(Value x, ArrayRef<int64_t> pads, float value);
+  /// The window attributes of a 2-D Conv or pooling node.
+  struct Window {
+    SmallVector<int64_t> strides, dilations, pads;
+  };
+  Window windowAttrs(const onnx::NodeProto &n);
+  /// The output's spatial size for NCHW `xs` and a kernel; an error if it
+  /// is empty.
+  SmallVector<int64_t> windowOutput(const onnx::NodeProto &n, const Window &w,
+                                    ArrayRef<int64_t> xs,
+                                    ArrayRef<int64_t> kernel);
+  Value reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
+               const std::string &kind);
+  struct AlongAxis {
+    SmallVector<int64_t> kept;
+    AffineMap id, reduced;
+    SmallVector<utils::IteratorType> iters, parallel;
+  };
+  AlongAxis alongAxis(Value x, int64_t axis);
+  Value softmax(Value x, int64_t axis, bool log = false);
+  Value hardmax(Value x, int64_t axis);
+  Value nllLoss(const onnx::NodeProto &n, Value logProb, int targetInput,
+                int weightInput);
+  /// Evaluates a node whose inputs are all constants; false to import it
+  /// as usual (Fold.cpp).
+  bool fold(const onnx::NodeProto &n);
+  /// The graph's nodes with BatchNormalization folded into Conv (Conv.cpp).
+  std::vector<onnx::NodeProto> foldBatchNorms(const onnx::GraphProto &g);
+
+  //===--------------------------------------------------------------------===//
+  // Op importers (OpImporter), by family
+  //===--------------------------------------------------------------------===//
+
+  // Elementwise.cpp
+  void importUnary(const onnx::NodeProto &n);
+  void importBinary(const onnx::NodeProto &n);
+  void importMinMax(const onnx::NodeProto &n);
+  // Matmul.cpp
+  void importMatMul(const onnx::NodeProto &n);
+  void importGemm(const onnx::NodeProto &n);
+  void importIntegerMatmul(const onnx::NodeProto &n);
+  // Conv.cpp
+  void importConv(const onnx::NodeProto &n);
+  void importConvTranspose(const onnx::NodeProto &n);
+  // Pooling.cpp
+  void importPool(const onnx::NodeProto &n);
+  void importGlobalPool(const onnx::NodeProto &n);
+  // Normalization.cpp
+  void importBatchNormalization(const onnx::NodeProto &n);
+  void importLayerNormalization(const onnx::NodeProto &n);
+  // Reductions.cpp
+  void importReduce(const onnx::NodeProto &n);
+  void importSoftmax(const onnx::NodeProto &n);
+  void importHardmax(const onnx::NodeProto &n);
+  // TensorOps.cpp
+  void importReshape(const onnx::NodeProto &n);
+  void importSqueeze(const onnx::NodeProto &n);
+  void importFlatten(const onnx::NodeProto &n);
+  void importConcat(const onnx::NodeProto &n);
+  void importSplit(const onnx::NodeProto &n);
+  void importSlice(const onnx::NodeProto &n);
+  void importGather(const onnx::NodeProto &n);
+  void importTranspose(const onnx::NodeProto &n);
+  void importCast(const onnx::NodeProto &n);
+  void importIdentity(const onnx::NodeProto &n);
+  void importDropout(const onnx::NodeProto &n);
+  void importConstant(const onnx::NodeProto &n);
+  void importShape(const onnx::NodeProto &n);
+  // Resize.cpp
+  void importResize(const onnx::NodeProto &n);
+  // Quantization.cpp
+  void importQuantizeLinear(const onnx::NodeProto &n);
+  // Losses.cpp
+  void importNLLLoss(const onnx::NodeProto &n);
+  void importSoftmaxCrossEntropyLoss(const onnx::NodeProto &n);
+
+private:
+  /// Fails with the list of every op type that no importer handles.
+  void checkSupported(ArrayRef<onnx::NodeProto> nodes);
+  void node(const onnx::NodeProto &n);
+};
+
+} // namespace mlir::tq::onnx_import
+
+#endif // TQ_LIB_IMPORTER_IMPORTER_H

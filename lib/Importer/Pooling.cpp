@@ -1,0 +1,125 @@
+//===- Pooling.cpp - Max, average and global pooling ----------------------===//
+//
+// MaxPool and AveragePool (2-D, NCHW) as linalg pooling ops, and
+// GlobalAveragePool / GlobalMaxPool as one reduction over H and W.
+//
+//===----------------------------------------------------------------------===//
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tq::onnx_import;
+
+/// The NCHW input of a pooling node.
+static Value pooledInput(Importer &im, const onnx::NodeProto &n) {
+  Value x = im.input(n, 0);
+  if (Importer::shapeOf(x).size() != 4)
+    im.fail(nodeName(n) + ": only 2-D (NCHW) inputs are supported");
+  return x;
+}
+
+void Importer::importGlobalPool(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  Value x = pooledInput(*this, n);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  onlyAttrs(n, {});
+  bool avg = op == "GlobalAveragePool";
+  SmallVector<int64_t> outShape = {xs[0], xs[1], 1, 1};
+  auto id = AffineMap::getMultiDimIdentityMap(4, ctx);
+  auto red = AffineMap::get(
+      4, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)}, ctx);
+  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{xs[0], xs[1]},
+                                        b.getF32Type());
+  Value initV = arith::ConstantOp::create(
+      b, loc,
+      b.getF32FloatAttr(avg ? 0.0f : -std::numeric_limits<float>::infinity()));
+  Value init = linalg::FillOp::create(b, loc, initV, empty).getResult(0);
+  SmallVector<utils::IteratorType> iters = {
+      utils::IteratorType::parallel, utils::IteratorType::parallel,
+      utils::IteratorType::reduction, utils::IteratorType::reduction};
+  Value r =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+          ArrayRef<AffineMap>{id, red}, iters,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value v =
+                avg ? arith::AddFOp::create(nb, l, a[1], a[0]).getResult()
+                    : arith::MaximumFOp::create(nb, l, a[1], a[0]).getResult();
+            linalg::YieldOp::create(nb, l, v);
+          })
+          .getResult(0);
+  if (avg) {
+    float count = float(xs[2] * xs[3]);
+    r = elementwise({r}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::DivFOp::create(
+                 nb, l, v[0],
+                 arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(count)))
+          .getResult();
+    });
+  }
+  define(n, reshape(r, outShape));
+}
+
+void Importer::importPool(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  Value x = pooledInput(*this, n);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  Window win = windowAttrs(n);
+  onlyAttrs(n, {"strides", "dilations", "pads", "kernel_shape", "auto_pad",
+                "ceil_mode", "count_include_pad", "storage_order"});
+  if (intAttr(n, "ceil_mode", 0))
+    fail(nodeName(n) + ": ceil_mode is not supported");
+  if (n.output_size() > 1 && !n.output(1).empty())
+    fail(nodeName(n) + ": the Indices output is not supported");
+  SmallVector<int64_t> kernel = intsAttr(n, "kernel_shape", {});
+  if (kernel.size() != 2)
+    fail(nodeName(n) + ": kernel_shape must be 2-D");
+  SmallVector<int64_t> pq = windowOutput(n, win, xs, kernel);
+  int64_t P = pq[0], Q = pq[1];
+  ArrayRef<int64_t> pads = win.pads;
+  auto stridesAttr = b.getI64TensorAttr(win.strides);
+  auto dilAttr = b.getI64TensorAttr(win.dilations);
+  bool isMax = op == "MaxPool";
+  if (!isMax && !intAttr(n, "count_include_pad", 0) &&
+      llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+    fail(nodeName(n) + ": padding without count_include_pad is not "
+                       "supported");
+  Value window = tensor::EmptyOp::create(b, loc, kernel, b.getF32Type());
+  Value empty = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{xs[0], xs[1], P, Q}, b.getF32Type());
+  float initV = isMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  Value initValue = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(initV));
+  Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+  Value padded = pad(x, pads, initV);
+  Value y;
+  if (isMax)
+    y = linalg::PoolingNchwMaxOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{padded, window},
+                                         ValueRange{init}, stridesAttr, dilAttr)
+            .getResult(0);
+  else {
+    y = linalg::PoolingNchwSumOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{padded, window},
+                                         ValueRange{init}, stridesAttr, dilAttr)
+            .getResult(0);
+    float count = float(kernel[0] * kernel[1]);
+    y = elementwise({y}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::DivFOp::create(
+                 nb, l, v[0],
+                 arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(count)))
+          .getResult();
+    });
+  }
+  define(n, y);
+}
+
+void mlir::tq::onnx_import::registerPoolingOps(OpRegistry &r) {
+  r["MaxPool"] = &Importer::importPool;
+  r["AveragePool"] = &Importer::importPool;
+  r["GlobalAveragePool"] = &Importer::importGlobalPool;
+  r["GlobalMaxPool"] = &Importer::importGlobalPool;
+}

@@ -1,0 +1,300 @@
+//===- Reductions.cpp - Reductions and softmax ----------------------------===//
+//
+// Reduce* (ten kinds), Softmax, LogSoftmax and Hardmax along axes.
+//
+//===----------------------------------------------------------------------===//
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tq::onnx_import;
+
+/// The shape without `axis`, and the maps and iterators of a generic over
+/// x's dims that reduces `axis` (or, with `parallel`, maps element-wise).
+Importer::AlongAxis Importer::alongAxis(Value x, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  AlongAxis m;
+  SmallVector<AffineExpr> keep;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) {
+      m.kept.push_back(shape[d]);
+      keep.push_back(getAffineDimExpr(d, ctx));
+    }
+  m.id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  m.reduced = AffineMap::get(rank, 0, keep, ctx);
+  m.parallel.assign(rank, utils::IteratorType::parallel);
+  m.iters = m.parallel;
+  m.iters[axis] = utils::IteratorType::reduction;
+  return m;
+}
+
+/// exp(x - max) / Σ exp(x - max) along `axis` (opset 13 semantics); with
+/// `log`, (x - max) - log Σ exp(x - max).
+Value Importer::softmax(Value x, int64_t axis, bool log) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  AlongAxis m = alongAxis(x, axis);
+  SmallVector<int64_t> &reduced = m.kept;
+  AffineMap id = m.id, red = m.reduced;
+  SmallVector<utils::IteratorType> &iters = m.iters, &par = m.parallel;
+  auto reduce = [&](Value in, Value initValue, bool sum) {
+    Value empty = tensor::EmptyOp::create(b, loc, reduced, b.getF32Type());
+    Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{in},
+               ValueRange{init}, ArrayRef<AffineMap>{id, red}, iters,
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value r =
+                     sum ? arith::AddFOp::create(nb, l, a[1], a[0]).getResult()
+                         : arith::MaximumFOp::create(nb, l, a[1], a[0])
+                               .getResult();
+                 linalg::YieldOp::create(nb, l, r);
+               })
+        .getResult(0);
+  };
+  Value ninf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value mx = reduce(x, ninf, false);
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  Value e = linalg::GenericOp::create(
+                b, loc, TypeRange{empty.getType()}, ValueRange{x, mx},
+                ValueRange{empty}, ArrayRef<AffineMap>{id, red, id}, par,
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                  linalg::YieldOp::create(
+                      nb, l, ValueRange{math::ExpOp::create(nb, l, d)});
+                })
+                .getResult(0);
+  Value sum = reduce(e, zero, true);
+  if (log)
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{empty.getType()}, ValueRange{x, mx, sum},
+               ValueRange{empty}, ArrayRef<AffineMap>{id, red, red, id}, par,
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                 Value ls = math::LogOp::create(nb, l, a[2]);
+                 linalg::YieldOp::create(
+                     nb, l, ValueRange{arith::SubFOp::create(nb, l, d, ls)});
+               })
+        .getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{empty.getType()}, ValueRange{e, sum},
+             ValueRange{empty}, ArrayRef<AffineMap>{id, red, id}, par,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{arith::DivFOp::create(nb, l, a[0], a[1])});
+             })
+      .getResult(0);
+}
+
+/// 1 where the first maximum along `axis` is, 0 elsewhere: the maximum,
+/// the first index holding it (a min-reduction of indices, as f32), then
+/// the comparison with each element's index.
+Value Importer::hardmax(Value x, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  AlongAxis m = alongAxis(x, axis);
+  SmallVector<int64_t> &kept = m.kept;
+  AffineMap id = m.id, red = m.reduced;
+  SmallVector<utils::IteratorType> &iters = m.iters, &par = m.parallel;
+  Value mx = reduce(x, {axis}, /*keepdims=*/false, "max");
+  Value big = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, big,
+          tensor::EmptyOp::create(b, loc, kept, b.getF32Type()).getResult())
+          .getResult(0);
+  auto indexAlong = [&](OpBuilder &nb, Location l) {
+    Value i = linalg::IndexOp::create(nb, l, axis);
+    Value i32 = arith::IndexCastOp::create(nb, l, nb.getI32Type(), i);
+    return arith::SIToFPOp::create(nb, l, nb.getF32Type(), i32).getResult();
+  };
+  Value first =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x, mx},
+          ValueRange{init}, ArrayRef<AffineMap>{id, red, red}, iters,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value at = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                             a[0], a[1]);
+            Value i = indexAlong(nb, l);
+            Value lower = arith::MinimumFOp::create(nb, l, a[2], i);
+            linalg::YieldOp::create(
+                nb, l,
+                ValueRange{arith::SelectOp::create(nb, l, at, lower, a[2])});
+          })
+          .getResult(0);
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{empty.getType()}, ValueRange{first},
+             ValueRange{empty}, ArrayRef<AffineMap>{red, id}, par,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value hit = arith::CmpFOp::create(
+                   nb, l, arith::CmpFPredicate::OEQ, indexAlong(nb, l), a[0]);
+               linalg::YieldOp::create(nb, l,
+                                       ValueRange{arith::UIToFPOp::create(
+                                           nb, l, nb.getF32Type(), hit)});
+             })
+      .getResult(0);
+}
+
+/// A reduction over `axes` (sorted, non-negative): sum, mean, max, min,
+/// prod, l1 (Σ|x|), l2 (√Σx²), sumsquare (Σx²), logsum (log Σx) or
+/// logsumexp (log Σ exp x).
+Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
+                       const std::string &kind) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> kept;
+  SmallVector<AffineExpr> exprs;
+  SmallVector<utils::IteratorType> iters;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool r = llvm::is_contained(axes, d);
+    iters.push_back(r ? utils::IteratorType::reduction
+                      : utils::IteratorType::parallel);
+    if (r) {
+      count *= shape[d];
+    } else {
+      kept.push_back(shape[d]);
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    }
+  }
+  float initV = kind == "max"    ? -std::numeric_limits<float>::infinity()
+                : kind == "min"  ? std::numeric_limits<float>::infinity()
+                : kind == "prod" ? 1.0f
+                                 : 0.0f;
+  Value empty = tensor::EmptyOp::create(b, loc, kept, b.getF32Type());
+  Value initValue = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(initV));
+  Value init = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+  auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  auto red = AffineMap::get(rank, 0, exprs, ctx);
+  Value r = linalg::GenericOp::create(
+                b, loc, TypeRange{init.getType()}, ValueRange{x},
+                ValueRange{init}, ArrayRef<AffineMap>{id, red}, iters,
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  Value v, x = a[0];
+                  if (kind == "l1")
+                    x = math::AbsFOp::create(nb, l, x);
+                  else if (kind == "l2" || kind == "sumsquare")
+                    x = arith::MulFOp::create(nb, l, x, x);
+                  else if (kind == "logsumexp")
+                    x = math::ExpOp::create(nb, l, x);
+                  if (kind == "max")
+                    v = arith::MaximumFOp::create(nb, l, a[1], x);
+                  else if (kind == "min")
+                    v = arith::MinimumFOp::create(nb, l, a[1], x);
+                  else if (kind == "prod")
+                    v = arith::MulFOp::create(nb, l, a[1], x);
+                  else
+                    v = arith::AddFOp::create(nb, l, a[1], x);
+                  linalg::YieldOp::create(nb, l, v);
+                })
+                .getResult(0);
+  if (kind == "l2" || kind == "logsum" || kind == "logsumexp") {
+    onnx::NodeProto none;
+    r = elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return kind == "l2" ? math::SqrtOp::create(nb, l, v[0]).getResult()
+                          : math::LogOp::create(nb, l, v[0]).getResult();
+    });
+  }
+  if (kind == "mean") {
+    float c = float(count);
+    onnx::NodeProto none;
+    r = elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
+      return arith::DivFOp::create(
+                 nb, l, v[0],
+                 arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(c)))
+          .getResult();
+    });
+  }
+  if (!keepdims)
+    return r;
+  SmallVector<int64_t> withOnes;
+  for (int64_t d = 0; d < rank; ++d)
+    withOnes.push_back(llvm::is_contained(axes, d) ? 1 : shape[d]);
+  return reshape(r, withOnes);
+}
+
+/// A reduction of the kind its op type names, over the `axes` attribute
+/// (before opset 18) or input (all dims by default).
+void Importer::importReduce(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  auto axesOf = [&](Value x, bool allByDefault) {
+    int64_t rank = shapeOf(x).size();
+    std::vector<int64_t> axes = intsAttrOrInput(n, "axes", 1);
+    if (axes.empty() && allByDefault)
+      for (int64_t d = 0; d < rank; ++d)
+        axes.push_back(d);
+    for (int64_t &a : axes) {
+      if (a < 0)
+        a += rank;
+      if (a < 0 || a >= rank)
+        fail(nodeName(n) + ": axis out of range");
+    }
+    llvm::sort(axes);
+    return axes;
+  };
+  static const llvm::StringMap<const char *> reductions = {
+      {"ReduceMean", "mean"},     {"ReduceSum", "sum"},
+      {"ReduceMax", "max"},       {"ReduceMin", "min"},
+      {"ReduceProd", "prod"},     {"ReduceL1", "l1"},
+      {"ReduceL2", "l2"},         {"ReduceSumSquare", "sumsquare"},
+      {"ReduceLogSum", "logsum"}, {"ReduceLogSumExp", "logsumexp"}};
+  auto it = reductions.find(op);
+  if (it == reductions.end())
+    fail(nodeName(n) + ": not a reduction (an importer bug)");
+  onlyAttrs(n, {"axes", "keepdims", "noop_with_empty_axes"});
+  Value x = input(n, 0);
+  std::string kind = it->second;
+  // No axes and noop_with_empty_axes: the input, unreduced.
+  if (intAttr(n, "noop_with_empty_axes", 0) &&
+      axesOf(x, /*allByDefault=*/false).empty()) {
+    define(n, x);
+    return;
+  }
+  define(n, reduce(x, axesOf(x, true), intAttr(n, "keepdims", 1), kind));
+}
+
+void Importer::importSoftmax(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  onlyAttrs(n, {"axis"});
+  Value x = input(n, 0);
+  int64_t rank = shapeOf(x).size();
+  int64_t axis = axisAttr(n, "axis", -1, rank);
+  bool opset13 = true;
+  for (const auto &o : opsets)
+    if (o < 13)
+      opset13 = false;
+  if (!opset13 && axis != rank - 1)
+    fail(nodeName(n) + ": before opset 13, only the last axis is "
+                       "supported (the 2-D coercion is not)");
+  define(n, softmax(x, axis, op == "LogSoftmax"));
+}
+
+void Importer::importHardmax(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"axis"});
+  Value x = input(n, 0);
+  int64_t rank = shapeOf(x).size();
+  int64_t axis = axisAttr(n, "axis", -1, rank);
+  for (const auto &o : opsets)
+    if (o < 13 && axis != rank - 1)
+      fail(nodeName(n) + ": before opset 13, only the last axis is "
+                         "supported (the 2-D coercion is not)");
+  define(n, hardmax(x, axis));
+}
+
+void mlir::tq::onnx_import::registerReductionOps(OpRegistry &r) {
+  for (const char *op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+                         "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
+    r[op] = &Importer::importReduce;
+  r["Softmax"] = &Importer::importSoftmax;
+  r["LogSoftmax"] = &Importer::importSoftmax;
+  r["Hardmax"] = &Importer::importHardmax;
+}

@@ -1,0 +1,363 @@
+//===- TensorOps.cpp - Tensor ops -----------------------------------------===//
+//
+// Reshapes, squeezes, flatten, concatenation, split, slices, gather,
+// transpose, and the ops that pass a value through (Identity, Cast,
+// Dropout at inference) or make one (Constant).
+//
+//===----------------------------------------------------------------------===//
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tq::onnx_import;
+
+void Importer::importReshape(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"allowzero"});
+  Value x = input(n, 0);
+  std::optional<std::vector<float>> dims = constantInput(n, 1);
+  if (!dims)
+    fail(nodeName(n) + ": the shape input is missing");
+  int64_t known = 1, inferred = -1, total = 1;
+  for (int64_t d : shapeOf(x))
+    total *= d;
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < dims->size(); ++i) {
+    int64_t d = int64_t((*dims)[i]);
+    if (d == 0 && !intAttr(n, "allowzero", 0)) {
+      if (i >= shapeOf(x).size())
+        fail(nodeName(n) + ": 0 copies a dimension the input lacks");
+      d = shapeOf(x)[i];
+    }
+    if (d == -1) {
+      if (inferred >= 0)
+        fail(nodeName(n) + ": more than one -1 in the shape");
+      inferred = i;
+      shape.push_back(1);
+      continue;
+    }
+    if (d < 0)
+      fail(nodeName(n) + ": negative dimension in the shape");
+    shape.push_back(d);
+    known *= d;
+  }
+  if (inferred >= 0)
+    shape[inferred] = known ? total / known : 0;
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  if (count != total)
+    fail(nodeName(n) + ": the shape does not hold the input's elements");
+  define(n, reshape(x, shape));
+}
+
+void Importer::importSqueeze(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  onlyAttrs(n, {"axes"});
+  Value x = input(n, 0);
+  std::vector<int64_t> axes = intsAttrOrInput(n, "axes", 1);
+  SmallVector<int64_t> shape(shapeOf(x));
+  if (op == "Squeeze") {
+    int64_t rank = shape.size();
+    SmallVector<int64_t> out;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool listed =
+          axes.empty() ? shape[d] == 1 : llvm::any_of(axes, [&](int64_t a) {
+            return (a < 0 ? a + rank : a) == d;
+          });
+      if (listed && shape[d] != 1)
+        fail(nodeName(n) + ": squeezed dimension is not 1");
+      if (!listed)
+        out.push_back(shape[d]);
+    }
+    define(n, reshape(x, out));
+  } else {
+    int64_t rank = shape.size() + axes.size();
+    SmallVector<int64_t> out;
+    auto it = shape.begin();
+    for (int64_t d = 0; d < rank; ++d) {
+      bool listed = llvm::any_of(
+          axes, [&](int64_t a) { return (a < 0 ? a + rank : a) == d; });
+      if (listed)
+        out.push_back(1);
+      else if (it != shape.end())
+        out.push_back(*it++);
+      else
+        fail(nodeName(n) + ": axes out of range");
+    }
+    define(n, reshape(x, out));
+  }
+}
+
+void Importer::importFlatten(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"axis"});
+  Value x = input(n, 0);
+  int64_t rank = shapeOf(x).size();
+  int64_t axis = axisAttr(n, "axis", 1, rank, /*end=*/true);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= shapeOf(x)[i];
+  ReassociationIndices lhs, rhs;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? lhs : rhs).push_back(i);
+  SmallVector<ReassociationIndices> groups;
+  // collapse_shape needs non-empty groups: an empty side is a unit dim.
+  Value v = x;
+  if (lhs.empty() || rhs.empty()) {
+    SmallVector<int64_t> shape = {outer, inner};
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t i = 0; i < rank; ++i)
+      all[0].push_back(i);
+    Value flat = tensor::CollapseShapeOp::create(b, loc, x, all);
+    groups = {{0, 1}};
+    v = tensor::ExpandShapeOp::create(b, loc, f32Tensor(shape), flat, groups);
+  } else {
+    groups = {lhs, rhs};
+    v = tensor::CollapseShapeOp::create(b, loc, x, groups);
+  }
+  define(n, v);
+}
+
+void Importer::importConcat(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"axis"});
+  Value first = input(n, 0);
+  int64_t rank = shapeOf(first).size();
+  int64_t axis = axisAttr(n, "axis", 0, rank);
+  SmallVector<int64_t> shape(shapeOf(first));
+  shape[axis] = 0;
+  for (int i = 0; i < n.input_size(); ++i) {
+    ArrayRef<int64_t> s2 = shapeOf(input(n, i));
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && (int64_t(s2.size()) != rank || s2[d] != shape[d]))
+        fail(nodeName(n) + ": inputs differ outside the axis");
+    shape[axis] += s2[axis];
+  }
+  Value out = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  int64_t offset = 0;
+  for (int i = 0; i < n.input_size(); ++i) {
+    Value v = input(n, i);
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    offsets[axis] = offset;
+    out = tensor::InsertSliceOp::create(b, loc, v, out, ValueRange{},
+                                        ValueRange{}, ValueRange{}, offsets,
+                                        shapeOf(v), strides);
+    offset += shapeOf(v)[axis];
+  }
+  define(n, out);
+}
+
+void Importer::importSplit(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"axis", "split", "num_outputs"});
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  int64_t axis = axisAttr(n, "axis", 0, rank);
+  int64_t parts = n.output_size();
+  if (attr(n, "num_outputs") && intAttr(n, "num_outputs", 0) != parts)
+    fail(nodeName(n) + ": num_outputs is " +
+         std::to_string(intAttr(n, "num_outputs", 0)) + " but the node has " +
+         std::to_string(parts) + " outputs");
+  // The sizes: the `split` attribute (before opset 13) or input, else
+  // equal parts (the last one smaller when the dim does not divide).
+  std::vector<int64_t> sizes = intsAttrOrInput(n, "split", 1);
+  if (sizes.empty()) {
+    int64_t chunk = (xs[axis] + parts - 1) / parts;
+    for (int64_t k = 0, left = xs[axis]; k < parts; ++k, left -= chunk)
+      sizes.push_back(std::min(chunk, left));
+  }
+  int64_t total = 0;
+  for (int64_t v : sizes) {
+    if (v <= 0)
+      fail(nodeName(n) + ": empty parts are not supported");
+    total += v;
+  }
+  if (int64_t(sizes.size()) != parts || total != xs[axis])
+    fail(nodeName(n) + ": the parts do not split a dimension of " +
+         std::to_string(xs[axis]) + " into " + std::to_string(parts) +
+         " outputs");
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+  for (int64_t k = 0; k < parts; ++k) {
+    SmallVector<int64_t> size(xs);
+    size[axis] = sizes[k];
+    define(n,
+           tensor::ExtractSliceOp::create(b, loc, f32Tensor(size), x,
+                                          ValueRange{}, ValueRange{},
+                                          ValueRange{}, offsets, size, strides),
+           k);
+    offsets[axis] += sizes[k];
+  }
+}
+
+void Importer::importSlice(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"starts", "ends", "axes"});
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  // Opset 1-9: attributes; 10 on: constant inputs (steps too).
+  auto list = [&](const char *name, int i) {
+    std::vector<double> v;
+    if (const onnx::AttributeProto *a = attr(n, name))
+      v.assign(a->ints().begin(), a->ints().end());
+    else if (i < n.input_size() && !n.input(i).empty()) {
+      std::vector<float> given = requiredConstant(n, i);
+      v.assign(given.begin(), given.end());
+    }
+    return v;
+  };
+  std::vector<double> starts = list("starts", 1), ends = list("ends", 2),
+                      axes = list("axes", 3), steps = list("steps", 4);
+  if (starts.empty() || ends.empty())
+    fail(nodeName(n) + ": starts and ends are required");
+  if (starts.size() != ends.size() ||
+      (!axes.empty() && axes.size() != starts.size()) ||
+      (!steps.empty() && steps.size() != starts.size()))
+    fail(nodeName(n) + ": starts, ends, axes and steps differ in length");
+  SmallVector<int64_t> offsets(rank, 0), sizes(xs), strides(rank, 1);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int64_t axis = axes.empty() ? int64_t(k) : int64_t(axes[k]);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      fail(nodeName(n) + ": axis out of range");
+    int64_t step = steps.empty() ? 1 : int64_t(steps[k]);
+    if (step <= 0)
+      fail(nodeName(n) + ": only positive steps are supported");
+    int64_t dim = xs[axis];
+    // Huge values (INT64_MAX for "to the end") clamp to the dimension.
+    auto clampIndex = [&](double d) {
+      int64_t i = d >= double(dim) ? dim : d <= -double(dim) ? 0 : int64_t(d);
+      return std::clamp<int64_t>(i < 0 ? i + dim : i, 0, dim);
+    };
+    int64_t begin = clampIndex(starts[k]), end = clampIndex(ends[k]);
+    int64_t count = end > begin ? (end - begin + step - 1) / step : 0;
+    if (count == 0)
+      fail(nodeName(n) + ": the slice is empty");
+    offsets[axis] = begin;
+    sizes[axis] = count;
+    strides[axis] = step;
+  }
+  define(n, tensor::ExtractSliceOp::create(
+                b, loc, f32Tensor(sizes), x, ValueRange{}, ValueRange{},
+                ValueRange{}, offsets, sizes, strides));
+}
+
+void Importer::importGather(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"axis"});
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  int64_t axis = axisAttr(n, "axis", 0, rank);
+  std::vector<float> indices = requiredConstant(n, 1);
+  const onnx::TensorProto &it = initializers.at(n.input(1));
+  // The selected slices side by side along `axis`, then the indices'
+  // shape in place of that dim.
+  SmallVector<int64_t> picked(xs);
+  picked[axis] = indices.size();
+  Value out = tensor::EmptyOp::create(b, loc, picked, b.getF32Type());
+  SmallVector<int64_t> sizes(xs), strides(rank, 1);
+  sizes[axis] = 1;
+  for (auto [k, f] : llvm::enumerate(indices)) {
+    int64_t i = int64_t(f);
+    if (i < 0)
+      i += xs[axis];
+    if (i < 0 || i >= xs[axis])
+      fail(nodeName(n) + ": index " + std::to_string(int64_t(f)) +
+           " is out of range for a dimension of " + std::to_string(xs[axis]));
+    SmallVector<int64_t> from(rank, 0), to(rank, 0);
+    from[axis] = i;
+    to[axis] = k;
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, f32Tensor(sizes), x, ValueRange{}, ValueRange{}, ValueRange{},
+        from, sizes, strides);
+    out = tensor::InsertSliceOp::create(b, loc, slice, out, ValueRange{},
+                                        ValueRange{}, ValueRange{}, to, sizes,
+                                        strides);
+  }
+  SmallVector<int64_t> shape(xs.take_front(axis));
+  shape.append(it.dims().begin(), it.dims().end());
+  shape.append(xs.begin() + axis + 1, xs.end());
+  define(n, reshape(out, shape));
+}
+
+void Importer::importTranspose(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"perm"});
+  Value x = input(n, 0);
+  SmallVector<int64_t> perm;
+  if (const onnx::AttributeProto *p = attr(n, "perm"))
+    perm.assign(p->ints().begin(), p->ints().end());
+  else
+    for (int64_t i = shapeOf(x).size(); i-- > 0;)
+      perm.push_back(i);
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != int64_t(i) || perm.size() != shapeOf(x).size())
+      fail(nodeName(n) + ": 'perm' is not a permutation of the dims");
+  define(n, transpose(x, perm));
+}
+
+void Importer::importCast(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"to", "saturate"});
+  if (intAttr(n, "to", 0) != onnx::TensorProto::FLOAT)
+    fail(nodeName(n) + ": only casts to float are supported");
+  define(n, input(n, 0));
+}
+
+void Importer::importIdentity(const onnx::NodeProto &n) {
+  onlyAttrs(n, {});
+  define(n, input(n, 0));
+}
+
+void Importer::importDropout(const onnx::NodeProto &n) {
+  // Inference: the identity (no mask).
+  onlyAttrs(n, {"ratio", "seed", "is_test"});
+  if (n.output_size() > 1 && !n.output(1).empty())
+    fail(nodeName(n) + ": the mask output is not supported (inference "
+                       "only)");
+  // Before opset 7, is_test = 0 (the default) is training mode.
+  if (llvm::any_of(opsets, [](int64_t o) { return o < 7; }) &&
+      !intAttr(n, "is_test", 0))
+    fail(nodeName(n) + ": training mode is not supported (inference "
+                       "only)");
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    std::vector<float> training = requiredConstant(n, 2);
+    if (training.size() != 1 || training[0] != 0.0f)
+      fail(nodeName(n) + ": training mode is not supported (inference "
+                         "only)");
+  }
+  define(n, input(n, 0));
+}
+
+void Importer::importConstant(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"value"});
+  const onnx::AttributeProto *v = attr(n, "value");
+  if (!v)
+    fail(nodeName(n) + ": only the 'value' form is supported");
+  initializers[n.output(0)] = v->t();
+  define(n, constant(v->t(), nodeName(n)));
+}
+
+void Importer::importShape(const onnx::NodeProto &n) {
+  // Shapes are static: fold() has made every Shape a constant already.
+  fail(nodeName(n) + ": expected exactly one output");
+}
+
+void mlir::tq::onnx_import::registerTensorOps(OpRegistry &r) {
+  r["Reshape"] = &Importer::importReshape;
+  r["Squeeze"] = &Importer::importSqueeze;
+  r["Unsqueeze"] = &Importer::importSqueeze;
+  r["Flatten"] = &Importer::importFlatten;
+  r["Concat"] = &Importer::importConcat;
+  r["Split"] = &Importer::importSplit;
+  r["Slice"] = &Importer::importSlice;
+  r["Gather"] = &Importer::importGather;
+  r["Transpose"] = &Importer::importTranspose;
+  r["Cast"] = &Importer::importCast;
+  r["Identity"] = &Importer::importIdentity;
+  r["Dropout"] = &Importer::importDropout;
+  r["Constant"] = &Importer::importConstant;
+  r["Shape"] = &Importer::importShape;
+}
