@@ -37,6 +37,10 @@ declare -A GROUPS_PKGS=(
   # scripts/list-deps.sh --tests traces the test suite.
   [trace]="strace"
 )
+# Packages that a command on PATH stands for: this machine's Node.js may
+# come from elsewhere (nodesource bundles npm), and Debian's npm would
+# conflict with it.
+declare -A PROVIDED_BY_COMMAND=([nodejs]=node [npm]=npm)
 GROUPS_ORDER=(toolchain libs pytest node train audio trace)
 
 list_only=0
@@ -63,6 +67,8 @@ if [ "$list_only" = 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 
 missing=()
 for p in "${packages[@]}"; do
+  cmd=${PROVIDED_BY_COMMAND[$p]:-}
+  if [ -n "$cmd" ] && command -v "$cmd" >/dev/null; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi

@@ -41,13 +41,22 @@ echo /usr/bin/clang++-22 /usr/bin/ld.lld-22 /usr/bin/ninja /usr/bin/cmake \
 if [ "$with_tests" = 1 ]; then
   scripts/install-deps.sh trace >/dev/null
   echo "list-deps: running the test suite under strace (a few minutes)" >&2
-  strace -f -qq -e trace=execve,openat -o "$work/trace" \
-    scripts/run-tests.sh >"$work/tests.log" 2>&1 || true
+  # LeakSanitizer cannot run under ptrace: the ASan tests skip leak checks.
+  ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=execve,openat \
+    -o "$work/trace" scripts/run-tests.sh >"$work/tests.log" 2>&1 || true
   tail -1 "$work/tests.log" >&2
   grep -v ENOENT "$work/trace" | grep -oE '"/usr/[^"]+"' | tr -d '"' >>"$work/files"
 fi
 
 # Resolve symlinks so dpkg -S finds the owner; keep the first hit per file.
+# Files that programs read only when they exist: glibc's locale aliases,
+# OpenSSL's configuration, Python's site hooks (.pth files of whatever is
+# installed). Their packages are not dependencies; they are listed apart.
+OPTIONAL_FILES='^(/usr/share/locale/locale\.alias|/usr/lib/ssl/openssl\.cnf|/etc/ssl/openssl\.cnf|/usr/lib/python3/dist-packages/[^/]+\.pth)$'
+grep -E "$OPTIONAL_FILES" "$work/files" | sort -u >"$work/optional" || true
+grep -vE "$OPTIONAL_FILES" "$work/files" >"$work/files.kept" || true
+mv "$work/files.kept" "$work/files"
+
 # With the merged /usr of Debian 12, dpkg may know a file as /lib/... or
 # /bin/...: ask for both spellings.
 sort -u "$work/files" | while read -r f; do
@@ -80,4 +89,8 @@ while read -r p; do
   fi
   printf '%-28s %s\n' "$base" "$how"
 done <"$work/used"
+while read -r f; do
+  printf '%-28s %s\n' "($(dpkg -S "$f" 2>/dev/null | cut -d: -f1))" \
+    "read only if present: $f"
+done <"$work/optional"
 exit $status

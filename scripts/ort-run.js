@@ -1,31 +1,54 @@
-// Runs an ONNX model with onnxruntime-node (the peer in scripts/bench-ort.sh):
-//   node scripts/ort-run.js MODEL INPUT_NAME INPUT.bin D0,D1,... OUT.bin REPEAT
-// INPUT.bin holds raw little-endian float32 values. The first output is
-// written to OUT.bin the same way; the median time of REPEAT calls
-// (after a warm-up) goes to stdout as JSON.
+// Runs an ONNX model with onnxruntime-node, the peer tile-quant is compared
+// against (python/tq/ort.py drives it):
+//   node scripts/ort-run.js SPEC.json
+// SPEC: {"model": PATH, "inputs": [{"name", "dtype", "dims", "file"}],
+//        "outdir": DIR, "repeat": N, "threads": T}
+// Each input file holds raw little-endian values of `dtype` (float32,
+// int64, int32 or bool). Every output is written to DIR/<index>.bin the
+// same way. stdout is one JSON line: the outputs' names, dtypes and dims,
+// and the median time of `repeat` calls after a warm-up (0: one call).
 const fs = require("fs");
+const path = require("path");
 const ort = require("onnxruntime-node");
 
+const ARRAYS = {float32: Float32Array, int64: BigInt64Array,
+                int32: Int32Array, bool: Uint8Array};
+
+function tensorOf(input) {
+  const buf = fs.readFileSync(input.file);
+  const Type = ARRAYS[input.dtype];
+  if (!Type) throw new Error(`input '${input.name}': dtype ${input.dtype}`);
+  const copy = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length);
+  return new ort.Tensor(input.dtype, new Type(copy), input.dims);
+}
+
 async function main() {
-  const [model, name, input, dims, out, repeat] = process.argv.slice(2);
-  const shape = dims.split(",").map(Number);
-  const buf = fs.readFileSync(input);
-  const data = new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4);
-  const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential"});
-  const feeds = {[name]: new ort.Tensor("float32", data, shape)};
+  const spec = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+  const threads = spec.threads || 1;
+  const session = await ort.InferenceSession.create(spec.model, {
+    intraOpNumThreads: threads, interOpNumThreads: 1,
+    executionMode: "sequential"});
+  const feeds = {};
+  for (const input of spec.inputs) feeds[input.name] = tensorOf(input);
   let result = await session.run(feeds);
   const times = [];
-  for (let i = 0; i < Number(repeat); ++i) {
+  for (let i = 0; i < (spec.repeat || 0); ++i) {
     const t = process.hrtime.bigint();
     result = await session.run(feeds);
     times.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   times.sort((a, b) => a - b);
-  const first = result[session.outputNames[0]];
-  fs.writeFileSync(out, Buffer.from(first.data.buffer, first.data.byteOffset,
-                                    first.data.byteLength));
-  console.log(JSON.stringify({median_ms: times[Math.floor(times.length / 2)],
-                              dims: first.dims}));
+  const outputs = session.outputNames.map((name, i) => {
+    const t = result[name];
+    fs.writeFileSync(path.join(spec.outdir, `${i}.bin`),
+                     Buffer.from(t.data.buffer, t.data.byteOffset,
+                                 t.data.byteLength));
+    return {name, dtype: t.type, dims: t.dims};
+  });
+  const median = times.length ? times[Math.floor(times.length / 2)] : null;
+  console.log(JSON.stringify({outputs, median_ms: median}));
 }
-main().catch((e) => { console.error("ort-run: error: " + e.message); process.exit(1); });
+main().catch((e) => {
+  console.error("ort-run: error: " + e.message);
+  process.exit(1);
+});

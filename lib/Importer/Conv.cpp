@@ -64,11 +64,68 @@ SmallVector<int64_t> Importer::windowOutput(const onnx::NodeProto &n,
   return out;
 }
 
+bool Importer::importAs2D(const onnx::NodeProto &n, OpImporter twoD) {
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (xs.size() != 3)
+    return false;
+  // The 2-D node reads renamed copies of its inputs and writes a renamed
+  // output; its attributes get a leading unit dim (pads: [0, b, 0, e]).
+  onnx::NodeProto m = n;
+  auto renamed = [&](const std::string &name) { return name + "/as-2d"; };
+  m.set_input(0, renamed(n.input(0)));
+  values[m.input(0)] = reshape(x, {xs[0], xs[1], 1, xs[2]});
+  if (n.op_type() != "MaxPool" && n.op_type() != "AveragePool") {
+    Value w = input(n, 1);
+    ArrayRef<int64_t> ws = shapeOf(w);
+    if (ws.size() != 3)
+      fail(nodeName(n) + ": a 1-D convolution needs a 3-D filter");
+    m.set_input(1, renamed(n.input(1)));
+    if (auto it = initializers.find(n.input(1)); it != initializers.end()) {
+      // A constant filter stays a constant (quantized at compile time).
+      onnx::TensorProto t = it->second;
+      t.set_name(m.input(1));
+      t.clear_dims();
+      for (int64_t d : {ws[0], ws[1], int64_t(1), ws[2]})
+        t.add_dims(d);
+      initializers[m.input(1)] = t;
+      values[m.input(1)] = constant(t, nodeName(n));
+    } else {
+      values[m.input(1)] = reshape(w, {ws[0], ws[1], 1, ws[2]});
+    }
+  }
+  for (onnx::AttributeProto &a : *m.mutable_attribute()) {
+    const std::string &name = a.name();
+    if (name != "kernel_shape" && name != "strides" && name != "dilations" &&
+        name != "pads" && name != "output_padding")
+      continue;
+    SmallVector<int64_t> v(a.ints().begin(), a.ints().end());
+    bool isPads = name == "pads";
+    if (v.size() != (isPads ? 2u : 1u))
+      fail(nodeName(n) + ": " + name + " must have " +
+           (isPads ? "2 values" : "1 value") + " for a 1-D input");
+    // The unit H dim: kernel 1, stride 1, dilation 1, output padding 0.
+    int64_t lead = name == "output_padding" ? 0 : 1;
+    SmallVector<int64_t> w2 = isPads ? SmallVector<int64_t>{0, v[0], 0, v[1]}
+                                     : SmallVector<int64_t>{lead, v[0]};
+    a.clear_ints();
+    for (int64_t d : w2)
+      a.add_ints(d);
+  }
+  m.set_output(0, renamed(n.output(0)));
+  (this->*twoD)(m);
+  ArrayRef<int64_t> ys = shapeOf(values.at(m.output(0)));
+  define(n, reshape(values.at(m.output(0)), {ys[0], ys[1], ys[3]}));
+  return true;
+}
+
 void Importer::importConv(const onnx::NodeProto &n) {
+  if (importAs2D(n, &Importer::importConv))
+    return;
   Value x = input(n, 0);
   ArrayRef<int64_t> xs = shapeOf(x);
   if (xs.size() != 4)
-    fail(nodeName(n) + ": only 2-D (NCHW) inputs are supported");
+    fail(nodeName(n) + ": only 1-D (NCL) and 2-D (NCHW) inputs are supported");
   Window win = windowAttrs(n);
   onlyAttrs(
       n, {"strides", "dilations", "pads", "group", "kernel_shape", "auto_pad"});
@@ -146,6 +203,8 @@ void Importer::importConv(const onnx::NodeProto &n) {
 /// convolved at stride 1 with the filter flipped in space and with its
 /// channel dims swapped.
 void Importer::importConvTranspose(const onnx::NodeProto &n) {
+  if (importAs2D(n, &Importer::importConvTranspose))
+    return;
   onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
                 "output_padding", "auto_pad"});
   if (const onnx::AttributeProto *a = attr(n, "auto_pad"))

@@ -164,24 +164,6 @@ void Importer::importUnary(const onnx::NodeProto &n) {
           f(nb, l, 1.0f));
       return swish ? arith::MulFOp::create(nb, l, x, y).getResult() : y;
     };
-  } else if (op == "Clip") {
-    attrs = {"min", "max"};
-    float lo = -std::numeric_limits<float>::infinity(),
-          hi = std::numeric_limits<float>::infinity();
-    if (attr(n, "min"))
-      lo = floatAttr(n, "min", lo);
-    if (attr(n, "max"))
-      hi = floatAttr(n, "max", hi);
-    if (auto v = constantInput(n, 1))
-      lo = v->at(0);
-    if (auto v = constantInput(n, 2))
-      hi = v->at(0);
-    fn = [&, lo, hi](OpBuilder &nb, Location l, Value x) {
-      return arith::MinimumFOp::create(
-                 nb, l, arith::MaximumFOp::create(nb, l, x, f(nb, l, lo)),
-                 f(nb, l, hi))
-          .getResult();
-    };
   } else {
     fail(nodeName(n) + ": not a unary op (an importer bug)");
   }
@@ -205,6 +187,38 @@ void Importer::importMinMax(const onnx::NodeProto &n) {
              r = isMax ? arith::MaximumFOp::create(nb, l, r, x).getResult()
                        : arith::MinimumFOp::create(nb, l, r, x).getResult();
            return r;
+         }));
+}
+
+/// min(max(x, lo), hi). The bounds are attributes (before opset 11) or
+/// optional inputs, constant or computed at run time (broadcast like the
+/// other element-wise ops); an absent bound is ±inf.
+void Importer::importClip(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"min", "max"});
+  SmallVector<Value> ins = {input(n, 0)};
+  float lo = floatAttr(n, "min", -std::numeric_limits<float>::infinity());
+  float hi = floatAttr(n, "max", std::numeric_limits<float>::infinity());
+  // Input i becomes operand index[i] of the body, or stays a constant.
+  int index[3] = {0, -1, -1};
+  for (int i = 1; i <= 2; ++i) {
+    if (i >= n.input_size() || n.input(i).empty())
+      continue;
+    Value bound = input(n, i);
+    if (!shapeOf(bound).empty() &&
+        llvm::any_of(shapeOf(bound), [](int64_t d) { return d != 1; }))
+      fail(nodeName(n) + ": " + (i == 1 ? "min" : "max") + " must be a scalar");
+    if (auto c = initializers.find(n.input(i)); c != initializers.end()) {
+      (i == 1 ? lo : hi) = requiredConstant(n, i).at(0);
+      continue;
+    }
+    index[i] = ins.size();
+    ins.push_back(bound);
+  }
+  define(n, elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+           Value low = index[1] >= 0 ? v[index[1]] : f32Constant(nb, l, lo);
+           Value high = index[2] >= 0 ? v[index[2]] : f32Constant(nb, l, hi);
+           Value y = arith::MaximumFOp::create(nb, l, v[0], low);
+           return arith::MinimumFOp::create(nb, l, y, high).getResult();
          }));
 }
 
@@ -252,9 +266,9 @@ void mlir::tq::onnx_import::registerElementwiseOps(OpRegistry &r) {
         "Cosh",     "Asinh",     "Acosh",       "Atanh",
         "Erf",      "Relu",      "Reciprocal",  "Softsign",
         "Softplus", "Elu",       "Selu",        "ThresholdedRelu",
-        "Sigmoid",  "LeakyRelu", "HardSigmoid", "HardSwish",
-        "Clip"})
+        "Sigmoid",  "LeakyRelu", "HardSigmoid", "HardSwish"})
     r[op] = &Importer::importUnary;
+  r["Clip"] = &Importer::importClip;
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow"})
     r[op] = &Importer::importBinary;
   r["Max"] = &Importer::importMinMax;

@@ -24,6 +24,7 @@
 
 #include "tq/Importer/ONNX.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -57,6 +58,11 @@ bool tensorValues(const onnx::TensorProto &t, std::vector<float> &out,
 /// The element-wise op OpT of one value.
 template <typename OpT> Value oneOp(OpBuilder &b, Location loc, Value x) {
   return OpT::create(b, loc, x).getResult();
+}
+
+/// An f32 constant, in a linalg.generic body or outside.
+inline Value f32Constant(OpBuilder &b, Location loc, float v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
 }
 
 class Importer;
@@ -160,6 +166,9 @@ public:
   Value matmul(Value a, Value c, const onnx::NodeProto &n);
   /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
   Value pad(Value x, ArrayRef<int64_t> pads, float value);
+  /// Imports a node on a 1-D (NCL) input as the 2-D node `twoD` on
+  /// [N, C, 1, L]; false if the input is not 1-D.
+  bool importAs2D(const onnx::NodeProto &n, OpImporter twoD);
   /// The window attributes of a 2-D Conv or pooling node.
   struct Window {
     SmallVector<int64_t> strides, dilations, pads;
@@ -196,6 +205,7 @@ public:
   void importUnary(const onnx::NodeProto &n);
   void importBinary(const onnx::NodeProto &n);
   void importMinMax(const onnx::NodeProto &n);
+  void importClip(const onnx::NodeProto &n);
   // Matmul.cpp
   void importMatMul(const onnx::NodeProto &n);
   void importGemm(const onnx::NodeProto &n);

@@ -12,10 +12,7 @@
 using namespace mlir;
 using namespace mlir::tq::onnx_import;
 
-/// An f32 constant in a linalg.generic body.
-static Value f(OpBuilder &b, Location loc, float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
-}
+static constexpr auto f = f32Constant;
 
 void Importer::importBatchNormalization(const onnx::NodeProto &n) {
   onlyAttrs(n, {"epsilon", "momentum", "training_mode", "spatial"});

@@ -18,7 +18,8 @@ using namespace mlir::tq::onnx_import;
 static Value pooledInput(Importer &im, const onnx::NodeProto &n) {
   Value x = im.input(n, 0);
   if (Importer::shapeOf(x).size() != 4)
-    im.fail(nodeName(n) + ": only 2-D (NCHW) inputs are supported");
+    im.fail(nodeName(n) +
+            ": only 1-D (NCL) and 2-D (NCHW) inputs are supported");
   return x;
 }
 
@@ -65,6 +66,8 @@ void Importer::importGlobalPool(const onnx::NodeProto &n) {
 }
 
 void Importer::importPool(const onnx::NodeProto &n) {
+  if (importAs2D(n, &Importer::importPool))
+    return;
   const std::string &op = n.op_type();
   Value x = pooledInput(*this, n);
   ArrayRef<int64_t> xs = shapeOf(x);

@@ -10,8 +10,10 @@ Each test is one of:
   integer inputs (indices, shapes, zero points), and float inputs the
   importer needs constant (scales, Clip bounds), are bound as constants
   with `tq-import-onnx --constant-input`; the summary counts those tests;
-- fail: imported but wrong, or the compiled code failed;
-- unsupported: the importer rejected the model (its reason is listed).
+- fail: imported but wrong or missing an output, the compiled code
+  failed, or the runner itself raised;
+- unsupported: the importer rejected the model (its reason is listed), or
+  the graph takes or returns something other than tensors.
 The report lists every test; the last line is the summary.
 """
 import argparse
@@ -39,10 +41,31 @@ def load_tensor(path):
 
 
 def run_test(test_dir, bindir, work):
+    """A test whose graph takes or returns something other than a tensor
+    (a sequence, a map, an optional) is unsupported; any other exception
+    is a failure, like a wrong or missing output."""
+    name = os.path.basename(test_dir)
     try:
+        graph = onnx.load(os.path.join(test_dir, "model.onnx")).graph
+        if any(not v.type.HasField("tensor_type")
+               for v in list(graph.input) + list(graph.output)):
+            return name, "unsupported", "non-tensor inputs or outputs"
         return check_test(test_dir, bindir, work)
-    except Exception as e:  # test data that is not a plain tensor
-        return os.path.basename(test_dir), "unsupported", f"test data: {e}"
+    except Exception as e:
+        return name, "fail", f"runner: {type(e).__name__}: {e}"
+
+
+def unsupported_reason(stderr):
+    """The importer's first error line without the path and the node's
+    name; for the list of unsupported op types, the op types."""
+    lines = stderr.strip().splitlines() or ["?"]
+    reason = lines[0].split("model.onnx: ", 1)[-1]
+    reason = re.sub(r"^node '[^']*' ", "", reason)
+    ops = [m.group(1) for m in (re.match(r"  (\S+): \d+ nodes?, first", l)
+                                 for l in lines[1:]) if m]
+    if ops:
+        reason += " " + ", ".join(ops)
+    return reason
 
 
 def check_test(test_dir, bindir, work):
@@ -78,11 +101,7 @@ def check_test(test_dir, bindir, work):
             break
         constant.add(needed.group(1))
     if p.returncode != 0:
-        reason = p.stderr.strip().splitlines()[0] if p.stderr.strip() else "?"
-        # Drop "tq-import-onnx: error: <path>: " and the node's name.
-        reason = reason.split("model.onnx: ", 1)[-1]
-        reason = re.sub(r"^node '[^']*' ", "", reason)
-        return name, "unsupported", reason
+        return name, "unsupported", unsupported_reason(p.stderr)
     run = [os.path.join(bindir, "tq-run"), os.path.join(work, name + ".mlir")]
     for i, (n, a) in enumerate(zip(names, inputs)):
         if n in constant:
@@ -96,6 +115,8 @@ def check_test(test_dir, bindir, work):
     if p.returncode != 0:
         return name, "fail", "tq-run: " + (p.stderr.strip().splitlines() or ["?"])[0]
     for i, (o, want) in enumerate(zip(outs, outputs)):
+        if not os.path.exists(o):
+            return name, "fail", f"output {i}: not written"
         got = np.load(o)
         if got.shape != want.shape:
             return name, "fail", f"output {i}: shape {got.shape}, want {want.shape}"

@@ -8,16 +8,15 @@ Rows: ORT f32, tq f32, tq 8-bit (V=32). Latency is the median of repeated
 calls after a warm-up, tq's from `tq-run --repeat`, ORT's from its
 session.run; ratios are against ORT f32 measured in the same run.
 """
-import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 from tq.models import digits, fashion
+from tq.ort import ORT
 from tq.ppu import Flow
 
 MODELS = ("digits_cnn", "fashion_cnn", "digits_transformer")
@@ -29,7 +28,7 @@ def main():
     bindir = os.path.join(build, "bin")
     flow = Flow(opt=os.path.join(bindir, "tq-opt"),
                 workdir=tempfile.mkdtemp(prefix="tq-ort-"))
-    env = dict(os.environ, NODE_PATH=node_modules)
+    ort = ORT(node_modules, workdir=flow.dir)
     print("| model | batch | ORT f32 ms | tq f32 ms | tq 8-bit ms | tq f32 / ORT | "
           "tq 8-bit / ORT | max abs diff tq f32 vs ORT | top-1 agreement tq 8-bit vs ORT |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -40,22 +39,14 @@ def main():
         else:
             x_all, _ = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
         for batch in (1, 64):
-            compare(flow, bindir, root, env, name, model, np.ascontiguousarray(x_all[:batch]))
+            compare(flow, bindir, ort, name, model, np.ascontiguousarray(x_all[:batch]))
 
 
-def compare(flow, bindir, root, env, name, model, x):
+def compare(flow, bindir, ort, name, model, x):
     batch = len(x)
     tag = f"{name}-{batch}"
-    raw = flow.path(f"x{tag}.bin")
-    x.astype("<f4").tofile(raw)
-    out = flow.path(f"ort{tag}.bin")
-    p = subprocess.run(["node", os.path.join(root, "scripts", "ort-run.js"), model,
-                        "image", raw, ",".join(map(str, x.shape)), out, "200"],
-                       capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        raise SystemExit(p.stderr)
-    ort = json.loads(p.stdout)
-    y_ort = np.fromfile(out, "<f4").reshape(ort["dims"])
+    outputs, ort_ms = ort.run(model, {"image": x}, repeat=200)
+    y_ort = next(iter(outputs.values()))
     imported = flow.path(f"m{tag}.mlir")
     flow.run(os.path.join(bindir, "tq-import-onnx"), model,
              "--input-shape=image:" + "x".join(map(str, x.shape)), "-o", imported)
@@ -71,7 +62,7 @@ def compare(flow, bindir, root, env, name, model, x):
         ys[variant] = np.load(y_path)
     diff = float(np.abs(ys["f32"] - y_ort).max())
     agree = float((ys["8-bit"].argmax(1) == y_ort.argmax(1)).mean() * 100)
-    o = ort["median_ms"]
+    o = ort_ms
     print(f"| {name} | {batch} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
           f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {agree:.1f}% |")
 

@@ -1,0 +1,71 @@
+"""onnxruntime (npm onnxruntime-node), the peer tile-quant is measured
+against, from Python through scripts/ort-run.js.
+
+    ort = ORT(node_modules)            # e.g. build/ort/node_modules
+    outputs, ms = ort.run("model.onnx", {"x": array}, repeat=100)
+
+`outputs` maps each output name to an array; `ms` is the median call time
+(None without `repeat`). Inputs may be float32, int64, int32 or bool.
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DTYPES = {"float32": np.float32, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+
+
+class ORTError(Exception):
+    pass
+
+
+def install(build):
+    """Installs onnxruntime-node under BUILD/ort once (the CPU binaries come
+    with the package) and returns its node_modules directory."""
+    modules = os.path.join(build, "ort", "node_modules")
+    if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
+        os.makedirs(os.path.join(build, "ort"), exist_ok=True)
+        env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent",
+                        "onnxruntime-node"], cwd=os.path.join(build, "ort"),
+                       env=env, check=True)
+    return modules
+
+
+class ORT:
+    def __init__(self, node_modules, workdir=None):
+        self.env = dict(os.environ, NODE_PATH=node_modules)
+        self.dir = workdir or tempfile.mkdtemp(prefix="tq-ort-")
+        self.count = 0
+
+    def run(self, model, feeds, repeat=0, threads=1):
+        self.count += 1
+        work = os.path.join(self.dir, str(self.count))
+        os.makedirs(work, exist_ok=True)
+        inputs = []
+        for i, (name, value) in enumerate(feeds.items()):
+            a = np.ascontiguousarray(value)
+            dtype = next((k for k, t in DTYPES.items() if a.dtype == t), None)
+            if dtype is None:
+                raise ORTError(f"input '{name}': unsupported dtype {a.dtype}")
+            path = os.path.join(work, f"in{i}.bin")
+            a.astype(a.dtype.newbyteorder("<")).tofile(path)
+            inputs.append({"name": name, "dtype": dtype, "dims": list(a.shape),
+                           "file": path})
+        spec = os.path.join(work, "spec.json")
+        with open(spec, "w") as f:
+            json.dump({"model": os.path.abspath(model), "inputs": inputs,
+                       "outdir": work, "repeat": repeat, "threads": threads}, f)
+        p = subprocess.run(["node", os.path.join(ROOT, "scripts", "ort-run.js"), spec],
+                           capture_output=True, text=True, env=self.env)
+        if p.returncode != 0:
+            raise ORTError(p.stderr.strip())
+        result = json.loads(p.stdout)
+        outputs = {}
+        for i, o in enumerate(result["outputs"]):
+            a = np.fromfile(os.path.join(work, f"{i}.bin"), DTYPES[o["dtype"]])
+            outputs[o["name"]] = a.reshape(o["dims"])
+        return outputs, result["median_ms"]
