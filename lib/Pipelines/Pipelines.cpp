@@ -88,6 +88,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   c.threads = o.threads;
   pm.addPass(createConvertTQToCPU(c));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createTQCPUDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

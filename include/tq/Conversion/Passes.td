@@ -133,4 +133,26 @@ def TQCPULoopOrder : Pass<"tq-cpu-loop-order"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TQCPUDistinctResults : Pass<"tq-cpu-distinct-results", "::mlir::func::FuncOp"> {
+  let summary = "Give each tensor result of a function its own value";
+  let description = [{
+    A function may return the same tensor twice, for example when an ONNX
+    graph's second output is an `Identity` of its first. After
+    bufferization both results would be one buffer, and
+    `buffer-results-to-out-params` needs one buffer per result (it crashes
+    on a repeated one). This pass replaces every repeated tensor operand of
+    `func.return` by a copy (`bufferization.alloc_tensor ... copy(...)`),
+    so that each out-parameter is written on its own. Function arguments
+    returned as they are keep working without a copy.
+
+    ```mlir
+    return %y, %y : tensor<2x3xf32>, tensor<2x3xf32>
+    // becomes
+    %c = bufferization.alloc_tensor() copy(%y) : tensor<2x3xf32>
+    return %y, %c : tensor<2x3xf32>, tensor<2x3xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // TQ_CONVERSION_PASSES_TD
