@@ -1,6 +1,6 @@
 //===- Conv.cpp - Conv, ConvTranspose and the BatchNormalization fold -----===//
 //
-// 2-D convolutions on NCHW tensors (grouped: one convolution per group),
+// 2-D convolutions on NCHW tensors (grouped and depthwise as one op),
 // ConvTranspose as the convolution it equals, the window geometry that
 // pooling shares, and the fold of an inference BatchNormalization into the
 // Conv before it.
@@ -143,50 +143,44 @@ void Importer::importConv(const onnx::NodeProto &n) {
   auto stridesAttr = b.getI64TensorAttr(win.strides);
   auto dilAttr = b.getI64TensorAttr(win.dilations);
   Value padded = pad(x, win.pads, 0.0f);
-  // A grouped convolution is one convolution per group on its slice of
-  // the channels and filters, concatenated along the channels.
-  int64_t cg = xs[1] / groups, kg = ws[0] / groups;
-  Value y = zeros({xs[0], ws[0], P, Q});
-  for (int64_t g = 0; g < groups; ++g) {
-    Value xg = padded, wg = w;
-    if (groups > 1) {
-      SmallVector<int64_t> xo = {0, g * cg, 0, 0}, one(4, 1);
-      SmallVector<int64_t> xsz(shapeOf(padded));
-      xsz[1] = cg;
-      xg = tensor::ExtractSliceOp::create(b, loc, f32Tensor(xsz), padded,
-                                          ValueRange{}, ValueRange{},
-                                          ValueRange{}, xo, xsz, one);
-      SmallVector<int64_t> wo = {g * kg, 0, 0, 0}, wsz(ws);
-      wsz[0] = kg;
-      if (initializers.count(n.input(1))) {
-        std::vector<float> filter = requiredConstant(n, 1);
-        // A constant filter is split here, so that its groups stay
-        // constants (quantized at compile time).
-        size_t per = filter.size() / ws[0];
-        wg = arith::ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(
-                f32Tensor(wsz),
-                ArrayRef<float>(filter.data() + g * kg * per, kg * per)));
-      } else {
-        wg = tensor::ExtractSliceOp::create(b, loc, f32Tensor(wsz), w,
-                                            ValueRange{}, ValueRange{},
-                                            ValueRange{}, wo, wsz, one);
-      }
+  Value y;
+  if (groups == 1) {
+    Value init = zeros({xs[0], ws[0], P, Q});
+    y = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{padded, w},
+                                         ValueRange{init}, stridesAttr, dilAttr)
+            .getResult(0);
+  } else {
+    // A grouped (or depthwise) convolution is one op on the channels and
+    // filters viewed per group: [N, G, C/G, H, W] * [G, K/G, C/G, R, S].
+    // tq-quantize splits it per group when the groups are wide enough
+    // to be tiled (tq-split-grouped-convs).
+    int64_t cg = xs[1] / groups, kg = ws[0] / groups;
+    ArrayRef<int64_t> ps = shapeOf(padded);
+    SmallVector<ReassociationIndices> split = {{0}, {1, 2}, {3}, {4}};
+    Value xg = tensor::ExpandShapeOp::create(
+        b, loc, f32Tensor({ps[0], groups, cg, ps[2], ps[3]}), padded, split);
+    SmallVector<int64_t> wgs = {groups, kg, cg, ws[2], ws[3]};
+    Value wg;
+    if (auto it = initializers.find(n.input(1)); it != initializers.end()) {
+      // The same data with one more dim: still a constant (a dense
+      // resource when large), quantized at compile time.
+      onnx::TensorProto t = it->second;
+      t.clear_dims();
+      for (int64_t d : wgs)
+        t.add_dims(d);
+      wg = constant(t, nodeName(n));
+    } else {
+      wg = tensor::ExpandShapeOp::create(
+          b, loc, f32Tensor(wgs), w,
+          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
     }
-    Value init = groups > 1 ? zeros({xs[0], kg, P, Q}) : y;
-    Value yg = linalg::Conv2DNchwFchwOp::create(
+    Value init = zeros({xs[0], groups, kg, P, Q});
+    Value yg = linalg::Conv2DNgchwGfchwOp::create(
                    b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
                    ValueRange{init}, stridesAttr, dilAttr)
                    .getResult(0);
-    if (groups == 1) {
-      y = yg;
-      break;
-    }
-    SmallVector<int64_t> yo = {0, g * kg, 0, 0}, ysz = {xs[0], kg, P, Q};
-    y = tensor::InsertSliceOp::create(b, loc, yg, y, ValueRange{}, ValueRange{},
-                                      ValueRange{}, yo, ysz,
-                                      SmallVector<int64_t>(4, 1));
+    y = tensor::CollapseShapeOp::create(b, loc, yg, split);
   }
   if (n.input_size() > 2 && !n.input(2).empty()) {
     Value bias = reshape(input(n, 2), {ws[0], 1, 1});

@@ -19,6 +19,9 @@ using namespace mlir::tq;
 
 void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
                                      const QuantizePipelineOptions &o) {
+  TQSplitGroupedConvsOptions split;
+  split.minChannels = o.minChannels;
+  pm.addPass(createTQSplitGroupedConvs(split));
   pm.addPass(createTQChooseSplitDims());
   TQInsertQuantizationOptions insert;
   insert.tile = o.tile;

@@ -66,13 +66,15 @@ def norm(y, i, eps):
 want = norm(conv(np.maximum(norm(conv(x, w1, b1, G, 1), 1, 1e-3), 0), w2, None, 1, 0), 2, 1e-5)
 mlir = subprocess.run([os.path.join(build, "bin", "tq-import-onnx"), path, "--locations=false"],
                       capture_output=True, text=True, check=True).stdout
-print("convolutions:", mlir.count("linalg.conv_2d_nchw_fchw"))
+print("convolutions:", mlir.count("linalg.conv_2d_nchw_fchw"),
+      "| grouped, one op:", mlir.count("linalg.conv_2d_ngchw_gfchw"))
 print("square roots left:", mlir.count("math.sqrt"))
 y, = Runner(os.path.join(build, "bin", "tq-run")).run(mlir, [x])
 err = np.abs(y - want).max() / np.abs(want).max()
 print(f"shape {y.shape}, matches numpy within 1e-4: {err < 1e-4}")
 
-# Tile-quantized (V=4), the grouped and folded convolutions run on the CPU
+# Tile-quantized (V=4; min-channels=0, so tq-split-grouped-convs splits
+# the grouped Conv into its 2 groups), the convolutions run on the CPU
 # and, as PPU kernels, on the simulator: the same bits, near the float.
 src = os.path.join(tmp, "m.mlir")
 with open(src, "w") as f:
@@ -86,7 +88,7 @@ yc, = run.run(q, [x])
 qerr = np.linalg.norm(yc - want) / np.linalg.norm(want)
 print(f"PPU bit-identical: {yc.tobytes() == yp.tobytes()}, {stats['launches']} launches, "
       f"8-bit error below 3%: {qerr < 0.03}")
-# CHECK: convolutions: 3
+# CHECK: convolutions: 1 | grouped, one op: 1
 # CHECK: square roots left: 0
 # CHECK: shape (2, 5, 6, 6), matches numpy within 1e-4: True
 # CHECK: quantized convolutions: 3

@@ -76,11 +76,12 @@ p2 = pool1d(p1, 2, 1, (0, 1), np.mean, 0.0)
 want = np.maximum(p2, p2.max() - 3)
 mlir = subprocess.run([os.path.join(build, "bin", "tq-import-onnx"), path, "--locations=false"],
                       capture_output=True, text=True, check=True).stdout
-print("2-D convolutions (one per group):", mlir.count("linalg.conv_2d_nchw_fchw"))
+print("grouped convolutions, one op each:", mlir.count("linalg.conv_2d_ngchw_gfchw"),
+      "| plain:", mlir.count("linalg.conv_2d_nchw_fchw"))
 y, = Runner(os.path.join(build, "bin", "tq-run")).run(mlir, [x, wd])
 err = np.abs(y - want).max() / np.abs(want).max()
 print(f"shape {y.shape}, want {want.shape}, matches numpy within 1e-4: {err < 1e-4}")
 print("clipped below:", int((y == y.max() - 3).sum()) > 0)
-# CHECK: 2-D convolutions (one per group): 8
+# CHECK: grouped convolutions, one op each: 2 | plain: 0
 # CHECK: shape (2, 6, 8), want (2, 6, 8), matches numpy within 1e-4: True
 # CHECK: clipped below: True

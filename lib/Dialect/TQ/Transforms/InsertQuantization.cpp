@@ -201,6 +201,13 @@ static bool keptInFloat(Operation *op, const QuantizationOptions &options) {
   if (op->hasAttr(kKeepFloatAttr) ||
       llvm::is_contained(options.keepFloat, op->getName().getStringRef().str()))
     return true;
+  // A grouped convolution left whole by tq-split-grouped-convs: groups
+  // narrower than min-channels (depthwise layers) run in float.
+  if (auto grouped = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op))
+    if (auto t = dyn_cast<ShapedType>(grouped.getInputs()[0].getType());
+        t && t.hasRank() && !t.isDynamicDim(2) &&
+        t.getDimSize(2) < options.minChannels)
+      return true;
   if (options.minChannels > 0)
     if (FailureOr<ComputeOp> c = matchComputeOp(op); succeeded(c)) {
       int64_t k = contractedChannels(*c);

@@ -36,6 +36,40 @@ def TQQuantizeConstants : Pass<"tq-quantize-constants"> {
   let dependentDialects = ["::mlir::tq::TQDialect"];
 }
 
+def TQSplitGroupedConvs : Pass<"tq-split-grouped-convs"> {
+  let summary = "Split grouped convolutions whose groups are wide enough to tile";
+  let description = [{
+    The importer keeps a grouped or depthwise convolution as one
+    `linalg.conv_2d_ngchw_gfchw` (input `[N, G, C/G, H, W]`, filter
+    `[G, K/G, C/G, R, S]`), so that a network of depthwise layers stays a
+    few hundred ops. tile-quant quantizes plain convolutions, so this pass
+    rewrites a grouped convolution whose groups contract at least
+    `min-channels` input channels each into one
+    `linalg.conv_2d_nchw_fchw` per group, on slices of the input and the
+    filter (a constant filter is split into constants, quantized at
+    compile time), inserted into the grouped result. Narrower groups, and
+    depthwise convolutions (one channel per group), stay one op and run in
+    float: their V×V tiles along C would be mostly padding.
+
+    ```mlir
+    %y = linalg.conv_2d_ngchw_gfchw ins(%x, %w : tensor<1x2x8x10x10xf32>,
+           tensor<2x4x8x3x3xf32>) outs(%i : tensor<1x2x4x8x8xf32>) -> ...
+    // becomes, for g = 0 and 1,
+    %xg = tensor.extract_slice %x[0, g, 0, 0, 0] [1, 1, 8, 10, 10] ...
+            to tensor<1x8x10x10xf32>
+    %yg = linalg.conv_2d_nchw_fchw ins(%xg, %wg : ...) outs(%ig : ...)
+    %y1 = tensor.insert_slice %yg into %y0[0, g, 0, 0, 0] [1, 1, 4, 8, 8] ...
+    ```
+  }];
+  let options = [
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"4",
+           "Split groups of at least this many input channels (0: all)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TQChooseSplitDims : Pass<"tq-choose-split-dims"> {
   let summary = "Infer the role of each compute operand and choose its split dims";
   let description = [{

@@ -86,6 +86,13 @@ LogicalResult verifyQuantization(Operation *root,
 void populateInsertQuantizationPatterns(RewritePatternSet &patterns,
                                         const QuantizationOptions &options);
 
+/// Patterns splitting grouped convolutions into one plain convolution per
+/// group, for groups of at least `minChannels` input channels:
+///   - linalg.conv_2d_ngchw_gfchw -> G x (tensor.extract_slice ->
+///     linalg.conv_2d_nchw_fchw -> tensor.insert_slice)
+void populateSplitGroupedConvPatterns(RewritePatternSet &patterns,
+                                      int64_t minChannels);
+
 /// Patterns that evaluate quantization of constants at compile time:
 ///   - tq.quantize(arith.constant) -> tq.constant (reference numerics),
 ///     for constants of at most `maxElements` elements.
