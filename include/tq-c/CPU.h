@@ -28,6 +28,7 @@ typedef enum {
   TQ_I16 = 2,
   TQ_I32 = 3,
   TQ_I64 = 4,
+  TQ_BOOL = 5, /* one byte per element, 0 or 1 */
 } tq_element_type;
 
 /* A C-order array without padding; `shape` has `rank` entries. */

@@ -11,7 +11,8 @@ static_assert(int(ElementType::F32) == TQ_F32 &&
                   int(ElementType::I8) == TQ_I8 &&
                   int(ElementType::I16) == TQ_I16 &&
                   int(ElementType::I32) == TQ_I32 &&
-                  int(ElementType::I64) == TQ_I64,
+                  int(ElementType::I64) == TQ_I64 &&
+                  int(ElementType::Bool) == TQ_BOOL,
               "tq_element_type mirrors tq::cpu::ElementType");
 
 struct tq_cpu_module {

@@ -53,12 +53,15 @@ const char *elementTypeName(ElementType t) {
     return "i32";
   case ElementType::I64:
     return "i64";
+  case ElementType::Bool:
+    return "bool";
   }
   return "?";
 }
 
 size_t elementSize(ElementType t) {
   switch (t) {
+  case ElementType::Bool:
   case ElementType::I8:
     return 1;
   case ElementType::I16:
@@ -96,6 +99,8 @@ namespace {
 std::optional<ElementType> elementOf(Type t) {
   if (t.isF32())
     return ElementType::F32;
+  if (t.isInteger(1))
+    return ElementType::Bool;
   if (t.isInteger(8))
     return ElementType::I8;
   if (t.isInteger(16))
@@ -138,7 +143,7 @@ LogicalResult flatten(Type t, const std::string &name,
   if (auto tensor = dyn_cast<RankedTensorType>(t)) {
     std::optional<ElementType> e = elementOf(tensor.getElementType());
     if (!tensor.hasStaticShape() || !e) {
-      why = "not a static f32/i8/i16/i32/i64 tensor";
+      why = "not a static f32/i8/i16/i32/i64/i1 tensor";
       return failure();
     }
     b.element = *e;

@@ -19,7 +19,14 @@ using namespace mlir::tq::onnx_import;
 /// numpy broadcasting of the inputs into one linalg.generic.
 Value Importer::elementwise(
     ValueRange inputs, const onnx::NodeProto &n,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+    Type resultElement, bool anyInputElement) {
+  if (!anyInputElement)
+    for (Value v : inputs)
+      if (!cast<RankedTensorType>(v.getType()).getElementType().isF32())
+        fail(nodeName(n) + ": boolean inputs are not supported");
+  if (!resultElement)
+    resultElement = b.getF32Type();
   size_t rank = 0;
   for (Value v : inputs)
     rank = std::max(rank, shapeOf(v).size());
@@ -46,7 +53,7 @@ Value Importer::elementwise(
     maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
-  Value init = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  Value init = tensor::EmptyOp::create(b, loc, shape, resultElement);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   auto op = linalg::GenericOp::create(
       b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps, iters,

@@ -21,14 +21,21 @@ using namespace mlir::tq::onnx_import;
 bool Importer::fold(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   static const std::set<std::string> foldable = {
-      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat",   "Cast",
-      "Add",   "Sub",    "Mul",       "Div",     "Identity", "Slice"};
+      "Shape",    "Gather",      "Unsqueeze", "Squeeze", "Concat",
+      "Cast",     "Add",         "Sub",       "Mul",     "Div",
+      "Identity", "Slice",       "Equal",     "Greater", "GreaterOrEqual",
+      "Less",     "LessOrEqual", "Not",       "And",     "Or",
+      "Xor"};
+  static const std::set<std::string> boolResult = {
+      "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And",
+      "Or",    "Xor"};
   if (!foldable.count(op) || n.output_size() != 1)
     return false;
   struct Const {
     std::vector<int64_t> dims;
     std::vector<double> v;
     bool isInt;
+    bool isBool = false;
   };
   std::vector<Const> in;
   for (int i = 0; i < n.input_size(); ++i) {
@@ -47,7 +54,8 @@ bool Importer::fold(const onnx::NodeProto &n) {
       return false;
     in.push_back({{it->second.dims().begin(), it->second.dims().end()},
                   {f.begin(), f.end()},
-                  it->second.data_type() != onnx::TensorProto::FLOAT});
+                  it->second.data_type() != onnx::TensorProto::FLOAT,
+                  it->second.data_type() == onnx::TensorProto::BOOL});
   }
   // Too few inputs: the value path reports the missing one.
   size_t need = op == "Shape" ? 0 : op == "Gather" ? 2 : 1;
@@ -72,12 +80,21 @@ bool Importer::fold(const onnx::NodeProto &n) {
     out.isInt = true;
   } else if (op == "Identity") {
     out = in[0];
+  } else if (op == "Not") {
+    out = in[0];
+    for (double &d : out.v)
+      d = d == 0;
   } else if (op == "Cast") {
     int64_t to = intAttr(n, "to", 0);
-    if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::FLOAT)
+    if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32 &&
+        to != onnx::TensorProto::FLOAT && to != onnx::TensorProto::BOOL)
       return false;
     out = in[0];
-    out.isInt = to == onnx::TensorProto::INT64;
+    out.isInt = to != onnx::TensorProto::FLOAT;
+    out.isBool = to == onnx::TensorProto::BOOL;
+    if (out.isBool)
+      for (double &d : out.v)
+        d = d != 0;
     if (out.isInt)
       for (double &d : out.v) {
         if (!std::isfinite(d))
@@ -161,10 +178,18 @@ bool Importer::fold(const onnx::NodeProto &n) {
     out.isInt = a.isInt && c.isInt;
     for (size_t i = 0, e = std::max(a.v.size(), c.v.size()); i < e; ++i) {
       double x = a.v[a.v.size() == 1 ? 0 : i], y = c.v[c.v.size() == 1 ? 0 : i];
-      double r = op == "Add"   ? x + y
-                 : op == "Sub" ? x - y
-                 : op == "Mul" ? x * y
-                               : x / y;
+      double r = op == "Add"              ? x + y
+                 : op == "Sub"            ? x - y
+                 : op == "Mul"            ? x * y
+                 : op == "Div"            ? x / y
+                 : op == "Equal"          ? double(x == y)
+                 : op == "Greater"        ? double(x > y)
+                 : op == "GreaterOrEqual" ? double(x >= y)
+                 : op == "Less"           ? double(x < y)
+                 : op == "LessOrEqual"    ? double(x <= y)
+                 : op == "And"            ? double(x != 0 && y != 0)
+                 : op == "Or"             ? double(x != 0 || y != 0)
+                                          : double((x != 0) != (y != 0));
       if (op == "Div" && out.isInt) {
         if (y == 0)
           return false;    // integer division by zero is not folded
@@ -173,11 +198,17 @@ bool Importer::fold(const onnx::NodeProto &n) {
       out.v.push_back(r);
     }
   }
+  if (boolResult.count(op))
+    out.isInt = out.isBool = true;
   onnx::TensorProto t;
   t.set_name(n.output(0));
   for (int64_t d : out.dims)
     t.add_dims(d);
-  if (out.isInt) {
+  if (out.isBool) {
+    t.set_data_type(onnx::TensorProto::BOOL);
+    for (double d : out.v)
+      t.add_int32_data(d != 0);
+  } else if (out.isInt) {
     t.set_data_type(onnx::TensorProto::INT64);
     for (double d : out.v)
       t.add_int64_data(int64_t(d));

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <onnx/defs/parser.h>
@@ -30,6 +31,8 @@ const OpRegistry &mlir::tq::onnx_import::opRegistry() {
     registerReductionOps(r);
     registerTensorOps(r);
     registerResizeOps(r);
+    registerLogicalOps(r);
+    registerControlFlowOps(r);
     registerQuantizationOps(r);
     registerLossOps(r);
     return r;
@@ -48,21 +51,35 @@ static bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// Calls `f` on every node of `nodes` and of their subgraphs (If
+/// branches), depth first.
+static void forEachNode(ArrayRef<onnx::NodeProto> nodes,
+                        function_ref<void(const onnx::NodeProto &)> f) {
+  for (const onnx::NodeProto &n : nodes) {
+    f(n);
+    for (const onnx::AttributeProto &a : n.attribute())
+      if (a.has_g())
+        forEachNode(std::vector<onnx::NodeProto>(a.g().node().begin(),
+                                                 a.g().node().end()),
+                    f);
+  }
+}
+
 void Importer::checkSupported(ArrayRef<onnx::NodeProto> nodes) {
   // Op type (with its domain) -> (count, first node), in first-seen order.
   SmallVector<std::string> order;
   std::map<std::string, std::pair<int, std::string>> missing;
-  for (const onnx::NodeProto &n : nodes) {
+  forEachNode(nodes, [&](const onnx::NodeProto &n) {
     std::string key = n.op_type();
     if (!isDefaultDomain(n.domain()))
       key = n.domain() + "." + key;
     else if (opRegistry().count(n.op_type()))
-      continue;
+      return;
     auto [it, inserted] = missing.try_emplace(key, 0, displayName(n));
     if (inserted)
       order.push_back(key);
     ++it->second.first;
-  }
+  });
   if (order.empty())
     return;
   std::string msg = std::to_string(order.size()) + " op type" +
@@ -186,7 +203,7 @@ OwningOpRef<ModuleOp> mlir::tq::importONNX(const std::string &bytes,
                                            const ONNXImportOptions &options,
                                            std::string &error) {
   ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
-                   linalg::LinalgDialect, math::MathDialect,
+                   linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                    tensor::TensorDialect>();
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes) || !model.has_graph()) {

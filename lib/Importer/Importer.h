@@ -15,6 +15,8 @@
 //   Reductions.cpp     Reduce*, Softmax, LogSoftmax, Hardmax
 //   TensorOps.cpp      reshapes, slices, concatenation, gather, casts
 //   Resize.cpp         Resize
+//   Logical.cpp        comparisons, Not / And / Or / Xor, Where
+//   ControlFlow.cpp    If
 //   Quantization.cpp   QuantizeLinear, DequantizeLinear
 //   Losses.cpp         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 //
@@ -80,6 +82,8 @@ void registerNormalizationOps(OpRegistry &r);
 void registerReductionOps(OpRegistry &r);
 void registerTensorOps(OpRegistry &r);
 void registerResizeOps(OpRegistry &r);
+void registerLogicalOps(OpRegistry &r);
+void registerControlFlowOps(OpRegistry &r);
 void registerQuantizationOps(OpRegistry &r);
 void registerLossOps(OpRegistry &r);
 
@@ -159,10 +163,12 @@ public:
   Value transpose(Value v, ArrayRef<int64_t> perm);
   /// A reshape between static shapes.
   Value reshape(Value x, ArrayRef<int64_t> shape);
-  /// numpy broadcasting of `inputs` into one linalg.generic with `body`.
-  Value
-  elementwise(ValueRange inputs, const onnx::NodeProto &n,
-              function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+  /// numpy broadcasting of `inputs` into one linalg.generic with `body`,
+  /// whose result elements are `resultElement` (f32 by default). Inputs
+  /// must be f32 unless `anyInputElement` (booleans are i1 tensors).
+  Value elementwise(ValueRange inputs, const onnx::NodeProto &n,
+                    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+                    Type resultElement = {}, bool anyInputElement = false);
   Value matmul(Value a, Value c, const onnx::NodeProto &n);
   /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
   Value pad(Value x, ArrayRef<int64_t> pads, float value);
@@ -237,6 +243,15 @@ public:
   void importDropout(const onnx::NodeProto &n);
   void importConstant(const onnx::NodeProto &n);
   void importShape(const onnx::NodeProto &n);
+  // Logical.cpp
+  void importCompare(const onnx::NodeProto &n);
+  void importLogical(const onnx::NodeProto &n);
+  void importWhere(const onnx::NodeProto &n);
+  // ControlFlow.cpp
+  void importIf(const onnx::NodeProto &n);
+  /// Imports the nodes of a subgraph (a branch) in the current scope and
+  /// returns its outputs.
+  SmallVector<Value> importSubgraph(const onnx::GraphProto &g);
   // Resize.cpp
   void importResize(const onnx::NodeProto &n);
   // Quantization.cpp

@@ -299,11 +299,43 @@ void Importer::importTranspose(const onnx::NodeProto &n) {
   define(n, transpose(x, perm));
 }
 
+/// Cast between f32 and booleans (i1): f32 -> bool is x != 0 (NaN is
+/// true), bool -> f32 is 0 or 1. Casts to the same type pass the value.
+/// Integer casts of constants are folded (Fold.cpp); integer tensors at
+/// run time are not supported yet.
 void Importer::importCast(const onnx::NodeProto &n) {
   onlyAttrs(n, {"to", "saturate"});
-  if (intAttr(n, "to", 0) != onnx::TensorProto::FLOAT)
-    fail(nodeName(n) + ": only casts to float are supported");
-  define(n, input(n, 0));
+  int64_t to = intAttr(n, "to", 0);
+  Value x = input(n, 0);
+  bool fromBool =
+      cast<RankedTensorType>(x.getType()).getElementType().isInteger(1);
+  if (to == onnx::TensorProto::FLOAT && !fromBool) {
+    define(n, x);
+  } else if (to == onnx::TensorProto::BOOL && fromBool) {
+    define(n, x);
+  } else if (to == onnx::TensorProto::FLOAT) {
+    define(n, elementwise(
+                  {x}, n,
+                  [](OpBuilder &nb, Location l, ValueRange v) {
+                    return arith::UIToFPOp::create(nb, l, nb.getF32Type(), v[0])
+                        .getResult();
+                  },
+                  b.getF32Type(), /*anyInputElement=*/true));
+  } else if (to == onnx::TensorProto::BOOL) {
+    define(n, elementwise(
+                  {x}, n,
+                  [](OpBuilder &nb, Location l, ValueRange v) {
+                    return arith::CmpFOp::create(nb, l,
+                                                 arith::CmpFPredicate::UNE,
+                                                 v[0], f32Constant(nb, l, 0))
+                        .getResult();
+                  },
+                  b.getI1Type()));
+  } else {
+    fail(nodeName(n) + ": casts to data type " + std::to_string(to) +
+         " of a value computed at run time are not supported (float and "
+         "bool are)");
+  }
 }
 
 void Importer::importIdentity(const onnx::NodeProto &n) {

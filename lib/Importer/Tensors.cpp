@@ -62,6 +62,7 @@ bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
         out.push_back(float(v));
     }
     break;
+  case onnx::TensorProto::BOOL:
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
   case onnx::TensorProto::INT16:
@@ -74,8 +75,9 @@ bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
                       type == onnx::TensorProto::UINT16)
                        ? 2
                        : 1;
-    bool isSigned =
-        type != onnx::TensorProto::UINT8 && type != onnx::TensorProto::UINT16;
+    bool isSigned = type != onnx::TensorProto::UINT8 &&
+                    type != onnx::TensorProto::UINT16 &&
+                    type != onnx::TensorProto::BOOL;
     if (!t.raw_data().empty()) {
       if (int64_t(t.raw_data().size()) != n * int64_t(width)) {
         why = "raw data size does not match the shape";
@@ -105,8 +107,8 @@ bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
   }
   default:
     why = "tensors of data type " + std::to_string(t.data_type()) +
-          " are not supported (float, int64, int32, int16, uint16, int8 "
-          "and uint8 are)";
+          " are not supported (float, int64, int32, int16, uint16, int8, "
+          "uint8 and bool are)";
     return false;
   }
   if (int64_t(out.size()) != n) {
@@ -251,6 +253,16 @@ Value Importer::constant(const onnx::TensorProto &t, const std::string &where) {
   if (!tensorValues(t, data, why))
     fail(where + ": " + why);
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  if (t.data_type() == onnx::TensorProto::BOOL) {
+    // Booleans stay i1 (a condition, a mask).
+    SmallVector<bool> bits;
+    for (float v : data)
+      bits.push_back(v != 0);
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get(shape, b.getI1Type()),
+                               ArrayRef<bool>(bits)));
+  }
   auto type = f32Tensor(shape);
   if (data.size() < kResourceElements)
     return arith::ConstantOp::create(

@@ -95,6 +95,8 @@ static std::optional<npy::DType> dtypeOf(cpu::ElementType t) {
     return npy::DType::I32;
   case cpu::ElementType::I64:
     return npy::DType::I64;
+  case cpu::ElementType::Bool:
+    return npy::DType::Bool;
   }
   return std::nullopt;
 }

@@ -23,7 +23,8 @@
 
 namespace tq::cpu {
 
-enum class ElementType { F32, I8, I16, I32, I64 };
+/// Bool is an i1 tensor, one byte (0 or 1) per element.
+enum class ElementType { F32, I8, I16, I32, I64, Bool };
 const char *elementTypeName(ElementType t);
 size_t elementSize(ElementType t);
 
