@@ -19,27 +19,22 @@ using namespace mlir::tq::onnx_import;
 
 /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
 Value Importer::pad(Value x, ArrayRef<int64_t> pads, float value) {
-  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
-    return x;
-  ArrayRef<int64_t> s = shapeOf(x);
-  SmallVector<int64_t> low = {0, 0, pads[0], pads[1]},
-                       high = {0, 0, pads[2], pads[3]};
-  SmallVector<int64_t> shape = {s[0], s[1], s[2] + pads[0] + pads[2],
-                                s[3] + pads[1] + pads[3]};
-  Value v = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-  SmallVector<OpFoldResult> lo, hi;
-  for (int64_t i = 0; i < 4; ++i) {
-    lo.push_back(b.getIndexAttr(low[i]));
-    hi.push_back(b.getIndexAttr(high[i]));
-  }
-  return tensor::PadOp::create(b, loc, f32Tensor(shape), x, lo, hi, v);
+  return padConstant(x, {0, 0, pads[0], pads[1]}, {0, 0, pads[2], pads[3]},
+                     value);
 }
 
 Importer::Window Importer::windowAttrs(const onnx::NodeProto &n) {
-  if (const onnx::AttributeProto *a = attr(n, "auto_pad"))
-    if (a->s() != "NOTSET")
-      fail(nodeName(n) + ": auto_pad '" + a->s() + "' is not supported");
   Window w;
+  if (const onnx::AttributeProto *a = attr(n, "auto_pad")) {
+    w.autoPad = a->s();
+    if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" &&
+        w.autoPad != "SAME_LOWER" && w.autoPad != "VALID")
+      fail(nodeName(n) + ": auto_pad '" + w.autoPad +
+           "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+    if (w.autoPad != "NOTSET" && attr(n, "pads"))
+      fail(nodeName(n) + ": pads and auto_pad '" + w.autoPad +
+           "' cannot be given together");
+  }
   w.strides = intsAttr(n, "strides", {1, 1});
   w.dilations = intsAttr(n, "dilations", {1, 1});
   w.pads = intsAttr(n, "pads", {0, 0, 0, 0});
@@ -48,10 +43,24 @@ Importer::Window Importer::windowAttrs(const onnx::NodeProto &n) {
   return w;
 }
 
-SmallVector<int64_t> Importer::windowOutput(const onnx::NodeProto &n,
-                                            const Window &w,
+SmallVector<int64_t> Importer::windowOutput(const onnx::NodeProto &n, Window &w,
                                             ArrayRef<int64_t> xs,
                                             ArrayRef<int64_t> kernel) {
+  // SAME_*: the output keeps ceil(in / stride) positions; the padding that
+  // needs is split evenly, the odd one at the end (UPPER) or the start.
+  if (w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER") {
+    for (int d = 0; d < 2; ++d) {
+      int64_t in = xs[2 + d], out = (in + w.strides[d] - 1) / w.strides[d];
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.strides[d] +
+                                   w.dilations[d] * (kernel[d] - 1) + 1 - in);
+      int64_t small = total / 2, large = total - small;
+      w.pads[d] = w.autoPad == "SAME_UPPER" ? small : large;
+      w.pads[d + 2] = w.autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (w.autoPad == "VALID") {
+    w.pads.assign(4, 0);
+  }
   // ONNX pads are [top, left, bottom, right] (begins, then ends).
   SmallVector<int64_t> out;
   for (int d = 0; d < 2; ++d)

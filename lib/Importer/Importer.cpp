@@ -110,9 +110,9 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   const onnx::GraphProto &g = model.graph();
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
     if ((o.domain().empty() || o.domain() == "ai.onnx") &&
-        (o.version() < 6 || o.version() > 21))
+        (o.version() < 6 || o.version() > 22))
       fail("opset " + std::to_string(o.version()) +
-           " is not supported (6 to 21 are)");
+           " is not supported (6 to 22 are)");
     else if (o.domain().empty() || o.domain() == "ai.onnx")
       opsets.push_back(o.version());
   for (const onnx::TensorProto &t : g.initializer())

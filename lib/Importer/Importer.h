@@ -170,6 +170,9 @@ public:
                     function_ref<Value(OpBuilder &, Location, ValueRange)> body,
                     Type resultElement = {}, bool anyInputElement = false);
   Value matmul(Value a, Value c, const onnx::NodeProto &n);
+  /// `x` padded with `value`, `low[d]` before and `high[d]` after dim d.
+  Value padConstant(Value x, ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                    float value);
   /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
   Value pad(Value x, ArrayRef<int64_t> pads, float value);
   /// Imports a node on a 1-D (NCL) input as the 2-D node `twoD` on
@@ -178,11 +181,12 @@ public:
   /// The window attributes of a 2-D Conv or pooling node.
   struct Window {
     SmallVector<int64_t> strides, dilations, pads;
+    std::string autoPad = "NOTSET";
   };
   Window windowAttrs(const onnx::NodeProto &n);
-  /// The output's spatial size for NCHW `xs` and a kernel; an error if it
-  /// is empty.
-  SmallVector<int64_t> windowOutput(const onnx::NodeProto &n, const Window &w,
+  /// The output's spatial size for NCHW `xs` and a kernel, with `w.pads`
+  /// set from auto_pad; an error if it is empty.
+  SmallVector<int64_t> windowOutput(const onnx::NodeProto &n, Window &w,
                                     ArrayRef<int64_t> xs,
                                     ArrayRef<int64_t> kernel);
   Value reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
@@ -243,6 +247,7 @@ public:
   void importDropout(const onnx::NodeProto &n);
   void importConstant(const onnx::NodeProto &n);
   void importShape(const onnx::NodeProto &n);
+  void importPad(const onnx::NodeProto &n);
   // Logical.cpp
   void importCompare(const onnx::NodeProto &n);
   void importLogical(const onnx::NodeProto &n);

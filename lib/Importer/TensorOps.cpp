@@ -216,6 +216,7 @@ void Importer::importSlice(const onnx::NodeProto &n) {
       (!steps.empty() && steps.size() != starts.size()))
     fail(nodeName(n) + ": starts, ends, axes and steps differ in length");
   SmallVector<int64_t> offsets(rank, 0), sizes(xs), strides(rank, 1);
+  SmallVector<int64_t> reversed;
   for (size_t k = 0; k < starts.size(); ++k) {
     int64_t axis = axes.empty() ? int64_t(k) : int64_t(axes[k]);
     if (axis < 0)
@@ -223,25 +224,59 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     if (axis < 0 || axis >= rank)
       fail(nodeName(n) + ": axis out of range");
     int64_t step = steps.empty() ? 1 : int64_t(steps[k]);
-    if (step <= 0)
-      fail(nodeName(n) + ": only positive steps are supported");
+    if (step == 0)
+      fail(nodeName(n) + ": a step of 0 is not allowed");
     int64_t dim = xs[axis];
-    // Huge values (INT64_MAX for "to the end") clamp to the dimension.
-    auto clampIndex = [&](double d) {
-      int64_t i = d >= double(dim) ? dim : d <= -double(dim) ? 0 : int64_t(d);
-      return std::clamp<int64_t>(i < 0 ? i + dim : i, 0, dim);
+    // Negative values count from the end; huge ones (INT64_MAX for "to
+    // the end") clamp: to [0, dim] going forward, to [-1, dim - 1]
+    // backward, where -1 is "before the first".
+    auto clampIndex = [&](double d, int64_t lo, int64_t hi) {
+      double i = d < 0 ? d + double(dim) : d;
+      return int64_t(std::clamp(i, double(lo), double(hi)));
     };
-    int64_t begin = clampIndex(starts[k]), end = clampIndex(ends[k]);
-    int64_t count = end > begin ? (end - begin + step - 1) / step : 0;
+    int64_t begin, end, count;
+    if (step > 0) {
+      begin = clampIndex(starts[k], 0, dim);
+      end = clampIndex(ends[k], 0, dim);
+      count = end > begin ? (end - begin + step - 1) / step : 0;
+    } else {
+      begin = clampIndex(starts[k], 0, dim - 1);
+      end = clampIndex(ends[k], -1, dim - 1);
+      count = begin > end ? (begin - end - step - 1) / -step : 0;
+    }
     if (count == 0)
       fail(nodeName(n) + ": the slice is empty");
-    offsets[axis] = begin;
+    // A backward slice reads the same elements forward, then reverses.
+    offsets[axis] = step > 0 ? begin : begin + (count - 1) * step;
     sizes[axis] = count;
-    strides[axis] = step;
+    strides[axis] = step > 0 ? step : -step;
+    if (step < 0)
+      reversed.push_back(axis);
   }
-  define(n, tensor::ExtractSliceOp::create(
-                b, loc, f32Tensor(sizes), x, ValueRange{}, ValueRange{},
-                ValueRange{}, offsets, sizes, strides));
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  auto type = RankedTensorType::get(sizes, element);
+  Value y = tensor::ExtractSliceOp::create(b, loc, type, x, ValueRange{},
+                                           ValueRange{}, ValueRange{}, offsets,
+                                           sizes, strides);
+  if (!reversed.empty()) {
+    SmallVector<AffineExpr> from;
+    for (int64_t d = 0; d < rank; ++d)
+      from.push_back(llvm::is_contained(reversed, d)
+                         ? sizes[d] - 1 - getAffineDimExpr(d, ctx)
+                         : getAffineDimExpr(d, ctx));
+    Value init = tensor::EmptyOp::create(b, loc, sizes, element);
+    y = linalg::GenericOp::create(
+            b, loc, TypeRange{type}, ValueRange{y}, ValueRange{init},
+            ArrayRef<AffineMap>{AffineMap::get(rank, 0, from, ctx),
+                                AffineMap::getMultiDimIdentityMap(rank, ctx)},
+            SmallVector<utils::IteratorType>(rank,
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange a) {
+              linalg::YieldOp::create(nb, l, a[0]);
+            })
+            .getResult(0);
+  }
+  define(n, y);
 }
 
 void Importer::importGather(const onnx::NodeProto &n) {
@@ -377,7 +412,99 @@ void Importer::importShape(const onnx::NodeProto &n) {
   fail(nodeName(n) + ": expected exactly one output");
 }
 
+/// Pad in its three modes: constant (a tensor.pad), reflect (mirrored
+/// about the edge, the edge not repeated) and edge (the edge repeated),
+/// the last two as one linalg.generic that reads the input at the
+/// mirrored or clamped index. The pads, value and axes are attributes
+/// (before opset 11) or constant inputs.
+void Importer::importPad(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"mode", "pads", "value"});
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  const onnx::AttributeProto *m = attr(n, "mode");
+  std::string mode = m ? m->s() : "constant";
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    fail(nodeName(n) + ": mode '" + mode +
+         "' is not supported (constant, "
+         "reflect and edge are)");
+  std::vector<int64_t> pads = intsAttrOrInput(n, "pads", 1);
+  float value = floatAttr(n, "value", 0.0f);
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    std::vector<float> v = requiredConstant(n, 2);
+    if (v.size() != 1)
+      fail(nodeName(n) + ": constant_value must be a scalar");
+    value = v[0];
+  }
+  std::vector<int64_t> axes;
+  if (n.input_size() > 3 && !n.input(3).empty())
+    for (float a : requiredConstant(n, 3))
+      axes.push_back(int64_t(a) < 0 ? int64_t(a) + rank : int64_t(a));
+  else
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    fail(nodeName(n) + ": expected " + std::to_string(2 * axes.size()) +
+         " pads, got " + std::to_string(pads.size()));
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (auto [k, d] : llvm::enumerate(axes)) {
+    if (d < 0 || d >= rank)
+      fail(nodeName(n) + ": axis out of range");
+    low[d] = pads[k];
+    high[d] = pads[k + axes.size()];
+    if (low[d] < 0 || high[d] < 0)
+      fail(nodeName(n) + ": negative pads (cropping) are not supported");
+    if (mode == "reflect" && (low[d] >= xs[d] || high[d] >= xs[d]))
+      fail(nodeName(n) + ": reflect pads must be smaller than the dim");
+  }
+  if (mode == "constant") {
+    define(n, padConstant(x, low, high, value));
+    return;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(xs[d] + low[d] + high[d]);
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Value init = tensor::EmptyOp::create(b, loc, shape, element);
+  bool reflect = mode == "reflect";
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        auto index = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, l, v).getResult();
+        };
+        SmallVector<Value> src;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value i = linalg::IndexOp::create(nb, l, d);
+          if (low[d] == 0 && high[d] == 0) {
+            src.push_back(i);
+            continue;
+          }
+          Value s = arith::SubIOp::create(nb, l, i, index(low[d]));
+          Value last = index(xs[d] - 1);
+          if (reflect) {
+            // |s|, then 2 (n - 1) - s past the end.
+            s = arith::MaxSIOp::create(
+                nb, l, s, arith::SubIOp::create(nb, l, index(0), s));
+            s = arith::MinSIOp::create(
+                nb, l, s,
+                arith::SubIOp::create(nb, l, index(2 * (xs[d] - 1)), s));
+          } else {
+            s = arith::MinSIOp::create(
+                nb, l, arith::MaxSIOp::create(nb, l, s, index(0)), last);
+          }
+          src.push_back(s);
+        }
+        linalg::YieldOp::create(
+            nb, l, tensor::ExtractOp::create(nb, l, x, src).getResult());
+      });
+  define(n, generic.getResult(0));
+}
+
 void mlir::tq::onnx_import::registerTensorOps(OpRegistry &r) {
+  r["Pad"] = &Importer::importPad;
   r["Reshape"] = &Importer::importReshape;
   r["Squeeze"] = &Importer::importSqueeze;
   r["Unsqueeze"] = &Importer::importSqueeze;

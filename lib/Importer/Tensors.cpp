@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/APFloat.h"
 
 #include <algorithm>
 #include <cstring>
@@ -21,13 +22,25 @@ std::string mlir::tq::onnx_import::nodeName(const onnx::NodeProto &n) {
   return s;
 }
 
-/// The float values of a tensor (FLOAT, or INT64 / INT32 converted).
+/// The float values of a tensor (FLOAT, FLOAT16, or an integer type
+/// converted). Its dims come from the file: each is checked, and so is
+/// their product, before any size is computed from them.
 bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
                                          std::vector<float> &out,
                                          std::string &why) {
+  constexpr int64_t kMaxElements = int64_t(1) << 32;
   int64_t n = 1;
-  for (int64_t d : t.dims())
+  for (int64_t d : t.dims()) {
+    if (d < 0) {
+      why = "tensor has a negative dimension (" + std::to_string(d) + ")";
+      return false;
+    }
+    if (d != 0 && n > kMaxElements / d) {
+      why = "tensor has more than 2^32 elements";
+      return false;
+    }
     n *= d;
+  }
   out.clear();
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     why = "external tensor data is not supported";
@@ -62,6 +75,30 @@ bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
         out.push_back(float(v));
     }
     break;
+  case onnx::TensorProto::FLOAT16: {
+    // Half floats, widened exactly to f32: raw bytes, or one per int32.
+    auto widen = [](uint16_t bits) {
+      APFloat h(APFloat::IEEEhalf(), APInt(16, bits));
+      bool lost;
+      h.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+      return h.convertToFloat();
+    };
+    if (!t.raw_data().empty()) {
+      if (int64_t(t.raw_data().size()) != n * 2) {
+        why = "raw data size does not match the shape";
+        return false;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t u;
+        std::memcpy(&u, t.raw_data().data() + 2 * i, 2);
+        out.push_back(widen(u));
+      }
+    } else {
+      for (int32_t v : t.int32_data())
+        out.push_back(widen(uint16_t(v)));
+    }
+    break;
+  }
   case onnx::TensorProto::BOOL:
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
@@ -107,8 +144,8 @@ bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
   }
   default:
     why = "tensors of data type " + std::to_string(t.data_type()) +
-          " are not supported (float, int64, int32, int16, uint16, int8, "
-          "uint8 and bool are)";
+          " are not supported (float, float16, int64, int32, int16, uint16, "
+          "int8, uint8 and bool are)";
     return false;
   }
   if (int64_t(out.size()) != n) {
@@ -280,6 +317,23 @@ Value Importer::constant(const onnx::TensorProto &t, const std::string &where) {
           type, key,
           HeapAsmResourceBlob::allocateAndCopyInferAlign(
               ArrayRef<float>(data))));
+}
+
+Value Importer::padConstant(Value x, ArrayRef<int64_t> low,
+                            ArrayRef<int64_t> high, float value) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return x;
+  ArrayRef<int64_t> s = shapeOf(x);
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> lo, hi;
+  for (size_t i = 0; i < s.size(); ++i) {
+    shape.push_back(s[i] + low[i] + high[i]);
+    lo.push_back(b.getIndexAttr(low[i]));
+    hi.push_back(b.getIndexAttr(high[i]));
+  }
+  Value v = f32Constant(b, loc, value);
+  return tensor::PadOp::create(b, loc, f32Tensor(shape), x, lo, hi, v);
 }
 
 Value Importer::zeros(ArrayRef<int64_t> shape) {
