@@ -20,12 +20,28 @@ using namespace mlir::tq::onnx_import;
 /// usual.
 bool Importer::fold(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
-  static const std::set<std::string> foldable = {
-      "Shape",    "Gather",      "Unsqueeze", "Squeeze", "Concat",
-      "Cast",     "Add",         "Sub",       "Mul",     "Div",
-      "Identity", "Slice",       "Equal",     "Greater", "GreaterOrEqual",
-      "Less",     "LessOrEqual", "Not",       "And",     "Or",
-      "Xor"};
+  static const std::set<std::string> foldable = {"Shape",
+                                                 "Gather",
+                                                 "Unsqueeze",
+                                                 "Squeeze",
+                                                 "Concat",
+                                                 "Cast",
+                                                 "Add",
+                                                 "Sub",
+                                                 "Mul",
+                                                 "Div",
+                                                 "Identity",
+                                                 "Slice",
+                                                 "Equal",
+                                                 "Greater",
+                                                 "GreaterOrEqual",
+                                                 "Less",
+                                                 "LessOrEqual",
+                                                 "Not",
+                                                 "And",
+                                                 "Or",
+                                                 "Xor",
+                                                 "ConstantOfShape"};
   static const std::set<std::string> boolResult = {
       "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And",
       "Or",    "Xor"};
@@ -80,6 +96,29 @@ bool Importer::fold(const onnx::NodeProto &n) {
     out.isInt = true;
   } else if (op == "Identity") {
     out = in[0];
+  } else if (op == "ConstantOfShape") {
+    // The `value` attribute (one element; float 0 by default) everywhere.
+    double v = 0;
+    out.isInt = false;
+    if (const onnx::AttributeProto *a = attr(n, "value")) {
+      std::vector<float> f;
+      std::string why;
+      if (!tensorValues(a->t(), f, why) || f.size() != 1)
+        fail(nodeName(n) + ": value must be a tensor of one element");
+      v = f[0];
+      out.isInt = a->t().data_type() != onnx::TensorProto::FLOAT;
+      out.isBool = a->t().data_type() == onnx::TensorProto::BOOL;
+    }
+    int64_t count = 1;
+    for (int64_t d : ints(in[0])) {
+      if (d < 0 || (d && count > (int64_t(1) << 28) / d))
+        fail(nodeName(n) + ": the shape is negative or too large");
+      count *= d;
+      out.dims.push_back(d);
+    }
+    if (count == 0)
+      fail(nodeName(n) + ": empty tensors are not supported");
+    out.v.assign(count, v);
   } else if (op == "Not") {
     out = in[0];
     for (double &d : out.v)

@@ -33,6 +33,7 @@ const OpRegistry &mlir::tq::onnx_import::opRegistry() {
     registerResizeOps(r);
     registerLogicalOps(r);
     registerControlFlowOps(r);
+    registerRecurrentOps(r);
     registerQuantizationOps(r);
     registerLossOps(r);
     return r;

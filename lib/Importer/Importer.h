@@ -17,6 +17,7 @@
 //   Resize.cpp         Resize
 //   Logical.cpp        comparisons, Not / And / Or / Xor, Where
 //   ControlFlow.cpp    If
+//   Recurrent.cpp      LSTM
 //   Quantization.cpp   QuantizeLinear, DequantizeLinear
 //   Losses.cpp         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 //
@@ -84,6 +85,7 @@ void registerTensorOps(OpRegistry &r);
 void registerResizeOps(OpRegistry &r);
 void registerLogicalOps(OpRegistry &r);
 void registerControlFlowOps(OpRegistry &r);
+void registerRecurrentOps(OpRegistry &r);
 void registerQuantizationOps(OpRegistry &r);
 void registerLossOps(OpRegistry &r);
 
@@ -248,6 +250,7 @@ public:
   void importConstant(const onnx::NodeProto &n);
   void importShape(const onnx::NodeProto &n);
   void importPad(const onnx::NodeProto &n);
+  void importConstantOfShape(const onnx::NodeProto &n);
   // Logical.cpp
   void importCompare(const onnx::NodeProto &n);
   void importLogical(const onnx::NodeProto &n);
@@ -257,6 +260,8 @@ public:
   /// Imports the nodes of a subgraph (a branch) in the current scope and
   /// returns its outputs.
   SmallVector<Value> importSubgraph(const onnx::GraphProto &g);
+  // Recurrent.cpp
+  void importLSTM(const onnx::NodeProto &n);
   // Resize.cpp
   void importResize(const onnx::NodeProto &n);
   // Quantization.cpp

@@ -407,6 +407,11 @@ void Importer::importConstant(const onnx::NodeProto &n) {
   define(n, constant(v->t(), nodeName(n)));
 }
 
+void Importer::importConstantOfShape(const onnx::NodeProto &n) {
+  // fold() makes it a constant when the shape is one.
+  fail(nodeName(n) + ": the shape must be a constant");
+}
+
 void Importer::importShape(const onnx::NodeProto &n) {
   // Shapes are static: fold() has made every Shape a constant already.
   fail(nodeName(n) + ": expected exactly one output");
@@ -505,6 +510,7 @@ void Importer::importPad(const onnx::NodeProto &n) {
 
 void mlir::tq::onnx_import::registerTensorOps(OpRegistry &r) {
   r["Pad"] = &Importer::importPad;
+  r["ConstantOfShape"] = &Importer::importConstantOfShape;
   r["Reshape"] = &Importer::importReshape;
   r["Squeeze"] = &Importer::importSqueeze;
   r["Unsqueeze"] = &Importer::importSqueeze;

@@ -98,6 +98,9 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A loop over time (LSTM) yields new tensors for its state each step;
+  // ownership-based deallocation frees them.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;

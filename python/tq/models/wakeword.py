@@ -15,6 +15,9 @@ that its error is its own:
 - f32: max |tq - ORT| against the bound 1e-4 * max|ORT| (or 1e-3);
 - 8-bit (tq-quantize tile=32) and adaptive: the max |tq - ORT| and, for the
   heads, the share of frames whose decision (score > 0.5) agrees with ORT.
+With --vad-chunks N, Silero VAD also runs as a stream over the first N
+chunks, its state carried from chunk to chunk (one tq-run call per
+chunk), and each chunk's speech decision (probability > 0.5) is compared.
 tq runs batched where the model allows it (mel, embedding, the heads
 without If); hey_jarvis runs one frame per call (its If takes a single
 condition), and so does ORT for every head (their batch dim is 1).
@@ -147,6 +150,46 @@ def row(model, variant, got, want, seconds, decisions=False):
     print("| " + " | ".join(cells) + " |", flush=True)
 
 
+def vad_stream(ort, tq, model, audio, chunks, variants):
+    """Silero VAD on the first `chunks` chunks of `audio` as a stream: h and
+    c carried from chunk to chunk (each side carries its own), sr = 16000
+    bound at import. Prints one row per variant: the max diff of the
+    speech probability and of the states, and the share of chunks whose
+    decision (probability > 0.5) agrees with ORT."""
+    sr = tq.flow.path("sr.npy")
+    np.save(sr, np.array(RATE, np.int64))
+    xs = audio[: chunks * CHUNK].reshape(chunks, 1, CHUNK)
+    h0 = np.zeros((2, 1, 64), np.float32)
+    ref, h, c = [], h0, h0
+    runs = []
+    for x in xs:
+        out = ort.run(model, {"input": x, "sr": np.array(RATE, np.int64), "h": h, "c": c})[0]
+        ref.append(out["output"])
+        h, c = out["hn"], out["cn"]
+        runs.append(out)
+    ref = np.concatenate(ref)[:, 0]
+    for variant, q in variants:
+        t = tq.total()
+        tq.count += 1
+        mlir = tq.flow.path(f"vad{tq.count}.mlir")
+        tq._tool("import", "tq-import-onnx", model, "-o", mlir, f"--constant-input=sr={sr}",
+                 f"--input-shape=input:1x{CHUNK}", "--input-shape=h:2x1x64",
+                 "--input-shape=c:2x1x64")
+        if q:
+            qm = tq.flow.path(f"vadq{tq.count}.mlir")
+            tq._tool("quantize", "tq-opt", mlir, f"-tq-quantize={q}", "-o", qm)
+            mlir = qm
+        got, h, c, state_diff = [], h0, h0, 0.0
+        for x, r in zip(xs, runs):
+            p, h, c = tq.run(mlir, [x, h, c], outputs=3)
+            got.append(p)
+            state_diff = max(state_diff, float(np.abs(h - r["hn"]).max()),
+                             float(np.abs(c - r["cn"]).max()))
+        got = np.concatenate(got)[:, 0]
+        row(f"silero_vad ({chunks} chunks, states max diff {state_diff:.1e})", variant,
+            got, ref, tq.total() - t, decisions=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -154,6 +197,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=12.0)
     ap.add_argument("--heads", default=",".join(HEADS), help="comma-separated head files")
     ap.add_argument("--variants", default=",".join(v for v, _ in VARIANTS))
+    ap.add_argument("--vad-chunks", type=int, default=0,
+                    help="also stream this many chunks through silero_vad.onnx")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="tq-wakeword-")
     flow = Flow(workdir=work)
@@ -209,6 +254,9 @@ def main():
             # a quantized run decides on the same frames as ORT.
             row(head.replace(".onnx", ""), variant, got[:, 0], ref[:, 0], tq.total() - t,
                 decisions=True)
+    if a.vad_chunks:
+        vad_stream(ort, tq, M("silero_vad.onnx"), audio, min(a.vad_chunks, len(chunks)),
+                   variants)
     print("summary: " + ", ".join(f"{k} {v}" for k, v in SUMMARY.items()))
     print("time per phase (s): " +
           ", ".join(f"{k} {v:.1f}" for k, v in tq.times.items()))
