@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from tq.examples import mlp_mlir
-from tq.cpu import TARGETS, Runner
+from tq.cpu import ALL_TARGETS, Runner, host_targets
 from tq.ppu import Flow, ToolError, args_of
 
 
@@ -106,7 +106,11 @@ def main():
     with open(quantized) as f:
         text = f.read()
     cpu = Runner(os.path.join(bindir, "tq-run"), workdir=tmp)
-    for target in TARGETS:
+    targets = host_targets(os.path.join(bindir, "tq-run"))
+    skipped = [t for t in ALL_TARGETS if t not in targets]
+    if skipped:
+        print(f"  (this CPU cannot run {', '.join(skipped)}: not shown)")
+    for target in targets:
         (yc,) = cpu.run(text, [xs, w1, w2], target=target, entry="mlp")
         same = yc.tobytes() == y.tobytes()
         out = flow.run(os.path.join(bindir, "tq-run"), quantized, "--entry=mlp",
