@@ -87,10 +87,10 @@ void Importer::importPool(const onnx::NodeProto &n) {
   auto stridesAttr = b.getI64TensorAttr(win.strides);
   auto dilAttr = b.getI64TensorAttr(win.dilations);
   bool isMax = op == "MaxPool";
-  if (!isMax && !intAttr(n, "count_include_pad", 0) &&
-      llvm::any_of(pads, [](int64_t p) { return p != 0; }))
-    fail(nodeName(n) + ": padding without count_include_pad is not "
-                       "supported");
+  // AveragePool without count_include_pad divides by the taps that fall
+  // inside the input: a [P, Q] constant computed here.
+  bool excludePad = !isMax && !intAttr(n, "count_include_pad", 0) &&
+                    llvm::any_of(pads, [](int64_t p) { return p != 0; });
   Value window = tensor::EmptyOp::create(b, loc, kernel, b.getF32Type());
   Value empty = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{xs[0], xs[1], P, Q}, b.getF32Type());
@@ -109,13 +109,32 @@ void Importer::importPool(const onnx::NodeProto &n) {
                                          ValueRange{padded, window},
                                          ValueRange{init}, stridesAttr, dilAttr)
             .getResult(0);
-    float count = float(kernel[0] * kernel[1]);
-    y = elementwise({y}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-      return arith::DivFOp::create(
-                 nb, l, v[0],
-                 arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(count)))
-          .getResult();
-    });
+    if (excludePad) {
+      auto inside = [&](int d, int64_t o) {
+        int64_t count = 0;
+        for (int64_t k = 0; k < kernel[d]; ++k) {
+          int64_t i = o * win.strides[d] + k * win.dilations[d] - pads[d];
+          count += i >= 0 && i < xs[2 + d];
+        }
+        return count;
+      };
+      std::vector<float> counts;
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t q = 0; q < Q; ++q)
+          counts.push_back(float(inside(0, p) * inside(1, q)));
+      Value c = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(f32Tensor({P, Q}), ArrayRef<float>(counts)));
+      y = elementwise({y, c}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        return arith::DivFOp::create(nb, l, v[0], v[1]).getResult();
+      });
+    } else {
+      float count = float(kernel[0] * kernel[1]);
+      y = elementwise({y}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        return arith::DivFOp::create(nb, l, v[0], f32Constant(nb, l, count))
+            .getResult();
+      });
+    }
   }
   define(n, y);
 }
