@@ -159,6 +159,9 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
           fail("input '" + in.name() + "' has a symbolic dimension '" +
                d.dim_param() + "': fix it with --input-shape=" + in.name() +
                ":<d0>x<d1>...");
+        if (d.dim_value() < 1)
+          fail("input '" + in.name() + "' has a dimension of " +
+               std::to_string(d.dim_value()) + " (dims must be positive)");
         shape.push_back(d.dim_value());
       }
     }

@@ -267,11 +267,7 @@ void Importer::importSoftmax(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   int64_t rank = shapeOf(x).size();
   int64_t axis = axisAttr(n, "axis", -1, rank);
-  bool opset13 = true;
-  for (const auto &o : opsets)
-    if (o < 13)
-      opset13 = false;
-  if (!opset13 && axis != rank - 1)
+  if (opsetBelow(13) && axis != rank - 1)
     fail(nodeName(n) + ": before opset 13, only the last axis is "
                        "supported (the 2-D coercion is not)");
   define(n, softmax(x, axis, op == "LogSoftmax"));
@@ -282,10 +278,9 @@ void Importer::importHardmax(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   int64_t rank = shapeOf(x).size();
   int64_t axis = axisAttr(n, "axis", -1, rank);
-  for (const auto &o : opsets)
-    if (o < 13 && axis != rank - 1)
-      fail(nodeName(n) + ": before opset 13, only the last axis is "
-                         "supported (the 2-D coercion is not)");
+  if (opsetBelow(13) && axis != rank - 1)
+    fail(nodeName(n) + ": before opset 13, only the last axis is "
+                       "supported (the 2-D coercion is not)");
   define(n, hardmax(x, axis));
 }
 

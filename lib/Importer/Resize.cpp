@@ -23,7 +23,7 @@ void Importer::importResize(const onnx::NodeProto &n) {
   onlyAttrs(n, {"mode", "coordinate_transformation_mode", "nearest_mode",
                 "cubic_coeff_a", "exclude_outside", "extrapolation_value",
                 "antialias", "keep_aspect_ratio_policy", "axes"});
-  if (llvm::any_of(opsets, [](int64_t v) { return v < 11; }))
+  if (opsetBelow(11))
     fail(nodeName(n) + ": Resize before opset 11 is not supported");
   auto str = [&](const char *name, const char *dflt) {
     const onnx::AttributeProto *a = attr(n, name);

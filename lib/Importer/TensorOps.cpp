@@ -385,8 +385,7 @@ void Importer::importDropout(const onnx::NodeProto &n) {
     fail(nodeName(n) + ": the mask output is not supported (inference "
                        "only)");
   // Before opset 7, is_test = 0 (the default) is training mode.
-  if (llvm::any_of(opsets, [](int64_t o) { return o < 7; }) &&
-      !intAttr(n, "is_test", 0))
+  if (opsetBelow(7) && !intAttr(n, "is_test", 0))
     fail(nodeName(n) + ": training mode is not supported (inference "
                        "only)");
   if (n.input_size() > 2 && !n.input(2).empty()) {

@@ -102,11 +102,15 @@ class TQ:
     def total(self):
         return sum(self.times.values())
 
-    def prepare(self, model, shapes, quantize):
+    def prepare(self, model, shapes, quantize, constants=()):
+        """Imports `model` with fixed `shapes` and graph inputs bound to
+        `constants` (NAME=FILE.npy), then quantizes it unless `quantize`
+        is None; returns the program's path."""
         self.count += 1
         mlir = self.flow.path(f"m{self.count}.mlir")
         self._tool("import", "tq-import-onnx", model, "-o", mlir,
-                   *[f"--input-shape={n}:" + "x".join(map(str, s)) for n, s in shapes.items()])
+                   *[f"--input-shape={n}:" + "x".join(map(str, s)) for n, s in shapes.items()],
+                   *[f"--constant-input={c}" for c in constants])
         if quantize:
             q = self.flow.path(f"q{self.count}.mlir")
             self._tool("quantize", "tq-opt", mlir, f"-tq-quantize={quantize}", "-o", q)
@@ -170,15 +174,8 @@ def vad_stream(ort, tq, model, audio, chunks, variants):
     ref = np.concatenate(ref)[:, 0]
     for variant, q in variants:
         t = tq.total()
-        tq.count += 1
-        mlir = tq.flow.path(f"vad{tq.count}.mlir")
-        tq._tool("import", "tq-import-onnx", model, "-o", mlir, f"--constant-input=sr={sr}",
-                 f"--input-shape=input:1x{CHUNK}", "--input-shape=h:2x1x64",
-                 "--input-shape=c:2x1x64")
-        if q:
-            qm = tq.flow.path(f"vadq{tq.count}.mlir")
-            tq._tool("quantize", "tq-opt", mlir, f"-tq-quantize={q}", "-o", qm)
-            mlir = qm
+        mlir = tq.prepare(model, {"input": (1, CHUNK), "h": (2, 1, 64), "c": (2, 1, 64)}, q,
+                          constants=[f"sr={sr}"])
         got, h, c, state_diff = [], h0, h0, 0.0
         for x, r in zip(xs, runs):
             p, h, c = tq.run(mlir, [x, h, c], outputs=3)
