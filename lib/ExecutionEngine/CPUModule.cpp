@@ -13,6 +13,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -227,6 +228,13 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   m->impl->context = std::make_unique<MLIRContext>(registry);
   MLIRContext *ctx = m->impl->context.get();
 
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  if (options.timing)
+    timing.setEnabled(true);
+  TimingScope root = timing.getRootScope();
+  TimingScope parseTimer = root.nest("parse");
+
   llvm::raw_string_ostream errs(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
@@ -235,6 +243,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
   if (!module)
     return nullptr;
+  parseTimer.stop();
 
   // The signatures, before lowering changes them.
   for (auto f : module->getOps<func::FuncOp>()) {
@@ -280,6 +289,8 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   pipeline.target = options.target;
   pipeline.threads = options.threads;
   mlir::tq::buildToCPUPipeline(pm, pipeline);
+  TimingScope lowerTimer = root.nest("tq-to-cpu");
+  pm.enableTiming(lowerTimer);
   if (failed(pm.run(*module)))
     return nullptr;
   if (auto t = (*module)->getAttrOfType<StringAttr>("tq.cpu_target"))
@@ -290,7 +301,10 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
     return nullptr;
   }
 
+  lowerTimer.stop();
+
   if (options.keepObject) {
+    TimingScope objectTimer = root.nest("object code (PIC, for AOT)");
     // Position-independent code for the host, for AOT linking (the JIT's
     // own object is not position independent).
     llvm::LLVMContext llvmContext;
@@ -341,9 +355,18 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   } else {
     llvm::consumeError(host.takeError());
   }
-  auto transformer = makeOptimizingTransformer(
-      options.optLevel, /*sizeLevel=*/0, m->impl->hostMachine.get());
-  engineOptions.transformer = transformer;
+  TimingScope llvmTimer = root.nest("LLVM");
+  TimingScope translateTimer = llvmTimer.nest("translate and optimize");
+  auto optimize = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                            m->impl->hostMachine.get());
+  // ExecutionEngineOptions::transformer is a function_ref: the callable
+  // must outlive create().
+  auto timedOptimize = [&](llvm::Module *llvmModule) {
+    TimingScope t = translateTimer.nest("optimize (-O" +
+                                        std::to_string(options.optLevel) + ")");
+    return optimize(llvmModule);
+  };
+  engineOptions.transformer = timedOptimize;
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);
   // Parallel loops call the OpenMP runtime.
@@ -360,11 +383,22 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   m->impl->usesOpenMP = usesOpenMP;
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, engineOptions);
+  translateTimer.stop();
   if (!engine) {
     errs << name << ": error: JIT compilation failed: "
          << llvm::toString(engine.takeError()) << "\n";
     return nullptr;
   }
+  // The JIT generates code at the first lookup: do it here, so compile
+  // errors surface now and the phase is timed.
+  TimingScope codegenTimer = llvmTimer.nest("code generation");
+  for (const std::string &f : m->impl->functions)
+    if (auto fn = (*engine)->lookupPacked(f); !fn) {
+      errs << name << ": error: JIT compilation of @" << f
+           << " failed: " << llvm::toString(fn.takeError()) << "\n";
+      return nullptr;
+    }
+  codegenTimer.stop();
   m->impl->engine = std::move(*engine);
   return m;
 }

@@ -109,6 +109,9 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertTQCPUIntrinsics());
   pm.addPass(createTQCPULoopOrder());
+  // One function per distinct loop nest: LLVM's cost grows faster than a
+  // function's size, and layers of the same shape share one.
+  pm.addPass(createTQCPUOutlineKernels());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -15,10 +15,15 @@
 // this host (see tq/ExecutionEngine/PPUModule.h); --ppu-report prints what
 // the simulator counted.
 //
+// -mlir-timing prints the time of each compile phase (parse, the tq-to-cpu
+// passes, LLVM translation and optimization, code generation).
+//
 //===----------------------------------------------------------------------===//
 #include "tq/ExecutionEngine/CPUModule.h"
 #include "tq/ExecutionEngine/PPUModule.h"
 #include "tq/Runtime/Npy.h"
+
+#include "mlir/Support/Timing.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -110,6 +115,8 @@ static std::string describe(npy::DType t, const std::vector<int64_t> &shape) {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  // -mlir-timing: the time of each compile phase, as in tq-opt.
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv,
                               "compile a tq program and run it on the CPU\n");
   // Steady call times: intermediate buffers reuse freed memory.

@@ -155,4 +155,48 @@ def TQCPUDistinctResults : Pass<"tq-cpu-distinct-results", "::mlir::func::FuncOp
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def TQCPUOutlineKernels : Pass<"tq-cpu-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Give each loop nest its own function, one per distinct nest";
+  let description = [{
+    After bufferization an imported network is one public function: a
+    long block of loop nests, one or a few per layer. LLVM optimizes and
+    generates code one function at a time, and several of its loop
+    analyses cost more than linearly in the size of the function, so
+    compile time grew faster than the model (about 0.4 s per layer at 32
+    layers, against 0.13 s at 8).
+
+    This pass moves every op with regions at the top level of a public
+    function (a loop nest, a linalg op, an `scf.if`) into a private
+    function marked `no_inline`, and calls it. The values the op uses from
+    outside become arguments, except constants, which are cloned into the
+    new function so that loop bounds and sizes stay constant. The op's
+    results become the function's results.
+
+    Ops that are the same once outlined (the same ops, types, attributes
+    and constants; only the arguments differ) share one function, so the
+    layers of a network that have the same shape are compiled once and
+    called many times. Each function is called with the same buffers, in
+    the same order, as the inline code used, so results are the same bits.
+
+    ```mlir
+    func.func @main(%x: memref<8xf32>, %y: memref<8xf32>) {
+      scf.for %i = %c0 to %c8 step %c1 { ... %x ... %y ... }
+      return
+    }
+    // becomes
+    func.func private @main_kernel(%x: memref<8xf32>, %y: memref<8xf32>)
+        attributes {no_inline} {
+      %c0 = arith.constant 0 : index ...
+      scf.for %i = %c0 to %c8 step %c1 { ... }
+      return
+    }
+    func.func @main(%x: memref<8xf32>, %y: memref<8xf32>) {
+      call @main_kernel(%x, %y) : (memref<8xf32>, memref<8xf32>) -> ()
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // TQ_CONVERSION_PASSES_TD

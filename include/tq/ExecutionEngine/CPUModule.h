@@ -60,6 +60,11 @@ struct CompileOptions {
   /// Also compile position-independent object code (dumpObject,
   /// writeSharedLibrary).
   bool keepObject = false;
+  /// Print the time of each phase (parse, each tq-to-cpu pass, LLVM
+  /// translation, optimization and code generation) to stderr in
+  /// -mlir-timing's format. The -mlir-timing options, where the tool
+  /// registers them, also enable it and pick the display.
+  bool timing = false;
 };
 
 class CPUModule {

@@ -1,0 +1,104 @@
+//===- OutlineKernels.cpp - one function per distinct loop nest -----------===//
+//
+// See the description of tq-cpu-outline-kernels in tq/Conversion/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_TQCPUOUTLINEKERNELS
+#include "tq/Conversion/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+
+namespace {
+
+/// A constant with no operands and no regions: cloned into each kernel
+/// instead of being passed.
+bool isClonableConstant(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
+         matchPattern(def, m_Constant());
+}
+
+/// What identifies a kernel regardless of its name: its generic form,
+/// without locations.
+std::string kernelKey(func::FuncOp f) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  flags.printGenericOpForm();
+  f.getFunctionType().print(os);
+  for (Operation &op : f.getBody().front())
+    op.print(os, flags);
+  return text;
+}
+
+struct TQCPUOutlineKernelsPass
+    : mlir::tq::impl::TQCPUOutlineKernelsBase<TQCPUOutlineKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    llvm::StringMap<func::FuncOp> kernels;
+    for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (f.isExternal() || !f.isPublic())
+        continue;
+      for (Block &block : f.getBody())
+        for (Operation &op : llvm::make_early_inc_range(block))
+          if (op.getNumRegions() != 0 && !op.hasTrait<OpTrait::IsTerminator>())
+            outline(op, f, symbols, kernels);
+    }
+  }
+
+  void outline(Operation &op, func::FuncOp parent, SymbolTable &symbols,
+               llvm::StringMap<func::FuncOp> &kernels) {
+    // The values from outside: the op's operands, then what its regions
+    // use from above, in order of first use.
+    llvm::SetVector<Value> used(op.operand_begin(), op.operand_end());
+    getUsedValuesDefinedAbove(op.getRegions(), used);
+    SmallVector<Value> arguments, constants;
+    for (Value v : used)
+      (isClonableConstant(v) ? constants : arguments).push_back(v);
+
+    // Built unlinked; it joins the module only if it is new.
+    OpBuilder b(&getContext());
+    auto type = b.getFunctionType(ValueRange(arguments).getTypes(),
+                                  op.getResultTypes());
+    auto kernel = func::FuncOp::create(
+        b, op.getLoc(), (parent.getName() + "_kernel").str(), type);
+    kernel.setPrivate();
+    kernel->setAttr("no_inline", b.getUnitAttr());
+    Block *body = kernel.addEntryBlock();
+    IRMapping map;
+    map.map(arguments, body->getArguments());
+    b.setInsertionPointToStart(body);
+    for (Value c : constants)
+      b.clone(*c.getDefiningOp(), map);
+    Operation *copy = b.clone(op, map);
+    func::ReturnOp::create(b, op.getLoc(), copy->getResults());
+
+    std::string key = kernelKey(kernel);
+    auto [it, added] = kernels.try_emplace(key, kernel);
+    if (added)
+      symbols.insert(kernel, parent->getIterator()); // renamed if taken
+    else
+      kernel.erase();
+    func::FuncOp callee = it->second;
+
+    OpBuilder at(&op);
+    auto call = func::CallOp::create(at, op.getLoc(), callee, arguments);
+    op.replaceAllUsesWith(call.getResults());
+    op.erase();
+  }
+};
+
+} // namespace

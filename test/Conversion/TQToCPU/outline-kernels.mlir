@@ -1,0 +1,91 @@
+// RUN: tq-opt %s -tq-cpu-outline-kernels -split-input-file | FileCheck %s
+// Each top-level op with regions of a public function moves into a private
+// no_inline function; equal nests share one; constants are cloned in;
+// results are returned; private functions are left alone.
+
+// Two nests that differ only in their buffers share @main_kernel; the
+// third (a different constant) gets its own.
+// CHECK-LABEL: func.func private @main_kernel(
+// CHECK-SAME: %[[A:.*]]: memref<8xf32>, %[[B:.*]]: memref<8xf32>) attributes {no_inline}
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2.0{{0*}}e+00 : f32
+// CHECK: scf.for %[[I:.*]] = %[[C0]]
+// CHECK: memref.load %[[A]][%[[I]]]
+// CHECK: arith.mulf {{.*}}, %[[TWO]]
+// CHECK: memref.store {{.*}}, %[[B]][%[[I]]]
+// CHECK: return
+// CHECK-LABEL: func.func private @main_kernel_0(
+// CHECK: arith.constant 3.0{{0*}}e+00 : f32
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:.*]]: memref<8xf32>, %[[Y:.*]]: memref<8xf32>, %[[Z:.*]]: memref<8xf32>)
+// CHECK: call @main_kernel(%[[X]], %[[Y]])
+// CHECK-NEXT: call @main_kernel(%[[Y]], %[[Z]])
+// CHECK-NEXT: call @main_kernel_0(%[[Z]], %[[X]])
+// CHECK-NEXT: return
+func.func @main(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %y[%i] : memref<8xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %y[%i] : memref<8xf32>
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %z[%i] : memref<8xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %z[%i] : memref<8xf32>
+    %w = arith.mulf %v, %three : f32
+    memref.store %w, %x[%i] : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A nest with results, using a non-constant value from above (%n), gets
+// it as an argument and returns its results.
+// CHECK-LABEL: func.func private @sum_kernel(
+// CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<?xf32>) -> f32 attributes {no_inline}
+// CHECK: %[[S:.*]] = scf.for
+// CHECK: return %[[S]] : f32
+// CHECK-LABEL: func.func @sum(
+// CHECK: %[[N:.*]] = memref.dim
+// CHECK: %[[R:.*]] = call @sum_kernel(%[[N]], %{{.*}}) : (index, memref<?xf32>) -> f32
+// CHECK: return %[[R]]
+func.func @sum(%x: memref<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> f32 {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %a = arith.addf %acc, %v : f32
+    scf.yield %a : f32
+  }
+  return %s : f32
+}
+
+// -----
+
+// Private functions (helpers) keep their loops.
+// CHECK-LABEL: func.func private @helper(
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: scf.for
+// CHECK-NOT: func.func private @helper_kernel
+func.func private @helper(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c4 step %c4 {
+    memref.store %one, %x[%i] : memref<4xf32>
+  }
+  return
+}
