@@ -36,8 +36,10 @@ SmallVector<Value> Importer::importSubgraph(const onnx::GraphProto &g) {
 
 void Importer::importIf(const onnx::NodeProto &n) {
   onlyAttrs(n, {"then_branch", "else_branch"});
-  const onnx::AttributeProto *thenAttr = attr(n, "then_branch");
-  const onnx::AttributeProto *elseAttr = attr(n, "else_branch");
+  const onnx::AttributeProto *thenAttr =
+      attr(n, "then_branch", onnx::AttributeProto::GRAPH);
+  const onnx::AttributeProto *elseAttr =
+      attr(n, "else_branch", onnx::AttributeProto::GRAPH);
   if (!thenAttr || !elseAttr || !thenAttr->has_g() || !elseAttr->has_g())
     fail(nodeName(n) + ": needs the then_branch and else_branch graphs");
   Location ifLoc = loc;

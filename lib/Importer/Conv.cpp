@@ -25,13 +25,14 @@ Value Importer::pad(Value x, ArrayRef<int64_t> pads, float value) {
 
 Importer::Window Importer::windowAttrs(const onnx::NodeProto &n) {
   Window w;
-  if (const onnx::AttributeProto *a = attr(n, "auto_pad")) {
+  if (const onnx::AttributeProto *a =
+          attr(n, "auto_pad", onnx::AttributeProto::STRING)) {
     w.autoPad = a->s();
     if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" &&
         w.autoPad != "SAME_LOWER" && w.autoPad != "VALID")
       fail(nodeName(n) + ": auto_pad '" + w.autoPad +
            "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
-    if (w.autoPad != "NOTSET" && attr(n, "pads"))
+    if (w.autoPad != "NOTSET" && attr(n, "pads", onnx::AttributeProto::INTS))
       fail(nodeName(n) + ": pads and auto_pad '" + w.autoPad +
            "' cannot be given together");
   }
@@ -40,6 +41,15 @@ Importer::Window Importer::windowAttrs(const onnx::NodeProto &n) {
   w.pads = intsAttr(n, "pads", {0, 0, 0, 0});
   if (w.strides.size() != 2 || w.dilations.size() != 2 || w.pads.size() != 4)
     fail(nodeName(n) + ": strides, dilations and pads must be 2-D");
+  auto check = [&](ArrayRef<int64_t> v, int64_t low, const char *what) {
+    for (int64_t x : v)
+      if (x < low || x > kMaxDim)
+        fail(nodeName(n) + ": " + what + " " + std::to_string(x) +
+             " is out of range (" + std::to_string(low) + " to 2^31-1)");
+  };
+  check(w.strides, 1, "stride");
+  check(w.dilations, 1, "dilation");
+  check(w.pads, 0, "pad");
   return w;
 }
 
@@ -147,6 +157,10 @@ void Importer::importConv(const onnx::NodeProto &n) {
   if (ws.size() != 4 || ws[1] * groups != xs[1])
     fail(nodeName(n) + ": the filter must be [K, C/group, R, S] with the "
                        "input's C");
+  SmallVector<int64_t> kernel = intsAttr(n, "kernel_shape", {ws[2], ws[3]});
+  if (kernel != ArrayRef<int64_t>{ws[2], ws[3]})
+    fail(nodeName(n) + ": kernel_shape does not match the filter's [R, S] (" +
+         std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + ")");
   SmallVector<int64_t> pq = windowOutput(n, win, xs, {ws[2], ws[3]});
   int64_t P = pq[0], Q = pq[1];
   auto stridesAttr = b.getI64TensorAttr(win.strides);
@@ -210,7 +224,8 @@ void Importer::importConvTranspose(const onnx::NodeProto &n) {
     return;
   onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
                 "output_padding", "auto_pad"});
-  if (const onnx::AttributeProto *a = attr(n, "auto_pad"))
+  if (const onnx::AttributeProto *a =
+          attr(n, "auto_pad", onnx::AttributeProto::STRING))
     if (a->s() != "NOTSET")
       fail(nodeName(n) + ": auto_pad '" + a->s() + "' is not supported");
   if (intAttr(n, "group", 1) != 1)

@@ -100,7 +100,8 @@ bool Importer::fold(const onnx::NodeProto &n) {
     // The `value` attribute (one element; float 0 by default) everywhere.
     double v = 0;
     out.isInt = false;
-    if (const onnx::AttributeProto *a = attr(n, "value")) {
+    if (const onnx::AttributeProto *a =
+            attr(n, "value", onnx::AttributeProto::TENSOR)) {
       std::vector<float> f;
       std::string why;
       if (!tensorValues(a->t(), f, why) || f.size() != 1)
@@ -142,7 +143,8 @@ bool Importer::fold(const onnx::NodeProto &n) {
       }
   } else if (op == "Unsqueeze" || op == "Squeeze") {
     std::vector<int64_t> axes;
-    if (const onnx::AttributeProto *a = attr(n, "axes"))
+    if (const onnx::AttributeProto *a =
+            attr(n, "axes", onnx::AttributeProto::INTS))
       axes.assign(a->ints().begin(), a->ints().end());
     else if (in.size() > 1)
       axes = ints(in[1]);

@@ -165,6 +165,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
         shape.push_back(d.dim_value());
       }
     }
+    checkShape(shape, "input '" + in.name() + "'");
     argTypes.push_back(f32Tensor(shape));
     argNames.push_back(in.name());
   }

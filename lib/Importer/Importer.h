@@ -45,6 +45,12 @@ namespace mlir::tq::onnx_import {
 /// Constants of at least this many elements become dense resources.
 constexpr size_t kResourceElements = 256;
 
+/// The largest dimension, pad, stride or dilation taken from a file, and the
+/// most elements a tensor may have: every size computed from a file is
+/// checked against them before it is used, so no later product overflows.
+constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+constexpr int64_t kMaxElements = int64_t(1) << 32;
+
 /// An error with its message; the importer stops at the first.
 struct ImportError {
   std::string message;
@@ -126,10 +132,15 @@ public:
   }
   /// Input `i`, which must be present and defined.
   Value input(const onnx::NodeProto &n, int i);
-  /// Binds output `i` of `n` to `v`.
+  /// Fails unless every dim of `shape` is in [0, kMaxDim] and they have at
+  /// most kMaxElements elements; `what` names the tensor.
+  void checkShape(ArrayRef<int64_t> shape, const std::string &what);
+  /// Binds output `i` of `n` to `v` (its shape checked by checkShape).
   void define(const onnx::NodeProto &n, Value v, int i = 0);
+  /// Attribute `name` of `n`, or null; an error if it has another type.
   const onnx::AttributeProto *attr(const onnx::NodeProto &n,
-                                   const std::string &name);
+                                   const std::string &name,
+                                   onnx::AttributeProto::AttributeType type);
   int64_t intAttr(const onnx::NodeProto &n, const std::string &name,
                   int64_t dflt);
   /// Attribute `name` as an axis of a rank-`rank` tensor: negative values

@@ -23,12 +23,13 @@ Value Importer::nllLoss(const onnx::NodeProto &n, Value logProb,
   if (rank < 2)
     fail(nodeName(n) + ": the input needs a class dimension");
   std::string reduction = "mean";
-  if (const onnx::AttributeProto *a = attr(n, "reduction"))
+  if (const onnx::AttributeProto *a =
+          attr(n, "reduction", onnx::AttributeProto::STRING))
     reduction = a->s();
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     fail(nodeName(n) + ": reduction '" + reduction + "' is not supported");
   std::optional<int64_t> ignore;
-  if (attr(n, "ignore_index"))
+  if (attr(n, "ignore_index", onnx::AttributeProto::INT))
     ignore = intAttr(n, "ignore_index", 0);
   std::vector<float> target = requiredConstant(n, targetInput);
   int64_t C = shape[1], inner = 1;

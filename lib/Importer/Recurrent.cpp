@@ -59,11 +59,12 @@ void Importer::importLSTM(const onnx::NodeProto &n) {
                 "activation_alpha", "activation_beta", "clip", "input_forget"});
   if (intAttr(n, "layout", 0) != 0)
     fail(nodeName(n) + ": only layout 0 ([T, B, I]) is supported");
-  if (attr(n, "clip"))
+  if (attr(n, "clip", onnx::AttributeProto::FLOAT))
     fail(nodeName(n) + ": clip is not supported");
   if (intAttr(n, "input_forget", 0))
     fail(nodeName(n) + ": input_forget is not supported");
-  if (const onnx::AttributeProto *a = attr(n, "activations")) {
+  if (const onnx::AttributeProto *a =
+          attr(n, "activations", onnx::AttributeProto::STRINGS)) {
     for (int i = 0; i < a->strings_size(); ++i)
       if (a->strings(i) != (i % 3 == 0 ? "Sigmoid" : "Tanh"))
         fail(nodeName(n) + ": only the default activations (Sigmoid, Tanh, "
@@ -71,7 +72,8 @@ void Importer::importLSTM(const onnx::NodeProto &n) {
   }
   if (n.input_size() > 7 && !n.input(7).empty())
     fail(nodeName(n) + ": peepholes (input P) are not supported");
-  const onnx::AttributeProto *dirAttr = attr(n, "direction");
+  const onnx::AttributeProto *dirAttr =
+      attr(n, "direction", onnx::AttributeProto::STRING);
   std::string direction = dirAttr ? dirAttr->s() : "forward";
   if (direction != "forward" && direction != "reverse" &&
       direction != "bidirectional")

@@ -26,7 +26,7 @@ void Importer::importResize(const onnx::NodeProto &n) {
   if (opsetBelow(11))
     fail(nodeName(n) + ": Resize before opset 11 is not supported");
   auto str = [&](const char *name, const char *dflt) {
-    const onnx::AttributeProto *a = attr(n, name);
+    const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::STRING);
     return a ? a->s() : std::string(dflt);
   };
   std::string mode = str("mode", "nearest"),
@@ -35,7 +35,7 @@ void Importer::importResize(const onnx::NodeProto &n) {
   if (mode != "nearest" && mode != "linear")
     fail(nodeName(n) + ": mode '" + mode + "' is not supported");
   if (intAttr(n, "exclude_outside", 0) || intAttr(n, "antialias", 0) ||
-      attr(n, "axes") ||
+      attr(n, "axes", onnx::AttributeProto::INTS) ||
       str("keep_aspect_ratio_policy", "stretch") != "stretch")
     fail(nodeName(n) + ": only the default exclude_outside, antialias, axes "
                        "and keep_aspect_ratio_policy are supported");

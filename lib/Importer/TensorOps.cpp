@@ -156,7 +156,8 @@ void Importer::importSplit(const onnx::NodeProto &n) {
   int64_t rank = xs.size();
   int64_t axis = axisAttr(n, "axis", 0, rank);
   int64_t parts = n.output_size();
-  if (attr(n, "num_outputs") && intAttr(n, "num_outputs", 0) != parts)
+  if (attr(n, "num_outputs", onnx::AttributeProto::INT) &&
+      intAttr(n, "num_outputs", 0) != parts)
     fail(nodeName(n) + ": num_outputs is " +
          std::to_string(intAttr(n, "num_outputs", 0)) + " but the node has " +
          std::to_string(parts) + " outputs");
@@ -199,7 +200,8 @@ void Importer::importSlice(const onnx::NodeProto &n) {
   // Opset 1-9: attributes; 10 on: constant inputs (steps too).
   auto list = [&](const char *name, int i) {
     std::vector<double> v;
-    if (const onnx::AttributeProto *a = attr(n, name))
+    if (const onnx::AttributeProto *a =
+            attr(n, name, onnx::AttributeProto::INTS))
       v.assign(a->ints().begin(), a->ints().end());
     else if (i < n.input_size() && !n.input(i).empty()) {
       std::vector<float> given = requiredConstant(n, i);
@@ -321,7 +323,8 @@ void Importer::importTranspose(const onnx::NodeProto &n) {
   onlyAttrs(n, {"perm"});
   Value x = input(n, 0);
   SmallVector<int64_t> perm;
-  if (const onnx::AttributeProto *p = attr(n, "perm"))
+  if (const onnx::AttributeProto *p =
+          attr(n, "perm", onnx::AttributeProto::INTS))
     perm.assign(p->ints().begin(), p->ints().end());
   else
     for (int64_t i = shapeOf(x).size(); i-- > 0;)
@@ -399,7 +402,8 @@ void Importer::importDropout(const onnx::NodeProto &n) {
 
 void Importer::importConstant(const onnx::NodeProto &n) {
   onlyAttrs(n, {"value"});
-  const onnx::AttributeProto *v = attr(n, "value");
+  const onnx::AttributeProto *v =
+      attr(n, "value", onnx::AttributeProto::TENSOR);
   if (!v)
     fail(nodeName(n) + ": only the 'value' form is supported");
   initializers[n.output(0)] = v->t();
@@ -426,7 +430,7 @@ void Importer::importPad(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   ArrayRef<int64_t> xs = shapeOf(x);
   int64_t rank = xs.size();
-  const onnx::AttributeProto *m = attr(n, "mode");
+  const onnx::AttributeProto *m = attr(n, "mode", onnx::AttributeProto::STRING);
   std::string mode = m ? m->s() : "constant";
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     fail(nodeName(n) + ": mode '" + mode +

@@ -28,7 +28,6 @@ std::string mlir::tq::onnx_import::nodeName(const onnx::NodeProto &n) {
 bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
                                          std::vector<float> &out,
                                          std::string &why) {
-  constexpr int64_t kMaxElements = int64_t(1) << 32;
   int64_t n = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) {
@@ -165,23 +164,47 @@ Value Importer::input(const onnx::NodeProto &n, int i) {
   return it->second;
 }
 
+void Importer::checkShape(ArrayRef<int64_t> shape, const std::string &what) {
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxDim)
+      fail(what + " would have a dimension of " + std::to_string(d) +
+           " (at most 2^31-1)");
+    if (d != 0 && elements > kMaxElements / d)
+      fail(what + " would have more than 2^32 elements");
+    elements *= d;
+  }
+}
+
 void Importer::define(const onnx::NodeProto &n, Value v, int i) {
   if (i >= n.output_size())
     fail(nodeName(n) + ": missing output " + std::to_string(i));
+  // Sizes computed from attributes and shapes in the file are checked once
+  // here, before a later node computes with them.
+  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+    checkShape(t.getShape(), nodeName(n) + ": output '" + n.output(i) + "'");
   values[n.output(i)] = v;
 }
 
-const onnx::AttributeProto *Importer::attr(const onnx::NodeProto &n,
-                                           const std::string &name) {
-  for (const onnx::AttributeProto &a : n.attribute())
-    if (a.name() == name)
-      return &a;
+const onnx::AttributeProto *
+Importer::attr(const onnx::NodeProto &n, const std::string &name,
+               onnx::AttributeProto::AttributeType type) {
+  for (const onnx::AttributeProto &a : n.attribute()) {
+    if (a.name() != name)
+      continue;
+    // Files from before IR version 2 leave the type unset.
+    if (a.type() != type && a.type() != onnx::AttributeProto::UNDEFINED)
+      fail(nodeName(n) + ": attribute '" + name + "' is " +
+           onnx::AttributeProto::AttributeType_Name(a.type()) + ", expected " +
+           onnx::AttributeProto::AttributeType_Name(type));
+    return &a;
+  }
   return nullptr;
 }
 
 int64_t Importer::intAttr(const onnx::NodeProto &n, const std::string &name,
                           int64_t dflt) {
-  const onnx::AttributeProto *a = attr(n, name);
+  const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::INT);
   return a ? a->i() : dflt;
 }
 
@@ -197,14 +220,14 @@ int64_t Importer::axisAttr(const onnx::NodeProto &n, const std::string &name,
 
 float Importer::floatAttr(const onnx::NodeProto &n, const std::string &name,
                           float dflt) {
-  const onnx::AttributeProto *a = attr(n, name);
+  const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::FLOAT);
   return a ? a->f() : dflt;
 }
 
 SmallVector<int64_t> Importer::intsAttr(const onnx::NodeProto &n,
                                         const char *name,
                                         SmallVector<int64_t> dflt) {
-  if (const onnx::AttributeProto *a = attr(n, name))
+  if (const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::INTS))
     return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
   return dflt;
 }
@@ -212,7 +235,7 @@ SmallVector<int64_t> Importer::intsAttr(const onnx::NodeProto &n,
 std::vector<int64_t> Importer::intsAttrOrInput(const onnx::NodeProto &n,
                                                const char *name, int i) {
   std::vector<int64_t> v;
-  if (const onnx::AttributeProto *a = attr(n, name))
+  if (const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::INTS))
     v.assign(a->ints().begin(), a->ints().end());
   else if (auto c = constantInput(n, i))
     for (float f : *c)
