@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Configures (once) and builds tile-quant in build/ with clang-22, lld, Ninja
 # and ccache. Extra arguments are passed to ninja (e.g. a target name).
-# With TQ_SANITIZE=1 it builds the MLIR-free libraries and their unit tests
-# with ASan + UBSan in build-asan/ instead.
+# With TQ_SANITIZE=1 it builds everything (tools, libraries, unit tests)
+# with ASan + UBSan in build-asan/ instead; Debian's libMLIR and libLLVM are
+# not instrumented.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${TQ_SANITIZE:-0}" = 1 ]; then
   dir=build-asan
-  extra=(-DTQ_RUNTIME_ONLY=ON -DTQ_ENABLE_SANITIZERS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  extra=(-DTQ_ENABLE_SANITIZERS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 else
   dir=build
   extra=(-DCMAKE_BUILD_TYPE=Release)

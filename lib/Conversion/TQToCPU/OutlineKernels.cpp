@@ -43,6 +43,17 @@ std::string kernelKey(func::FuncOp f) {
   return text;
 }
 
+/// Adds LLVM function attributes (func-to-llvm keeps `passthrough`).
+void addPassthrough(func::FuncOp f, ArrayRef<StringRef> names) {
+  Builder b(f.getContext());
+  SmallVector<Attribute> all;
+  if (auto old = f->getAttrOfType<ArrayAttr>("passthrough"))
+    all.assign(old.begin(), old.end());
+  for (StringRef name : names)
+    all.push_back(b.getStringAttr(name));
+  f->setAttr("passthrough", b.getArrayAttr(all));
+}
+
 struct TQCPUOutlineKernelsPass
     : mlir::tq::impl::TQCPUOutlineKernelsBase<TQCPUOutlineKernelsPass> {
   void runOnOperation() override {
@@ -52,10 +63,18 @@ struct TQCPUOutlineKernelsPass
     for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (f.isExternal() || !f.isPublic())
         continue;
+      bool outlined = false;
       for (Block &block : f.getBody())
         for (Operation &op : llvm::make_early_inc_range(block))
-          if (op.getNumRegions() != 0 && !op.hasTrait<OpTrait::IsTerminator>())
+          if (op.getNumRegions() != 0 &&
+              !op.hasTrait<OpTrait::IsTerminator>()) {
             outline(op, f, symbols, kernels);
+            outlined = true;
+          }
+      // What is left is glue run once per layer (allocations, calls,
+      // reshapes): optimizing it gains nothing and costs the most.
+      if (outlined)
+        addPassthrough(f, {"noinline", "optnone"});
     }
   }
 
@@ -76,7 +95,7 @@ struct TQCPUOutlineKernelsPass
     auto kernel = func::FuncOp::create(
         b, op.getLoc(), (parent.getName() + "_kernel").str(), type);
     kernel.setPrivate();
-    kernel->setAttr("no_inline", b.getUnitAttr());
+    addPassthrough(kernel, {"noinline"});
     Block *body = kernel.addEntryBlock();
     IRMapping map;
     map.map(arguments, body->getArguments());

@@ -199,7 +199,7 @@ def main():
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="tq-wakeword-")
     flow = Flow(workdir=work)
-    ort = ORT(install(a.build), workdir=work)
+    ort = ORT(install(), workdir=work)
     tq = TQ(a.build, flow)
     variants = [(v, q) for v, q in VARIANTS if v in a.variants.split(",")]
     M = lambda f: os.path.join(a.models, f)  # noqa: E731

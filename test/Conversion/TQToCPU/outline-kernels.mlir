@@ -1,12 +1,12 @@
 // RUN: tq-opt %s -tq-cpu-outline-kernels -split-input-file | FileCheck %s
 // Each top-level op with regions of a public function moves into a private
-// no_inline function; equal nests share one; constants are cloned in;
+// noinline function; equal nests share one; constants are cloned in;
 // results are returned; private functions are left alone.
 
 // Two nests that differ only in their buffers share @main_kernel; the
 // third (a different constant) gets its own.
 // CHECK-LABEL: func.func private @main_kernel(
-// CHECK-SAME: %[[A:.*]]: memref<8xf32>, %[[B:.*]]: memref<8xf32>) attributes {no_inline}
+// CHECK-SAME: %[[A:.*]]: memref<8xf32>, %[[B:.*]]: memref<8xf32>) attributes {passthrough = ["noinline"]}
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[TWO:.*]] = arith.constant 2.0{{0*}}e+00 : f32
 // CHECK: scf.for %[[I:.*]] = %[[C0]]
@@ -18,6 +18,7 @@
 // CHECK: arith.constant 3.0{{0*}}e+00 : f32
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:.*]]: memref<8xf32>, %[[Y:.*]]: memref<8xf32>, %[[Z:.*]]: memref<8xf32>)
+// CHECK-SAME: attributes {passthrough = ["noinline", "optnone"]}
 // CHECK: call @main_kernel(%[[X]], %[[Y]])
 // CHECK-NEXT: call @main_kernel(%[[Y]], %[[Z]])
 // CHECK-NEXT: call @main_kernel_0(%[[Z]], %[[X]])
@@ -51,7 +52,7 @@ func.func @main(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
 // A nest with results, using a non-constant value from above (%n), gets
 // it as an argument and returns its results.
 // CHECK-LABEL: func.func private @sum_kernel(
-// CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<?xf32>) -> f32 attributes {no_inline}
+// CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<?xf32>) -> f32 attributes {passthrough = ["noinline"]}
 // CHECK: %[[S:.*]] = scf.for
 // CHECK: return %[[S]] : f32
 // CHECK-LABEL: func.func @sum(
@@ -75,6 +76,7 @@ func.func @sum(%x: memref<?xf32>) -> f32 {
 
 // Private functions (helpers) keep their loops.
 // CHECK-LABEL: func.func private @helper(
+// CHECK-NOT: passthrough
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: arith.constant
