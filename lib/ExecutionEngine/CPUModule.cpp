@@ -288,6 +288,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   mlir::tq::ToCPUPipelineOptions pipeline;
   pipeline.target = options.target;
   pipeline.threads = options.threads;
+  pipeline.outlineKernels = options.outlineKernels;
   mlir::tq::buildToCPUPipeline(pm, pipeline);
   TimingScope lowerTimer = root.nest("tq-to-cpu");
   pm.enableTiming(lowerTimer);

@@ -111,7 +111,8 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createTQCPULoopOrder());
   // One function per distinct loop nest: LLVM's cost grows faster than a
   // function's size, and layers of the same shape share one.
-  pm.addPass(createTQCPUOutlineKernels());
+  if (o.outlineKernels)
+    pm.addPass(createTQCPUOutlineKernels());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

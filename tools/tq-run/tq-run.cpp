@@ -73,6 +73,11 @@ static cl::opt<int64_t> threads("num-threads",
                                 cl::init(1));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3));
+static cl::opt<bool>
+    outlineKernels("outline-kernels",
+                   cl::desc("compile each distinct loop nest once, as its "
+                            "own function (tq-to-cpu outline-kernels)"),
+                   cl::init(true));
 static cl::opt<bool> printSignature("print-signature",
                                     cl::desc("print the entry's buffers"));
 static cl::opt<std::string>
@@ -151,6 +156,7 @@ int main(int argc, char **argv) {
   options.target = onPPU ? "native" : target.getValue();
   options.optLevel = optLevel;
   options.threads = threads;
+  options.outlineKernels = outlineKernels;
   options.keepObject = !emitObject.empty() || !emitShared.empty();
   std::string error;
   std::string source = (*file)->getBuffer().str();

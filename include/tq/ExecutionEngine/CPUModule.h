@@ -65,6 +65,9 @@ struct CompileOptions {
   /// -mlir-timing's format. The -mlir-timing options, where the tool
   /// registers them, also enable it and pick the display.
   bool timing = false;
+  /// tq-to-cpu's outline-kernels option (one function per distinct loop
+  /// nest, compiled once).
+  bool outlineKernels = true;
 };
 
 class CPUModule {

@@ -153,6 +153,12 @@ struct ToCPUPipelineOptions : public PassPipelineOptions<ToCPUPipelineOptions> {
       *this, "threads",
       llvm::cl::desc("Threads sharing each matmul's output (OpenMP)"),
       llvm::cl::init(1)};
+  Option<bool> outlineKernels{
+      *this, "outline-kernels",
+      llvm::cl::desc("One function per distinct loop nest "
+                     "(tq-cpu-outline-kernels); off compiles each public "
+                     "function as one, as before"),
+      llvm::cl::init(true)};
 };
 
 /// tq-to-cpu: convert-tq-to-cpu, one-shot bufferization (function results

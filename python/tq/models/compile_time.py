@@ -1,7 +1,10 @@
 """Compile time per phase, per model: import (tq-import-onnx), quantize
 (tq-opt -tq-quantize, 8-bit V=32), then tq-run's compile phases from
 -mlir-timing: the tq-to-cpu passes, LLVM optimization and LLVM code
-generation (the program is compiled, not run).
+generation (the program is compiled, not run). The baseline, measured in
+the same run, is the same compile with `tq-run --outline-kernels=false`
+(each public function compiled as one, as before tq-cpu-outline-kernels);
+it is left out above 5 MB, where it takes minutes.
 
     scripts/bench-compile.sh            (or: python3 -m tq.models.compile_time BUILD)
 
@@ -62,10 +65,34 @@ def models(work):
         for name, flags in (("melspectrogram", ["--input-shape=input:1x1760"]),
                             ("embedding_model", ["--input-shape=input_1:1x76x32x1"]),
                             ("hey_jarvis_v0.1", []),
-                            ("silero_vad", ["--input-shape=input:1x512,h:2x1x64,c:2x1x64",
+                            ("silero_vad", ["--input-shape=input:1x512", "--input-shape=h:2x1x64",
+                                            "--input-shape=c:2x1x64",
                                             f"--constant-input=sr={sr}"])):
             out.append((name, os.path.join(PUBLISHED, f"{name}.onnx"), flags))
     return out
+
+
+def _nodes(graph):
+    """Nodes of a graph and of its subgraphs (If branches, Loop bodies)."""
+    count = 0
+    for n in graph.node:
+        count += 1
+        for a in n.attribute:
+            if a.g.node:
+                count += _nodes(a.g)
+            for g in a.graphs:
+                count += _nodes(g)
+    return count
+
+
+def _compile(bindir, src, *flags):
+    """tq-run's phases for `src`: (tq-to-cpu, LLVM optimize, LLVM codegen,
+    total) in seconds."""
+    _, err = _run(os.path.join(bindir, "tq-run"), src, "--print-signature", *flags,
+                  "-mlir-timing", "-mlir-timing-display=list")
+    t = _timing(err)
+    return (t.get("tq-to-cpu", 0), t.get("optimize (-O3)", 0),
+            t.get("code generation", 0), t.get("Total", 0))
 
 
 def main():
@@ -74,8 +101,8 @@ def main():
     bindir = os.path.join(build, "bin")
     work = tempfile.mkdtemp(prefix="tq-compile-time-")
     print("| model | nodes | weights MB | variant | import s | quantize s | tq-to-cpu s "
-          "| LLVM optimize s | LLVM codegen s | total s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| LLVM optimize s | LLVM codegen s | total s | baseline total s | speed-up |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for label, path, flags in models(work):
         m = onnx.load(path)
         weights = sum(int(np.prod(t.dims)) * 4 for t in m.graph.initializer) / 1e6
@@ -87,15 +114,16 @@ def main():
                 src = os.path.join(work, "q.mlir")
                 quantize_s, _ = _run(os.path.join(bindir, "tq-opt"), mlir,
                                      "-tq-quantize=tile=32", "-o", src)
-            _, err = _run(os.path.join(bindir, "tq-run"), src, "--print-signature",
-                          "-mlir-timing", "-mlir-timing-display=list")
-            t = _timing(err)
-            lower, opt, codegen = (t.get("tq-to-cpu", 0), t.get("optimize (-O3)", 0),
-                                   t.get("code generation", 0))
-            total = import_s + quantize_s + t.get("Total", 0)
-            print(f"| {label} | {len(m.graph.node)} | {weights:.2f} | {variant} "
+            lower, opt, codegen, compile_s = _compile(bindir, src)
+            total = import_s + quantize_s + compile_s
+            base = speedup = ""
+            if weights <= 5.5:
+                base_s = import_s + quantize_s + _compile(
+                    bindir, src, "--outline-kernels=false")[3]
+                base, speedup = f"{base_s:.2f}", f"{base_s / total:.1f}x"
+            print(f"| {label} | {_nodes(m.graph)} | {weights:.2f} | {variant} "
                   f"| {import_s:.2f} | {quantize_s:.2f} | {lower:.2f} | {opt:.2f} "
-                  f"| {codegen:.2f} | {total:.2f} |", flush=True)
+                  f"| {codegen:.2f} | {total:.2f} | {base} | {speedup} |", flush=True)
 
 
 if __name__ == "__main__":
