@@ -106,46 +106,35 @@ def opset_future(m):
     m.opset_import[0].version = 10000
 
 
-def strides_zero(m):
+def set_conv_attr(m, name, value):
+    """Replaces (or adds) attribute `name` of the first Conv; False when
+    the model has no Conv."""
     n = conv(m)
     if n is None:
         return False
-    a = attr(n, "strides")
-    if a is None:
-        n.attribute.append(helper.make_attribute("strides", [0, 0]))
-    else:
-        a.ints[:] = [0] * len(a.ints)
+    a = attr(n, name)
+    if a is not None:
+        n.attribute.remove(a)
+    n.attribute.append(helper.make_attribute(name, value))
+    return True
+
+
+def strides_zero(m):
+    return set_conv_attr(m, "strides", [0, 0])
 
 
 def pads_huge(m):
     n = conv(m)
-    if n is None:
-        return False
-    a = attr(n, "pads")
-    if a is not None:
-        n.attribute.remove(a)
-    rank = len(attr(n, "kernel_shape").ints) if attr(n, "kernel_shape") else 2
-    n.attribute.append(helper.make_attribute("pads", [2**40] * (2 * rank)))
+    k = attr(n, "kernel_shape") if n is not None else None
+    return set_conv_attr(m, "pads", [2**40] * (2 * (len(k.ints) if k else 2)))
 
 
 def kernel_shape_wrong_type(m):
-    n = conv(m)
-    if n is None:
-        return False
-    a = attr(n, "kernel_shape")
-    if a is not None:
-        n.attribute.remove(a)
-    n.attribute.append(helper.make_attribute("kernel_shape", 3.5))
+    return set_conv_attr(m, "kernel_shape", 3.5)
 
 
 def group_zero(m):
-    n = conv(m)
-    if n is None:
-        return False
-    a = attr(n, "group")
-    if a is not None:
-        n.attribute.remove(a)
-    n.attribute.append(helper.make_attribute("group", 0))
+    return set_conv_attr(m, "group", 0)
 
 
 STRUCTURAL = [dim_huge, dim_product_overflows, dim_negative, data_short,
