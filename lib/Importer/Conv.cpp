@@ -116,7 +116,7 @@ bool Importer::importAs2D(const onnx::NodeProto &n, OpImporter twoD) {
   for (onnx::AttributeProto &a : *m.mutable_attribute()) {
     const std::string &name = a.name();
     if (name != "kernel_shape" && name != "strides" && name != "dilations" &&
-        name != "pads" && name != "output_padding")
+        name != "pads" && name != "output_padding" && name != "output_shape")
       continue;
     SmallVector<int64_t> v(a.ints().begin(), a.ints().end());
     bool isPads = name == "pads";
@@ -136,6 +136,42 @@ bool Importer::importAs2D(const onnx::NodeProto &n, OpImporter twoD) {
   ArrayRef<int64_t> ys = shapeOf(values.at(m.output(0)));
   define(n, reshape(values.at(m.output(0)), {ys[0], ys[1], ys[3]}));
   return true;
+}
+
+Value Importer::convolution(
+    Value padded, Value w, int64_t groups, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> dilations, ArrayRef<int64_t> outShape,
+    function_ref<Value(ArrayRef<int64_t>)> constantFilter) {
+  auto stridesAttr = b.getI64TensorAttr(strides);
+  auto dilAttr = b.getI64TensorAttr(dilations);
+  if (groups == 1) {
+    Value init = zeros(outShape);
+    return linalg::Conv2DNchwFchwOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{padded, w},
+               ValueRange{init}, stridesAttr, dilAttr)
+        .getResult(0);
+  }
+  // A grouped (or depthwise) convolution is one op on the channels and
+  // filters viewed per group: [N, G, C/G, H, W] * [G, K/G, C/G, R, S].
+  // tq-quantize splits it per group when the groups are wide enough to be
+  // tiled (tq-split-grouped-convs).
+  ArrayRef<int64_t> ps = shapeOf(padded), ws = shapeOf(w);
+  int64_t cg = ps[1] / groups, kg = ws[0] / groups;
+  SmallVector<ReassociationIndices> split = {{0}, {1, 2}, {3}, {4}};
+  Value xg = tensor::ExpandShapeOp::create(
+      b, loc, f32Tensor({ps[0], groups, cg, ps[2], ps[3]}), padded, split);
+  SmallVector<int64_t> wgs = {groups, kg, cg, ws[2], ws[3]};
+  Value wg = constantFilter(wgs);
+  if (!wg)
+    wg = tensor::ExpandShapeOp::create(
+        b, loc, f32Tensor(wgs), w,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+  Value init = zeros({outShape[0], groups, kg, outShape[2], outShape[3]});
+  Value yg = linalg::Conv2DNgchwGfchwOp::create(
+                 b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
+                 ValueRange{init}, stridesAttr, dilAttr)
+                 .getResult(0);
+  return tensor::CollapseShapeOp::create(b, loc, yg, split);
 }
 
 void Importer::importConv(const onnx::NodeProto &n) {
@@ -163,48 +199,21 @@ void Importer::importConv(const onnx::NodeProto &n) {
          std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + ")");
   SmallVector<int64_t> pq = windowOutput(n, win, xs, {ws[2], ws[3]});
   int64_t P = pq[0], Q = pq[1];
-  auto stridesAttr = b.getI64TensorAttr(win.strides);
-  auto dilAttr = b.getI64TensorAttr(win.dilations);
   Value padded = pad(x, win.pads, 0.0f);
-  Value y;
-  if (groups == 1) {
-    Value init = zeros({xs[0], ws[0], P, Q});
-    y = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{init.getType()},
-                                         ValueRange{padded, w},
-                                         ValueRange{init}, stridesAttr, dilAttr)
-            .getResult(0);
-  } else {
-    // A grouped (or depthwise) convolution is one op on the channels and
-    // filters viewed per group: [N, G, C/G, H, W] * [G, K/G, C/G, R, S].
-    // tq-quantize splits it per group when the groups are wide enough
-    // to be tiled (tq-split-grouped-convs).
-    int64_t cg = xs[1] / groups, kg = ws[0] / groups;
-    ArrayRef<int64_t> ps = shapeOf(padded);
-    SmallVector<ReassociationIndices> split = {{0}, {1, 2}, {3}, {4}};
-    Value xg = tensor::ExpandShapeOp::create(
-        b, loc, f32Tensor({ps[0], groups, cg, ps[2], ps[3]}), padded, split);
-    SmallVector<int64_t> wgs = {groups, kg, cg, ws[2], ws[3]};
-    Value wg;
-    if (auto it = initializers.find(n.input(1)); it != initializers.end()) {
-      // The same data with one more dim: still a constant (a dense
-      // resource when large), quantized at compile time.
-      onnx::TensorProto t = it->second;
-      t.clear_dims();
-      for (int64_t d : wgs)
-        t.add_dims(d);
-      wg = constant(t, nodeName(n));
-    } else {
-      wg = tensor::ExpandShapeOp::create(
-          b, loc, f32Tensor(wgs), w,
-          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
-    }
-    Value init = zeros({xs[0], groups, kg, P, Q});
-    Value yg = linalg::Conv2DNgchwGfchwOp::create(
-                   b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
-                   ValueRange{init}, stridesAttr, dilAttr)
-                   .getResult(0);
-    y = tensor::CollapseShapeOp::create(b, loc, yg, split);
-  }
+  auto it = initializers.find(n.input(1));
+  auto constantFilter = [&](ArrayRef<int64_t> shape) -> Value {
+    if (it == initializers.end())
+      return {};
+    // The same data with other dims: still a constant (a dense resource
+    // when large), quantized at compile time.
+    onnx::TensorProto t = it->second;
+    t.clear_dims();
+    for (int64_t d : shape)
+      t.add_dims(d);
+    return constant(t, nodeName(n));
+  };
+  Value y = convolution(padded, w, groups, win.strides, win.dilations,
+                        {xs[0], ws[0], P, Q}, constantFilter);
   if (n.input_size() > 2 && !n.input(2).empty()) {
     Value bias = reshape(input(n, 2), {ws[0], 1, 1});
     y = elementwise({y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
@@ -214,35 +223,69 @@ void Importer::importConv(const onnx::NodeProto &n) {
   define(n, y);
 }
 
-/// ConvTranspose (NCHW, group 1) as the convolution it equals: the input
-/// with stride-1 zeros inserted between its pixels, padded by
+/// ConvTranspose (NCHW) as the convolution it equals: the input with
+/// stride-1 zeros inserted between its pixels, padded by
 /// dilation*(kernel-1) minus the pads (plus output_padding at the end),
 /// convolved at stride 1 with the filter flipped in space and with its
-/// channel dims swapped.
+/// channel dims swapped within each group. The pads come from `pads`, or
+/// from `output_shape` or a SAME auto_pad (the odd pixel at the end for
+/// SAME_UPPER, at the start otherwise).
 void Importer::importConvTranspose(const onnx::NodeProto &n) {
   if (importAs2D(n, &Importer::importConvTranspose))
     return;
   onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
-                "output_padding", "auto_pad"});
-  if (const onnx::AttributeProto *a =
-          attr(n, "auto_pad", onnx::AttributeProto::STRING))
-    if (a->s() != "NOTSET")
-      fail(nodeName(n) + ": auto_pad '" + a->s() + "' is not supported");
-  if (intAttr(n, "group", 1) != 1)
-    fail(nodeName(n) + ": grouped ConvTranspose is not supported");
+                "output_padding", "output_shape", "auto_pad"});
+  Window win = windowAttrs(n);
   Value x = input(n, 0), w = input(n, 1);
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w);
-  if (xs.size() != 4 || ws.size() != 4 || ws[0] != xs[1])
-    fail(nodeName(n) + ": needs an NCHW input and a [C, K, R, S] filter");
-  SmallVector<int64_t> st = intsAttr(n, "strides", {1, 1}),
-                       dil = intsAttr(n, "dilations", {1, 1}),
-                       pads = intsAttr(n, "pads", {0, 0, 0, 0}),
-                       outPad = intsAttr(n, "output_padding", {0, 0});
-  if (st.size() != 2 || dil.size() != 2 || pads.size() != 4 ||
-      outPad.size() != 2)
-    fail(nodeName(n) + ": strides, dilations, pads and output_padding must "
-                       "be 2-D");
-  int64_t C = xs[1], K = ws[1], R = ws[2], S = ws[3];
+  int64_t groups = intAttr(n, "group", 1);
+  if (xs.size() != 4 || ws.size() != 4)
+    fail(nodeName(n) + ": needs an NCHW input and a [C, K/group, R, S] filter");
+  if (groups < 1 || xs[1] % groups || ws[0] != xs[1])
+    fail(nodeName(n) + ": group " + std::to_string(groups) +
+         " does not divide the channels, or the filter is not [C, K/group, "
+         "R, S] with the input's C");
+  int64_t C = xs[1], Kg = ws[1], K = Kg * groups, R = ws[2], S = ws[3];
+  int64_t Cg = C / groups;
+  SmallVector<int64_t> kernel = intsAttr(n, "kernel_shape", {R, S});
+  if (kernel != ArrayRef<int64_t>{R, S})
+    fail(nodeName(n) + ": kernel_shape does not match the filter's [R, S] (" +
+         std::to_string(R) + "x" + std::to_string(S) + ")");
+  SmallVector<int64_t> &st = win.strides, &dil = win.dilations,
+                       &pads = win.pads;
+  SmallVector<int64_t> outPad = intsAttr(n, "output_padding", {0, 0});
+  if (outPad.size() != 2)
+    fail(nodeName(n) + ": output_padding must be 2-D");
+  for (int d = 0; d < 2; ++d)
+    if (outPad[d] < 0 || outPad[d] >= std::max(st[d], dil[d]))
+      fail(nodeName(n) + ": output_padding " + std::to_string(outPad[d]) +
+           " must be below the stride or the dilation");
+  // output_shape (spatial, or with N and C) or a SAME auto_pad fixes the
+  // output size; the total padding follows from it.
+  SmallVector<int64_t> outShape = intsAttr(n, "output_shape", {});
+  if (outShape.size() == 4)
+    outShape.erase(outShape.begin(), outShape.begin() + 2);
+  if (!outShape.empty() && outShape.size() != 2)
+    fail(nodeName(n) + ": output_shape must be 2-D");
+  if (outShape.empty() &&
+      (win.autoPad == "SAME_UPPER" || win.autoPad == "SAME_LOWER"))
+    outShape = {xs[2] * st[0], xs[3] * st[1]};
+  if (win.autoPad == "VALID")
+    pads.assign(4, 0);
+  if (!outShape.empty()) {
+    for (int d = 0; d < 2; ++d) {
+      int64_t full =
+          st[d] * (xs[2 + d] - 1) + outPad[d] + (kernel[d] - 1) * dil[d] + 1;
+      // A negative total (an output larger than the input reaches) pads
+      // the convolution's input further; halves round down, as in ONNX's
+      // reference.
+      int64_t total = full - outShape[d];
+      int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      bool upper = win.autoPad == "SAME_UPPER";
+      pads[d] = upper ? half : total - half;
+      pads[d + 2] = total - pads[d];
+    }
+  }
   // Zeros between the input pixels.
   Value xd = x;
   SmallVector<int64_t> ds = {xs[0], C, (xs[2] - 1) * st[0] + 1,
@@ -258,47 +301,61 @@ void Importer::importConvTranspose(const onnx::NodeProto &n) {
                                    dil[1] * (S - 1) - pads[3] + outPad[1]};
   if (llvm::any_of(convPads, [](int64_t p) { return p < 0; }))
     fail(nodeName(n) + ": pads beyond the kernel's reach are not supported");
-  // The filter: [C, K, R, S] -> [K, C, R, S], flipped in R and S.
+  // The filter: [C, K/G, R, S] -> [K, C/G, R, S] (k = g·K/G + kk reads
+  // channel g·C/G + cc), flipped in R and S.
   Value wf;
-  if (initializers.count(n.input(1))) {
+  auto flipped = [&](ArrayRef<int64_t> shape) -> Value {
     std::vector<float> src = requiredConstant(n, 1), dst(src.size());
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t r = 0; r < R; ++r)
-          for (int64_t q = 0; q < S; ++q)
-            dst[((k * C + c) * R + r) * S + q] =
-                src[((c * K + k) * R + (R - 1 - r)) * S + (S - 1 - q)];
-    wf = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(f32Tensor({K, C, R, S}), ArrayRef<float>(dst)));
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t kk = 0; kk < Kg; ++kk)
+        for (int64_t cc = 0; cc < Cg; ++cc)
+          for (int64_t r = 0; r < R; ++r)
+            for (int64_t q = 0; q < S; ++q)
+              dst[(((g * Kg + kk) * Cg + cc) * R + r) * S + q] =
+                  src[(((g * Cg + cc) * Kg + kk) * R + (R - 1 - r)) * S +
+                      (S - 1 - q)];
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(f32Tensor(shape), ArrayRef<float>(dst)));
+  };
+  bool constantW = initializers.count(n.input(1));
+  if (constantW) {
+    wf = flipped({K, Cg, R, S});
   } else {
+    // wf[g·K/G + kk, cc, r, q] = w[g·C/G + cc, kk, R-1-r, S-1-q], on the
+    // filter viewed as [G, C/G, K/G, R, S].
     MLIRContext *c = ctx;
     AffineExpr d0 = getAffineDimExpr(0, c), d1 = getAffineDimExpr(1, c),
-               d2 = getAffineDimExpr(2, c), d3 = getAffineDimExpr(3, c);
-    AffineMap in = AffineMap::get(4, 0, {d1, d0, R - 1 - d2, S - 1 - d3}, c);
-    AffineMap out = AffineMap::getMultiDimIdentityMap(4, c);
+               d2 = getAffineDimExpr(2, c), d3 = getAffineDimExpr(3, c),
+               d4 = getAffineDimExpr(4, c);
+    Value wv = tensor::ExpandShapeOp::create(
+        b, loc, f32Tensor({groups, Cg, Kg, R, S}), w,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+    AffineMap in =
+        AffineMap::get(5, 0, {d0, d2, d1, R - 1 - d3, S - 1 - d4}, c);
+    AffineMap out = AffineMap::getMultiDimIdentityMap(5, c);
     Value init = tensor::EmptyOp::create(
-        b, loc, SmallVector<int64_t>{K, C, R, S}, b.getF32Type());
-    wf = linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{w}, ValueRange{init},
-             SmallVector<AffineMap>{in, out},
-             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               linalg::YieldOp::create(nb, l, args[0]);
-             })
-             .getResult(0);
+        b, loc, SmallVector<int64_t>{groups, Kg, Cg, R, S}, b.getF32Type());
+    Value g5 =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{wv}, ValueRange{init},
+            SmallVector<AffineMap>{in, out},
+            SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(nb, l, args[0]);
+            })
+            .getResult(0);
+    wf = tensor::CollapseShapeOp::create(
+        b, loc, g5, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
   }
   Value padded = pad(xd, convPads, 0.0f);
   ArrayRef<int64_t> ps = shapeOf(padded);
   int64_t P = ps[2] - dil[0] * (R - 1), Q = ps[3] - dil[1] * (S - 1);
   if (P < 1 || Q < 1)
     fail(nodeName(n) + ": the output would be empty");
-  Value init = zeros({xs[0], K, P, Q});
-  Value y =
-      linalg::Conv2DNchwFchwOp::create(
-          b, loc, TypeRange{init.getType()}, ValueRange{padded, wf},
-          ValueRange{init}, b.getI64TensorAttr({1, 1}), b.getI64TensorAttr(dil))
-          .getResult(0);
+  Value y = convolution(padded, wf, groups, {1, 1}, dil, {xs[0], K, P, Q},
+                        [&](ArrayRef<int64_t> shape) -> Value {
+                          return constantW ? flipped(shape) : Value();
+                        });
   if (n.input_size() > 2 && !n.input(2).empty()) {
     Value bias = reshape(input(n, 2), {K, 1, 1});
     y = elementwise({y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {

@@ -191,6 +191,14 @@ public:
   /// Imports a node on a 1-D (NCL) input as the 2-D node `twoD` on
   /// [N, C, 1, L]; false if the input is not 1-D.
   bool importAs2D(const onnx::NodeProto &n, OpImporter twoD);
+  /// A 2-D convolution of NCHW `padded` with filter `w` [K, C/groups, R,
+  /// S] into `outShape`, grouped convolutions as one op;
+  /// `constantFilter(shape)` gives the filter as a constant of another
+  /// shape, or null if it is not constant.
+  Value convolution(Value padded, Value w, int64_t groups,
+                    ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                    ArrayRef<int64_t> outShape,
+                    function_ref<Value(ArrayRef<int64_t>)> constantFilter);
   /// The window attributes of a 2-D Conv or pooling node.
   struct Window {
     SmallVector<int64_t> strides, dilations, pads;
@@ -273,6 +281,8 @@ public:
   SmallVector<Value> importSubgraph(const onnx::GraphProto &g);
   // Recurrent.cpp
   void importLSTM(const onnx::NodeProto &n);
+  void importGRU(const onnx::NodeProto &n);
+  void importRNN(const onnx::NodeProto &n);
   // Resize.cpp
   void importResize(const onnx::NodeProto &n);
   // Quantization.cpp
