@@ -1,7 +1,8 @@
 //===- Elementwise.cpp - Element-wise ops ---------------------------------===//
 //
 // Unary ops (with their attributes), binary arithmetic with numpy
-// broadcasting, and variadic Max / Min, each one linalg.generic.
+// broadcasting (integer Div truncating), Mod, PRelu, Shrink, IsNaN /
+// IsInf, and variadic Max / Min / Sum / Mean, each one linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -181,18 +182,28 @@ void Importer::importUnary(const onnx::NodeProto &n) {
                         }));
 }
 
-void Importer::importMinMax(const onnx::NodeProto &n) {
+/// Max, Min, Sum and Mean of any number of broadcast inputs.
+void Importer::importVariadic(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   onlyAttrs(n, {});
   SmallVector<Value> ins;
   for (int i = 0; i < n.input_size(); ++i)
     ins.push_back(input(n, i));
-  bool isMax = op == "Max";
+  if (ins.empty())
+    fail(nodeName(n) + ": needs at least one input");
   define(n, elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
            Value r = v[0];
-           for (Value x : v.drop_front())
-             r = isMax ? arith::MaximumFOp::create(nb, l, r, x).getResult()
-                       : arith::MinimumFOp::create(nb, l, r, x).getResult();
+           for (Value x : v.drop_front()) {
+             if (op == "Max")
+               r = arith::MaximumFOp::create(nb, l, r, x);
+             else if (op == "Min")
+               r = arith::MinimumFOp::create(nb, l, r, x);
+             else
+               r = arith::AddFOp::create(nb, l, r, x);
+           }
+           if (op == "Mean")
+             r = arith::DivFOp::create(nb, l, r,
+                                       f32Constant(nb, l, float(v.size())));
            return r;
          }));
 }
@@ -258,10 +269,127 @@ void Importer::importBinary(const onnx::NodeProto &n) {
   if (!make)
     fail(nodeName(n) + ": not a binary op (an importer bug)");
   onlyAttrs(n, {});
+  // Integer division truncates toward zero.
+  bool truncate = n.op_type() == "Div" && isInteger(n.output(0));
   define(n, elementwise({input(n, 0), input(n, 1)}, n,
                         [&](OpBuilder &nb, Location l, ValueRange a) {
-                          return make(nb, l, a[0], a[1]);
+                          Value r = make(nb, l, a[0], a[1]);
+                          if (truncate)
+                            r = math::TruncOp::create(nb, l, r);
+                          return r;
                         }));
+}
+
+/// PRelu: x where x >= 0, slope·x below (the slope broadcast to x).
+void Importer::importPRelu(const onnx::NodeProto &n) {
+  onlyAttrs(n, {});
+  Value x = input(n, 0);
+  define(n,
+         elementwise(
+             {x, input(n, 1)}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+               Value neg =
+                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, v[0],
+                                         f32Constant(nb, l, 0));
+               return arith::SelectOp::create(
+                          nb, l, neg, arith::MulFOp::create(nb, l, v[0], v[1]),
+                          v[0])
+                   .getResult();
+             }));
+  if (shapeOf(values.at(n.output(0))) != shapeOf(x))
+    fail(nodeName(n) + ": the slope must broadcast to the input's shape");
+}
+
+/// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+void Importer::importShrink(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"bias", "lambd"});
+  float bias = floatAttr(n, "bias", 0.0f), lambd = floatAttr(n, "lambd", 0.5f);
+  define(n, elementwise(
+                {input(n, 0)}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+                  Value x = v[0];
+                  Value below =
+                      arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x,
+                                            f32Constant(nb, l, -lambd));
+                  Value above =
+                      arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x,
+                                            f32Constant(nb, l, lambd));
+                  Value r = arith::SelectOp::create(
+                      nb, l, above,
+                      arith::SubFOp::create(nb, l, x, f32Constant(nb, l, bias)),
+                      f32Constant(nb, l, 0));
+                  return arith::SelectOp::create(
+                             nb, l, below,
+                             arith::AddFOp::create(nb, l, x,
+                                                   f32Constant(nb, l, bias)),
+                             r)
+                      .getResult();
+                }));
+}
+
+/// Mod: with fmod = 1 the remainder has the dividend's sign (C fmod);
+/// with fmod = 0 (integers only) the divisor's, as in Python. Both are
+/// exact in f32.
+void Importer::importMod(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"fmod"});
+  int64_t fmod = intAttr(n, "fmod", 0);
+  if (fmod != 0 && fmod != 1)
+    fail(nodeName(n) + ": fmod must be 0 or 1");
+  if (!fmod && !isInteger(n.output(0)))
+    fail(nodeName(n) + ": fmod = 0 needs integer inputs (ONNX requires "
+                       "fmod = 1 for floats)");
+  define(n, elementwise({input(n, 0), input(n, 1)}, n,
+                        [&](OpBuilder &nb, Location l, ValueRange a) {
+                          Value r = arith::RemFOp::create(nb, l, a[0], a[1]);
+                          if (fmod)
+                            return r;
+                          // r + y when r is not zero and its sign differs
+                          // from y's.
+                          Value zero = f32Constant(nb, l, 0);
+                          Value nonzero = arith::CmpFOp::create(
+                              nb, l, arith::CmpFPredicate::ONE, r, zero);
+                          Value rNeg = arith::CmpFOp::create(
+                              nb, l, arith::CmpFPredicate::OLT, r, zero);
+                          Value yNeg = arith::CmpFOp::create(
+                              nb, l, arith::CmpFPredicate::OLT, a[1], zero);
+                          Value differ =
+                              arith::XOrIOp::create(nb, l, rNeg, yNeg);
+                          Value fix =
+                              arith::AndIOp::create(nb, l, nonzero, differ);
+                          return arith::SelectOp::create(
+                                     nb, l, fix,
+                                     arith::AddFOp::create(nb, l, r, a[1]), r)
+                              .getResult();
+                        }));
+}
+
+/// IsNaN, and IsInf with detect_negative and detect_positive: booleans.
+void Importer::importIsInfNaN(const onnx::NodeProto &n) {
+  bool isNaN = n.op_type() == "IsNaN";
+  onlyAttrs(
+      n, isNaN ? ArrayRef<const char *>{}
+               : ArrayRef<const char *>{"detect_negative", "detect_positive"});
+  bool negative = isNaN || intAttr(n, "detect_negative", 1);
+  bool positive = isNaN || intAttr(n, "detect_positive", 1);
+  define(n, elementwise(
+                {input(n, 0)}, n,
+                [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+                  if (isNaN)
+                    return arith::CmpFOp::create(
+                        nb, l, arith::CmpFPredicate::UNO, v[0], v[0]);
+                  float inf = std::numeric_limits<float>::infinity();
+                  Value r = arith::ConstantIntOp::create(nb, l, 0, 1);
+                  if (positive)
+                    r = arith::OrIOp::create(
+                        nb, l, r,
+                        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                              v[0], f32Constant(nb, l, inf)));
+                  if (negative)
+                    r = arith::OrIOp::create(
+                        nb, l, r,
+                        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                              v[0], f32Constant(nb, l, -inf)));
+                  return r;
+                },
+                b.getI1Type()));
 }
 
 void mlir::tq::onnx_import::registerElementwiseOps(OpRegistry &r) {
@@ -278,6 +406,11 @@ void mlir::tq::onnx_import::registerElementwiseOps(OpRegistry &r) {
   r["Clip"] = &Importer::importClip;
   for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow"})
     r[op] = &Importer::importBinary;
-  r["Max"] = &Importer::importMinMax;
-  r["Min"] = &Importer::importMinMax;
+  for (const char *op : {"Max", "Min", "Sum", "Mean"})
+    r[op] = &Importer::importVariadic;
+  r["Mod"] = &Importer::importMod;
+  r["PRelu"] = &Importer::importPRelu;
+  r["Shrink"] = &Importer::importShrink;
+  r["IsNaN"] = &Importer::importIsInfNaN;
+  r["IsInf"] = &Importer::importIsInfNaN;
 }

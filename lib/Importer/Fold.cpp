@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <cmath>
 #include <set>
 
 using namespace mlir;
@@ -21,6 +22,8 @@ using namespace mlir::tq::onnx_import;
 bool Importer::fold(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   static const std::set<std::string> foldable = {"Shape",
+                                                 "Size",
+                                                 "Range",
                                                  "Gather",
                                                  "Unsqueeze",
                                                  "Squeeze",
@@ -59,7 +62,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
       in.push_back({{}, {}, true});
       continue;
     }
-    if (op == "Shape" && i == 0)
+    if ((op == "Shape" || op == "Size") && i == 0)
       continue;
     auto it = initializers.find(n.input(i));
     if (it == initializers.end())
@@ -74,7 +77,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
                   it->second.data_type() == onnx::TensorProto::BOOL});
   }
   // Too few inputs: the value path reports the missing one.
-  size_t need = op == "Shape" ? 0 : op == "Gather" ? 2 : 1;
+  size_t need = op == "Shape" || op == "Size" ? 0 : op == "Gather" ? 2 : 1;
   if (in.size() < need)
     return false;
   auto ints = [](const Const &c) {
@@ -93,6 +96,29 @@ bool Importer::fold(const onnx::NodeProto &n) {
     for (int64_t d = start; d < end; ++d)
       out.v.push_back(shape[d]);
     out.dims = {int64_t(out.v.size())};
+    out.isInt = true;
+  } else if (op == "Range") {
+    // start, start + delta, ... while before limit.
+    if (in.size() != 3 || in[0].v.size() != 1 || in[1].v.size() != 1 ||
+        in[2].v.size() != 1)
+      fail(nodeName(n) + ": start, limit and delta must be scalars");
+    double start = in[0].v[0], limit = in[1].v[0], delta = in[2].v[0];
+    if (delta == 0)
+      fail(nodeName(n) + ": delta must not be 0");
+    double count = std::ceil((limit - start) / delta);
+    if (!(count >= 1) || count > double(1 << 24))
+      fail(nodeName(n) + ": the range has " +
+           (count >= 1 ? "more than 2^24 elements" : "no elements"));
+    for (int64_t i = 0; i < int64_t(count); ++i)
+      out.v.push_back(start + double(i) * delta);
+    out.dims = {int64_t(count)};
+    out.isInt = in[0].isInt;
+  } else if (op == "Size") {
+    // A scalar: the element count of the static shape.
+    int64_t count = 1;
+    for (int64_t d : shapeOf(input(n, 0)))
+      count *= d;
+    out.v = {double(count)};
     out.isInt = true;
   } else if (op == "Identity") {
     out = in[0];

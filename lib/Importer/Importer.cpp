@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <onnx/defs/parser.h>
 
@@ -30,6 +31,7 @@ const OpRegistry &mlir::tq::onnx_import::opRegistry() {
     registerNormalizationOps(r);
     registerReductionOps(r);
     registerTensorOps(r);
+    registerIndexingOps(r);
     registerResizeOps(r);
     registerLogicalOps(r);
     registerControlFlowOps(r);
@@ -107,6 +109,164 @@ void Importer::node(const onnx::NodeProto &n) {
   (this->*importer)(n);
 }
 
+// Integer data computed at run time is carried as f32, exact up to 2^24;
+// booleans are i1. At the function's boundary, integer graph inputs and
+// outputs have their ONNX element type.
+
+Type Importer::boundaryElement(int32_t onnxType) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT16:
+    return b.getI16Type();
+  case onnx::TensorProto::INT8:
+    return b.getI8Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return {};
+  }
+}
+
+/// A node standing for a graph input or output, to name it in diagnostics.
+static onnx::NodeProto boundaryNode(const std::string &name) {
+  onnx::NodeProto n;
+  n.set_name(name);
+  n.set_op_type("graph boundary");
+  return n;
+}
+
+Value Importer::fromBoundary(Value arg, const std::string &name) {
+  Type element = cast<RankedTensorType>(arg.getType()).getElementType();
+  if (element.isF32() || element.isInteger(1))
+    return arg;
+  return elementwise(
+      {arg}, boundaryNode(name),
+      [](OpBuilder &nb, Location l, ValueRange v) {
+        return arith::SIToFPOp::create(nb, l, nb.getF32Type(), v[0])
+            .getResult();
+      },
+      b.getF32Type(), /*anyInputElement=*/true);
+}
+
+Value Importer::toBoundary(Value v, const onnx::ValueInfoProto &out) {
+  const onnx::TypeProto &t = out.type();
+  Type want = t.has_tensor_type() ? boundaryElement(t.tensor_type().elem_type())
+                                  : Type();
+  Type have = cast<RankedTensorType>(v.getType()).getElementType();
+  // Undeclared, float, or the value already has the type.
+  if (!want || want.isF32() || want == have)
+    return v;
+  onnx::NodeProto n = boundaryNode(out.name());
+  if (want.isInteger(1))
+    return elementwise(
+        {v}, n,
+        [](OpBuilder &nb, Location l, ValueRange x) {
+          return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, x[0],
+                                       f32Constant(nb, l, 0))
+              .getResult();
+        },
+        want);
+  // An integer output: f32 values rounded to the nearest integer (they are
+  // integers unless a float op produced them), booleans extended.
+  return elementwise(
+      {v}, n,
+      [want](OpBuilder &nb, Location l, ValueRange x) -> Value {
+        if (x[0].getType().isInteger(1))
+          return arith::ExtUIOp::create(nb, l, want, x[0]);
+        Value r = math::RoundEvenOp::create(nb, l, x[0]);
+        return arith::FPToSIOp::create(nb, l, want, r);
+      },
+      want, /*anyInputElement=*/true);
+}
+
+/// The element type of output `i` of `n` from its inputs' (`typeOf`):
+/// ops that make indices, booleans or a given type, and for the rest the
+/// type of their data input.
+static int32_t
+outputElementType(const onnx::NodeProto &n, int i,
+                  function_ref<int32_t(const std::string &)> typeOf) {
+  static const llvm::StringSet<> indices = {"Shape", "Size", "ArgMax", "ArgMin",
+                                            "NonZero"};
+  static const llvm::StringSet<> booleans = {
+      "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And",
+      "Or",    "Xor",     "IsNaN",          "IsInf"};
+  const std::string &op = n.op_type();
+  if (indices.contains(op) || (op == "TopK" && i == 1))
+    return onnx::TensorProto::INT64;
+  if (booleans.contains(op))
+    return onnx::TensorProto::BOOL;
+  for (const onnx::AttributeProto &a : n.attribute()) {
+    if (op == "Cast" && a.name() == "to")
+      return int32_t(a.i());
+    if ((op == "Constant" || op == "ConstantOfShape") && a.name() == "value")
+      return a.t().data_type();
+  }
+  if (op == "Constant" || op == "ConstantOfShape")
+    return onnx::TensorProto::FLOAT;
+  if (op == "CastLike" && n.input_size() > 1)
+    return typeOf(n.input(1));
+  // Where(condition, x, y) has x's type; the rest their first input's.
+  int data = op == "Where" ? 1 : 0;
+  return n.input_size() > data ? typeOf(n.input(data))
+                               : int32_t(onnx::TensorProto::FLOAT);
+}
+
+void Importer::recordElementTypes(const onnx::GraphProto &g) {
+  // Declared types first (inputs, outputs, value_info, initializers); the
+  // others follow from each node's inputs, in the graph's order.
+  for (const auto *list : {&g.input(), &g.output(), &g.value_info()})
+    for (const onnx::ValueInfoProto &v : *list)
+      if (v.type().has_tensor_type() && v.type().tensor_type().elem_type())
+        elementTypes[v.name()] = v.type().tensor_type().elem_type();
+  for (const onnx::TensorProto &t : g.initializer())
+    elementTypes[t.name()] = t.data_type();
+  auto typeOf = [&](const std::string &name) -> int32_t {
+    auto it = elementTypes.find(name);
+    return it == elementTypes.end() ? int32_t(onnx::TensorProto::FLOAT)
+                                    : it->second;
+  };
+  for (const onnx::NodeProto &n : g.node()) {
+    // Subgraphs (the branches of If) first: their outputs type the node's.
+    const onnx::GraphProto *branch = nullptr;
+    for (const onnx::AttributeProto &a : n.attribute())
+      if (a.has_g()) {
+        recordElementTypes(a.g());
+        branch = &a.g();
+      }
+    for (int i = 0; i < n.output_size(); ++i) {
+      if (n.output(i).empty() || elementTypes.count(n.output(i)))
+        continue;
+      elementTypes[n.output(i)] = branch && i < branch->output_size()
+                                      ? typeOf(branch->output(i).name())
+                                      : outputElementType(n, i, typeOf);
+    }
+  }
+}
+
+bool Importer::isInteger(const std::string &value) const {
+  auto it = elementTypes.find(value);
+  if (it == elementTypes.end())
+    return false;
+  switch (it->second) {
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT64:
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::UINT8:
+    return true;
+  default:
+    return false;
+  }
+}
+
 OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   const onnx::GraphProto &g = model.graph();
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
@@ -118,6 +278,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       opsets.push_back(o.version());
   for (const onnx::TensorProto &t : g.initializer())
     initializers[t.name()] = t;
+  recordElementTypes(g);
   for (const auto &[name, c] : options.constants) {
     if (llvm::none_of(g.input(), [&, &name = name](const auto &in) {
           return in.name() == name;
@@ -145,9 +306,13 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     if (initializers.count(in.name()))
       continue;
     const onnx::TypeProto &t = in.type();
-    if (!t.has_tensor_type() ||
-        t.tensor_type().elem_type() != onnx::TensorProto::FLOAT)
-      fail("input '" + in.name() + "': only float tensors are supported");
+    Type element = t.has_tensor_type()
+                       ? boundaryElement(t.tensor_type().elem_type())
+                       : Type();
+    if (!element)
+      fail("input '" + in.name() +
+           "': only float, int64, int32, int16, int8 and bool tensors are "
+           "supported");
     SmallVector<int64_t> shape;
     auto given = options.inputShapes.find(in.name());
     if (given != options.inputShapes.end()) {
@@ -166,7 +331,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       }
     }
     checkShape(shape, "input '" + in.name() + "'");
-    argTypes.push_back(f32Tensor(shape));
+    argTypes.push_back(RankedTensorType::get(shape, element));
     argNames.push_back(in.name());
   }
 
@@ -177,8 +342,9 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   for (auto [i, name] : llvm::enumerate(argNames)) {
-    entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(name)));
-    values[name] = entry->getArgument(i);
+    loc = NameLoc::get(b.getStringAttr(name));
+    entry->getArgument(i).setLoc(loc);
+    values[name] = fromBoundary(entry->getArgument(i), name);
   }
   std::vector<onnx::NodeProto> nodes = foldBatchNorms(g);
   checkSupported(nodes);
@@ -194,7 +360,8 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     auto it = values.find(out.name());
     if (it == values.end())
       fail("output '" + out.name() + "' is not computed by the graph");
-    results.push_back(it->second);
+    loc = NameLoc::get(b.getStringAttr(out.name()));
+    results.push_back(toBoundary(it->second, out));
   }
   func::ReturnOp::create(b, module->getLoc(), results);
   func.setFunctionType(

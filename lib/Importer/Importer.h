@@ -7,17 +7,19 @@
 //   Importer.cpp       the graph walk, opsets, the registry, the entry point
 //   Tensors.cpp        tensor data, attributes, constants, shape builders
 //   Fold.cpp           import-time evaluation of shape arithmetic
-//   Elementwise.cpp    unary, binary and variadic element-wise ops
+//   Elementwise.cpp    unary, binary and variadic element-wise ops, Mod
 //   Matmul.cpp         MatMul, Gemm, MatMulInteger, QLinearMatMul
 //   Conv.cpp           Conv, ConvTranspose, the BatchNormalization fold
 //   Pooling.cpp        max, average and global pooling
-//   Normalization.cpp  BatchNormalization (inference), LayerNormalization
-//   Reductions.cpp     Reduce*, Softmax, LogSoftmax, Hardmax
-//   TensorOps.cpp      reshapes, slices, concatenation, gather, casts
+//   Normalization.cpp  BatchNormalization (inference), LayerNormalization,
+//                      InstanceNormalization, LRN
+//   Reductions.cpp     Reduce*, Softmax, LogSoftmax, Hardmax, ArgMax/Min
+//   TensorOps.cpp      reshapes, slices, concatenation, casts
+//   Indexing.cpp       Gather(Elements), Expand, Tile, Trilu, DepthToSpace
 //   Resize.cpp         Resize
 //   Logical.cpp        comparisons, Not / And / Or / Xor, Where
 //   ControlFlow.cpp    If
-//   Recurrent.cpp      LSTM
+//   Recurrent.cpp      LSTM, GRU, RNN
 //   Quantization.cpp   QuantizeLinear, DequantizeLinear
 //   Losses.cpp         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 //
@@ -88,6 +90,7 @@ void registerPoolingOps(OpRegistry &r);
 void registerNormalizationOps(OpRegistry &r);
 void registerReductionOps(OpRegistry &r);
 void registerTensorOps(OpRegistry &r);
+void registerIndexingOps(OpRegistry &r);
 void registerResizeOps(OpRegistry &r);
 void registerLogicalOps(OpRegistry &r);
 void registerControlFlowOps(OpRegistry &r);
@@ -105,6 +108,19 @@ public:
 
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
 
+  /// Records the ONNX element type of every value of `g` and its
+  /// subgraphs: declared, or derived from the node's inputs.
+  void recordElementTypes(const onnx::GraphProto &g);
+  /// True if ONNX types `value` as an integer (carried as f32 here).
+  bool isInteger(const std::string &value) const;
+  /// The element type a graph input or output of ONNX element type
+  /// `onnxType` has in the function's signature; null if unsupported.
+  Type boundaryElement(int32_t onnxType);
+  /// Graph input `arg` as the importer carries it: integers as f32.
+  Value fromBoundary(Value arg, const std::string &name);
+  /// `v` converted to the element type graph output `out` declares.
+  Value toBoundary(Value v, const onnx::ValueInfoProto &out);
+
   //===--------------------------------------------------------------------===//
   // State
   //===--------------------------------------------------------------------===//
@@ -116,6 +132,8 @@ public:
   std::map<std::string, Value> values;
   std::map<std::string, onnx::TensorProto> initializers;
   std::vector<int64_t> opsets;
+  /// ONNX element types by value name (recordElementTypes).
+  std::map<std::string, int32_t> elementTypes;
 
   //===--------------------------------------------------------------------===//
   // Nodes, inputs and attributes (Tensors.cpp)
@@ -174,6 +192,12 @@ public:
   Value constant(const onnx::TensorProto &t, const std::string &where);
   Value zeros(ArrayRef<int64_t> shape);
   Value transpose(Value v, ArrayRef<int64_t> perm);
+  /// x's slices at constant `indices` along `axis`, with the indices'
+  /// shape in place of that dim.
+  Value gatherSlices(Value x, ArrayRef<float> indices, int64_t axis,
+                     ArrayRef<int64_t> indexShape);
+  /// `x` broadcast (numpy rules) to `shape`, any element type.
+  Value broadcastTo(const onnx::NodeProto &n, Value x, ArrayRef<int64_t> shape);
   /// A reshape between static shapes.
   Value reshape(Value x, ArrayRef<int64_t> shape);
   /// numpy broadcasting of `inputs` into one linalg.generic with `body`,
@@ -220,6 +244,7 @@ public:
   AlongAxis alongAxis(Value x, int64_t axis);
   Value softmax(Value x, int64_t axis, bool log = false);
   Value hardmax(Value x, int64_t axis);
+  Value argExtreme(Value x, int64_t axis, bool max, bool last);
   Value nllLoss(const onnx::NodeProto &n, Value logProb, int targetInput,
                 int weightInput);
   /// Evaluates a node whose inputs are all constants; false to import it
@@ -235,7 +260,11 @@ public:
   // Elementwise.cpp
   void importUnary(const onnx::NodeProto &n);
   void importBinary(const onnx::NodeProto &n);
-  void importMinMax(const onnx::NodeProto &n);
+  void importVariadic(const onnx::NodeProto &n);
+  void importMod(const onnx::NodeProto &n);
+  void importPRelu(const onnx::NodeProto &n);
+  void importShrink(const onnx::NodeProto &n);
+  void importIsInfNaN(const onnx::NodeProto &n);
   void importClip(const onnx::NodeProto &n);
   // Matmul.cpp
   void importMatMul(const onnx::NodeProto &n);
@@ -250,10 +279,14 @@ public:
   // Normalization.cpp
   void importBatchNormalization(const onnx::NodeProto &n);
   void importLayerNormalization(const onnx::NodeProto &n);
+  void importInstanceNormalization(const onnx::NodeProto &n);
+  void importLRN(const onnx::NodeProto &n);
   // Reductions.cpp
   void importReduce(const onnx::NodeProto &n);
   void importSoftmax(const onnx::NodeProto &n);
   void importHardmax(const onnx::NodeProto &n);
+  void importArgExtreme(const onnx::NodeProto &n);
+  void importCumSum(const onnx::NodeProto &n);
   // TensorOps.cpp
   void importReshape(const onnx::NodeProto &n);
   void importSqueeze(const onnx::NodeProto &n);
@@ -261,13 +294,22 @@ public:
   void importConcat(const onnx::NodeProto &n);
   void importSplit(const onnx::NodeProto &n);
   void importSlice(const onnx::NodeProto &n);
-  void importGather(const onnx::NodeProto &n);
   void importTranspose(const onnx::NodeProto &n);
+
+  // Indexing.cpp
+  void importGather(const onnx::NodeProto &n);
+  void importGatherElements(const onnx::NodeProto &n);
+  void importExpand(const onnx::NodeProto &n);
+  void importTile(const onnx::NodeProto &n);
+  void importTrilu(const onnx::NodeProto &n);
+  void importDepthSpace(const onnx::NodeProto &n);
   void importCast(const onnx::NodeProto &n);
+  void importCastLike(const onnx::NodeProto &n);
   void importIdentity(const onnx::NodeProto &n);
   void importDropout(const onnx::NodeProto &n);
   void importConstant(const onnx::NodeProto &n);
   void importShape(const onnx::NodeProto &n);
+  void importRange(const onnx::NodeProto &n);
   void importPad(const onnx::NodeProto &n);
   void importConstantOfShape(const onnx::NodeProto &n);
   // Logical.cpp

@@ -1,13 +1,14 @@
-//===- Normalization.cpp - BatchNormalization and LayerNormalization ------===//
+//===- Normalization.cpp - Batch, layer, instance and local normalization ===//
 //
-// Inference BatchNormalization (when it does not fold into a Conv) and
-// LayerNormalization.
+// Inference BatchNormalization (when it does not fold into a Conv),
+// LayerNormalization, InstanceNormalization and LRN.
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::tq::onnx_import;
@@ -47,6 +48,111 @@ void Importer::importBatchNormalization(const onnx::NodeProto &n) {
                 }));
 }
 
+/// The mean of `x` over `axes` (kept as 1s), and `x` minus it with the
+/// variance: the statistics of layer and instance normalization.
+static std::tuple<Value, Value, Value> moments(Importer &im,
+                                               const onnx::NodeProto &n,
+                                               Value x,
+                                               ArrayRef<int64_t> axes) {
+  Value mean = im.reduce(x, axes, true, "mean");
+  Value centered = im.elementwise(
+      {x, mean}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        return arith::SubFOp::create(nb, l, v[0], v[1]).getResult();
+      });
+  Value sq = im.elementwise(
+      {centered}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        return arith::MulFOp::create(nb, l, v[0], v[0]).getResult();
+      });
+  return {mean, centered, im.reduce(sq, axes, true, "mean")};
+}
+
+/// (x - mean) / sqrt(var + eps) · scale + B per sample and channel, over
+/// the spatial dims.
+void Importer::importInstanceNormalization(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"epsilon"});
+  Value x = input(n, 0);
+  int64_t rank = shapeOf(x).size();
+  if (rank < 3)
+    fail(nodeName(n) + ": the input must be [N, C, D1, ...]");
+  SmallVector<int64_t> axes, channel = {shapeOf(x)[1]};
+  for (int64_t d = 2; d < rank; ++d) {
+    axes.push_back(d);
+    channel.push_back(1);
+  }
+  float eps = floatAttr(n, "epsilon", 1e-5f);
+  auto [mean, centered, var] = moments(*this, n, x, axes);
+  define(n, elementwise(
+                {centered, var, reshape(input(n, 1), channel),
+                 reshape(input(n, 2), channel)},
+                n, [&](OpBuilder &nb, Location l, ValueRange v) {
+                  Value s = math::SqrtOp::create(
+                      nb, l, arith::AddFOp::create(nb, l, v[1], f(nb, l, eps)));
+                  Value y = arith::MulFOp::create(
+                      nb, l, arith::DivFOp::create(nb, l, v[0], s), v[2]);
+                  return arith::AddFOp::create(nb, l, y, v[3]).getResult();
+                }));
+}
+
+/// LRN: x / (bias + α/size · Σ x²)^β, the sum over the channels from
+/// c - ⌊(size-1)/2⌋ to c + ⌈(size-1)/2⌉: the squares padded along C and
+/// summed by a linalg.generic with the window as a reduction dim.
+void Importer::importLRN(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"alpha", "beta", "bias", "size"});
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size(), size = intAttr(n, "size", 0);
+  if (rank < 3 || size < 1)
+    fail(nodeName(n) + ": needs an [N, C, D1, ...] input and a positive size");
+  float alpha = floatAttr(n, "alpha", 1e-4f),
+        beta = floatAttr(n, "beta", 0.75f), bias = floatAttr(n, "bias", 1.0f);
+  Value sq = elementwise({x}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+    return arith::MulFOp::create(nb, l, v[0], v[0]).getResult();
+  });
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = (size - 1) / 2;
+  high[1] = size - 1 - low[1];
+  Value padded = padConstant(sq, low, high, 0.0f);
+  // Dims: the output's, then the window k; padded[n, c + k, ...].
+  SmallVector<AffineExpr> in, out;
+  for (int64_t d = 0; d < rank; ++d) {
+    AffineExpr e = getAffineDimExpr(d, ctx);
+    out.push_back(e);
+    in.push_back(d == 1 ? e + getAffineDimExpr(rank, ctx) : e);
+  }
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value window =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, b.getF32Type());
+  Value zero =
+      linalg::FillOp::create(
+          b, loc, ValueRange{f(b, loc, 0.0f)},
+          ValueRange{tensor::EmptyOp::create(b, loc, xs, b.getF32Type())})
+          .getResult(0);
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{zero.getType()}, ValueRange{padded, window},
+          ValueRange{zero},
+          SmallVector<AffineMap>{
+              AffineMap::get(rank + 1, 0, in, ctx),
+              AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),
+              AffineMap::get(rank + 1, 0, out, ctx)},
+          iters,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, a[2], a[0])});
+          })
+          .getResult(0);
+  define(
+      n, elementwise({x, sum}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        Value d = arith::AddFOp::create(
+            nb, l, f(nb, l, bias),
+            arith::MulFOp::create(nb, l, f(nb, l, alpha / float(size)), v[1]));
+        return arith::DivFOp::create(
+                   nb, l, v[0], math::PowFOp::create(nb, l, d, f(nb, l, beta)))
+            .getResult();
+      }));
+}
+
 void Importer::importLayerNormalization(const onnx::NodeProto &n) {
   onlyAttrs(n, {"axis", "epsilon", "stash_type"});
   Value x = input(n, 0);
@@ -56,16 +162,7 @@ void Importer::importLayerNormalization(const onnx::NodeProto &n) {
   for (int64_t d = axis; d < rank; ++d)
     axes.push_back(d);
   float eps = floatAttr(n, "epsilon", 1e-5f);
-  Value mean = reduce(x, axes, true, "mean");
-  Value centered =
-      elementwise({x, mean}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-        return arith::SubFOp::create(nb, l, v[0], v[1]).getResult();
-      });
-  Value sq =
-      elementwise({centered}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-        return arith::MulFOp::create(nb, l, v[0], v[0]).getResult();
-      });
-  Value var = reduce(sq, axes, true, "mean");
+  auto [mean, centered, var] = moments(*this, n, x, axes);
   SmallVector<Value> ins = {centered, var, input(n, 1)};
   bool bias = n.input_size() > 2 && !n.input(2).empty();
   if (bias)
@@ -96,4 +193,6 @@ void Importer::importLayerNormalization(const onnx::NodeProto &n) {
 void mlir::tq::onnx_import::registerNormalizationOps(OpRegistry &r) {
   r["BatchNormalization"] = &Importer::importBatchNormalization;
   r["LayerNormalization"] = &Importer::importLayerNormalization;
+  r["InstanceNormalization"] = &Importer::importInstanceNormalization;
+  r["LRN"] = &Importer::importLRN;
 }

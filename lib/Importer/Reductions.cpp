@@ -1,6 +1,7 @@
 //===- Reductions.cpp - Reductions and softmax ----------------------------===//
 //
-// Reduce* (ten kinds), Softmax, LogSoftmax and Hardmax along axes.
+// Reduce* (ten kinds), Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin and
+// CumSum along axes.
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -93,49 +94,61 @@ Value Importer::softmax(Value x, int64_t axis, bool log) {
       .getResult(0);
 }
 
-/// 1 where the first maximum along `axis` is, 0 elsewhere: the maximum,
-/// the first index holding it (a min-reduction of indices, as f32), then
-/// the comparison with each element's index.
+/// The index of the current element along `axis`, as f32.
+static Value indexAlong(OpBuilder &nb, Location l, int64_t axis) {
+  Value i = linalg::IndexOp::create(nb, l, axis);
+  Value i32 = arith::IndexCastOp::create(nb, l, nb.getI32Type(), i);
+  return arith::SIToFPOp::create(nb, l, nb.getF32Type(), i32).getResult();
+}
+
+/// The index along `axis` of the first (or `last`) maximum (or minimum),
+/// as f32, with `axis` dropped. A NaN counts as the extreme, as in numpy.
+Value Importer::argExtreme(Value x, int64_t axis, bool max, bool last) {
+  AlongAxis m = alongAxis(x, axis);
+  AffineMap id = m.id, red = m.reduced;
+  Value extreme = reduce(x, {axis}, /*keepdims=*/false, max ? "max" : "min");
+  float none = last ? -std::numeric_limits<float>::infinity()
+                    : std::numeric_limits<float>::infinity();
+  Value noneV = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(none));
+  Value empty = tensor::EmptyOp::create(b, loc, m.kept, b.getF32Type());
+  Value init = linalg::FillOp::create(b, loc, noneV, empty).getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x, extreme},
+             ValueRange{init}, ArrayRef<AffineMap>{id, red, red}, m.iters,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value at = arith::OrIOp::create(
+                   nb, l,
+                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[0],
+                                         a[1]),
+                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, a[0],
+                                         a[0]));
+               Value i = indexAlong(nb, l, axis);
+               Value pick =
+                   last ? arith::MaximumFOp::create(nb, l, a[2], i).getResult()
+                        : arith::MinimumFOp::create(nb, l, a[2], i).getResult();
+               linalg::YieldOp::create(
+                   nb, l,
+                   ValueRange{arith::SelectOp::create(nb, l, at, pick, a[2])});
+             })
+      .getResult(0);
+}
+
+/// 1 where the first maximum along `axis` is, 0 elsewhere: its index
+/// (argExtreme), compared with each element's index.
 Value Importer::hardmax(Value x, int64_t axis) {
   ArrayRef<int64_t> shape = shapeOf(x);
   AlongAxis m = alongAxis(x, axis);
-  SmallVector<int64_t> &kept = m.kept;
   AffineMap id = m.id, red = m.reduced;
-  SmallVector<utils::IteratorType> &iters = m.iters, &par = m.parallel;
-  Value mx = reduce(x, {axis}, /*keepdims=*/false, "max");
-  Value big = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
-  Value init =
-      linalg::FillOp::create(
-          b, loc, big,
-          tensor::EmptyOp::create(b, loc, kept, b.getF32Type()).getResult())
-          .getResult(0);
-  auto indexAlong = [&](OpBuilder &nb, Location l) {
-    Value i = linalg::IndexOp::create(nb, l, axis);
-    Value i32 = arith::IndexCastOp::create(nb, l, nb.getI32Type(), i);
-    return arith::SIToFPOp::create(nb, l, nb.getF32Type(), i32).getResult();
-  };
-  Value first =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{init.getType()}, ValueRange{x, mx},
-          ValueRange{init}, ArrayRef<AffineMap>{id, red, red}, iters,
-          [&](OpBuilder &nb, Location l, ValueRange a) {
-            Value at = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                             a[0], a[1]);
-            Value i = indexAlong(nb, l);
-            Value lower = arith::MinimumFOp::create(nb, l, a[2], i);
-            linalg::YieldOp::create(
-                nb, l,
-                ValueRange{arith::SelectOp::create(nb, l, at, lower, a[2])});
-          })
-          .getResult(0);
+  SmallVector<utils::IteratorType> &par = m.parallel;
+  Value first = argExtreme(x, axis, /*max=*/true, /*last=*/false);
   Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
   return linalg::GenericOp::create(
              b, loc, TypeRange{empty.getType()}, ValueRange{first},
              ValueRange{empty}, ArrayRef<AffineMap>{red, id}, par,
              [&](OpBuilder &nb, Location l, ValueRange a) {
-               Value hit = arith::CmpFOp::create(
-                   nb, l, arith::CmpFPredicate::OEQ, indexAlong(nb, l), a[0]);
+               Value hit =
+                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                         indexAlong(nb, l, axis), a[0]);
                linalg::YieldOp::create(nb, l,
                                        ValueRange{arith::UIToFPOp::create(
                                            nb, l, nb.getF32Type(), hit)});
@@ -273,6 +286,73 @@ void Importer::importSoftmax(const onnx::NodeProto &n) {
   define(n, softmax(x, axis, op == "LogSoftmax"));
 }
 
+/// ArgMax and ArgMin: int64 indices, carried as f32.
+void Importer::importArgExtreme(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"axis", "keepdims", "select_last_index"});
+  Value x = input(n, 0);
+  SmallVector<int64_t> shape(shapeOf(x));
+  int64_t axis = axisAttr(n, "axis", 0, shape.size());
+  Value r = argExtreme(x, axis, n.op_type() == "ArgMax",
+                       intAttr(n, "select_last_index", 0));
+  if (intAttr(n, "keepdims", 1)) {
+    shape[axis] = 1;
+    r = reshape(r, shape);
+  }
+  define(n, r);
+}
+
+/// CumSum along a constant axis: y[i] = Σ x[j] over j ≤ i (j < i when
+/// exclusive; j ≥ i or j > i when reverse), one linalg.generic with j as a
+/// reduction dim (quadratic along the axis).
+void Importer::importCumSum(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"exclusive", "reverse"});
+  Value x = input(n, 0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  std::vector<float> axisV = requiredConstant(n, 1);
+  if (axisV.size() != 1)
+    fail(nodeName(n) + ": axis must be a scalar");
+  int64_t axis = int64_t(axisV[0]);
+  if (axis < -rank || axis >= rank)
+    fail(nodeName(n) + ": axis " + std::to_string(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  bool exclusive = intAttr(n, "exclusive", 0),
+       reverse = intAttr(n, "reverse", 0);
+  SmallVector<AffineExpr> in, out;
+  for (int64_t d = 0; d < rank; ++d) {
+    out.push_back(getAffineDimExpr(d, ctx));
+    in.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+  }
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value init = linalg::FillOp::create(
+                   b, loc, zero,
+                   Value(tensor::EmptyOp::create(b, loc, xs, b.getF32Type())))
+                   .getResult(0);
+  arith::CmpIPredicate keep =
+      reverse
+          ? (exclusive ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::sge)
+          : (exclusive ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sle);
+  define(n,
+         linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, in, ctx),
+                                    AffineMap::get(rank + 1, 0, out, ctx)},
+             iters,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value j = linalg::IndexOp::create(nb, l, rank);
+               Value i = linalg::IndexOp::create(nb, l, axis);
+               Value take = arith::CmpIOp::create(nb, l, keep, j, i);
+               Value v = arith::SelectOp::create(nb, l, take, a[0],
+                                                 f32Constant(nb, l, 0));
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{arith::AddFOp::create(nb, l, a[1], v)});
+             })
+             .getResult(0));
+}
+
 void Importer::importHardmax(const onnx::NodeProto &n) {
   onlyAttrs(n, {"axis"});
   Value x = input(n, 0);
@@ -292,4 +372,7 @@ void mlir::tq::onnx_import::registerReductionOps(OpRegistry &r) {
   r["Softmax"] = &Importer::importSoftmax;
   r["LogSoftmax"] = &Importer::importSoftmax;
   r["Hardmax"] = &Importer::importHardmax;
+  r["ArgMax"] = &Importer::importArgExtreme;
+  r["ArgMin"] = &Importer::importArgExtreme;
+  r["CumSum"] = &Importer::importCumSum;
 }

@@ -1,13 +1,14 @@
 //===- TensorOps.cpp - Tensor ops -----------------------------------------===//
 //
-// Reshapes, squeezes, flatten, concatenation, split, slices, gather,
-// transpose, and the ops that pass a value through (Identity, Cast,
-// Dropout at inference) or make one (Constant).
+// Reshapes, squeezes, flatten, concatenation, split, slices, transpose, and the
+// ops that pass a value through (Identity, Cast, Dropout at inference) or make
+// one (Constant).
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
@@ -281,44 +282,6 @@ void Importer::importSlice(const onnx::NodeProto &n) {
   define(n, y);
 }
 
-void Importer::importGather(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis"});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
-  int64_t rank = xs.size();
-  int64_t axis = axisAttr(n, "axis", 0, rank);
-  std::vector<float> indices = requiredConstant(n, 1);
-  const onnx::TensorProto &it = initializers.at(n.input(1));
-  // The selected slices side by side along `axis`, then the indices'
-  // shape in place of that dim.
-  SmallVector<int64_t> picked(xs);
-  picked[axis] = indices.size();
-  Value out = tensor::EmptyOp::create(b, loc, picked, b.getF32Type());
-  SmallVector<int64_t> sizes(xs), strides(rank, 1);
-  sizes[axis] = 1;
-  for (auto [k, f] : llvm::enumerate(indices)) {
-    int64_t i = int64_t(f);
-    if (i < 0)
-      i += xs[axis];
-    if (i < 0 || i >= xs[axis])
-      fail(nodeName(n) + ": index " + std::to_string(int64_t(f)) +
-           " is out of range for a dimension of " + std::to_string(xs[axis]));
-    SmallVector<int64_t> from(rank, 0), to(rank, 0);
-    from[axis] = i;
-    to[axis] = k;
-    Value slice = tensor::ExtractSliceOp::create(
-        b, loc, f32Tensor(sizes), x, ValueRange{}, ValueRange{}, ValueRange{},
-        from, sizes, strides);
-    out = tensor::InsertSliceOp::create(b, loc, slice, out, ValueRange{},
-                                        ValueRange{}, ValueRange{}, to, sizes,
-                                        strides);
-  }
-  SmallVector<int64_t> shape(xs.take_front(axis));
-  shape.append(it.dims().begin(), it.dims().end());
-  shape.append(xs.begin() + axis + 1, xs.end());
-  define(n, reshape(out, shape));
-}
-
 void Importer::importTranspose(const onnx::NodeProto &n) {
   onlyAttrs(n, {"perm"});
   Value x = input(n, 0);
@@ -347,33 +310,60 @@ void Importer::importCast(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   bool fromBool =
       cast<RankedTensorType>(x.getType()).getElementType().isInteger(1);
-  if (to == onnx::TensorProto::FLOAT && !fromBool) {
+  bool toInteger =
+      to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 ||
+      to == onnx::TensorProto::INT16 || to == onnx::TensorProto::INT8 ||
+      to == onnx::TensorProto::UINT8;
+  auto map = [&](Type element, Value (*body)(OpBuilder &, Location, Value)) {
+    return elementwise(
+        {x}, n,
+        [&](OpBuilder &nb, Location l, ValueRange v) {
+          return body(nb, l, v[0]);
+        },
+        element, /*anyInputElement=*/true);
+  };
+  if ((to == onnx::TensorProto::BOOL) == fromBool &&
+      (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::BOOL ||
+       (toInteger && isInteger(n.input(0))))) {
+    // Integers are carried as f32: nothing changes.
     define(n, x);
-  } else if (to == onnx::TensorProto::BOOL && fromBool) {
-    define(n, x);
-  } else if (to == onnx::TensorProto::FLOAT) {
-    define(n, elementwise(
-                  {x}, n,
-                  [](OpBuilder &nb, Location l, ValueRange v) {
-                    return arith::UIToFPOp::create(nb, l, nb.getF32Type(), v[0])
-                        .getResult();
-                  },
-                  b.getF32Type(), /*anyInputElement=*/true));
+  } else if ((to == onnx::TensorProto::FLOAT || toInteger) && fromBool) {
+    define(
+        n, map(b.getF32Type(), [](OpBuilder &nb, Location l, Value v) {
+          return arith::UIToFPOp::create(nb, l, nb.getF32Type(), v).getResult();
+        }));
+  } else if (toInteger) {
+    // Float to integer rounds toward zero.
+    define(n, map(b.getF32Type(), [](OpBuilder &nb, Location l, Value v) {
+             return math::TruncOp::create(nb, l, v).getResult();
+           }));
   } else if (to == onnx::TensorProto::BOOL) {
-    define(n, elementwise(
-                  {x}, n,
-                  [](OpBuilder &nb, Location l, ValueRange v) {
-                    return arith::CmpFOp::create(nb, l,
-                                                 arith::CmpFPredicate::UNE,
-                                                 v[0], f32Constant(nb, l, 0))
-                        .getResult();
-                  },
-                  b.getI1Type()));
+    define(n, map(b.getI1Type(), [](OpBuilder &nb, Location l, Value v) {
+             return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, v,
+                                          f32Constant(nb, l, 0))
+                 .getResult();
+           }));
   } else {
     fail(nodeName(n) + ": casts to data type " + std::to_string(to) +
-         " of a value computed at run time are not supported (float and "
-         "bool are)");
+         " of a value computed at run time are not supported (float, "
+         "int64, int32, int16, int8, uint8 and bool are)");
   }
+}
+
+/// CastLike: Cast to the element type of input 1.
+void Importer::importCastLike(const onnx::NodeProto &n) {
+  onlyAttrs(n, {"saturate"});
+  input(n, 1);
+  auto it = elementTypes.find(n.input(1));
+  if (it == elementTypes.end())
+    fail(nodeName(n) + ": the type of input 1 is not known");
+  onnx::NodeProto c = n;
+  c.mutable_input()->RemoveLast();
+  onnx::AttributeProto *to = c.add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(it->second);
+  importCast(c);
 }
 
 void Importer::importIdentity(const onnx::NodeProto &n) {
@@ -412,11 +402,23 @@ void Importer::importConstant(const onnx::NodeProto &n) {
 
 void Importer::importConstantOfShape(const onnx::NodeProto &n) {
   // fold() makes it a constant when the shape is one.
-  fail(nodeName(n) + ": the shape must be a constant");
+  fail(nodeName(n) + ": input 0 ('" + n.input(0) + "') must be a constant");
+}
+
+void Importer::importRange(const onnx::NodeProto &n) {
+  // fold() makes it a constant when its inputs are; shapes are static.
+  if (n.input_size() != 3)
+    fail(nodeName(n) + ": needs start, limit and delta");
+  for (int i = 0; i < 3; ++i)
+    if (!initializers.count(n.input(i)))
+      fail(nodeName(n) + ": input " + std::to_string(i) + " ('" + n.input(i) +
+           "') must be a constant");
+  fail(nodeName(n) + ": expected exactly one output");
 }
 
 void Importer::importShape(const onnx::NodeProto &n) {
-  // Shapes are static: fold() has made every Shape a constant already.
+  // Shapes are static: fold() has made every Shape and Size a constant
+  // already.
   fail(nodeName(n) + ": expected exactly one output");
 }
 
@@ -521,11 +523,13 @@ void mlir::tq::onnx_import::registerTensorOps(OpRegistry &r) {
   r["Concat"] = &Importer::importConcat;
   r["Split"] = &Importer::importSplit;
   r["Slice"] = &Importer::importSlice;
-  r["Gather"] = &Importer::importGather;
   r["Transpose"] = &Importer::importTranspose;
   r["Cast"] = &Importer::importCast;
+  r["CastLike"] = &Importer::importCastLike;
   r["Identity"] = &Importer::importIdentity;
   r["Dropout"] = &Importer::importDropout;
   r["Constant"] = &Importer::importConstant;
   r["Shape"] = &Importer::importShape;
+  r["Size"] = &Importer::importShape;
+  r["Range"] = &Importer::importRange;
 }

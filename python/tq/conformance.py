@@ -80,10 +80,12 @@ def check_test(test_dir, bindir, work):
     model = onnx.load(os.path.join(test_dir, "model.onnx"))
     init = {t.name for t in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in init]
-    # Integer inputs (indices, shapes, axes, zero points) are bound as
-    # constants (--constant-input), and so is a float input the importer
-    # needs constant (a scale, a Clip bound); the others are arguments.
-    constant = {n for n, a in zip(names, inputs) if a.dtype != np.float32}
+    # Inputs are arguments: float, and int64, int32, int16, int8 and bool
+    # as integer arguments. An input of another type, or one the importer
+    # needs constant (a shape, axes, a scale, a zero point), is bound as a
+    # constant (--constant-input).
+    runtime = (np.float32, np.int64, np.int32, np.int16, np.int8, np.bool_)
+    constant = {n for n, a in zip(names, inputs) if a.dtype.type not in runtime}
     while True:
         args = [os.path.join(bindir, "tq-import-onnx"), os.path.join(test_dir, "model.onnx"),
                 "-o", os.path.join(work, name + ".mlir")]
