@@ -166,9 +166,12 @@ def TQCPUOutlineKernels : Pass<"tq-cpu-outline-kernels", "::mlir::ModuleOp"> {
     layers, against 0.13 s at 8).
 
     This pass moves every op with regions at the top level of a public
-    function (a loop nest, a linalg op, an `scf.if`) into a private
-    function that LLVM may not inline (`passthrough = ["noinline"]`), and
-    calls it. What stays in the public function is glue that runs once
+    function (a loop nest, a linalg op) into a private function that LLVM
+    may not inline (`passthrough = ["noinline"]`), and calls it. Control
+    flow of the program stays where it is and its nests are outlined one
+    by one: the branches of an `scf.if` (an ONNX If on a run-time
+    condition), and a loop whose body holds four or more nests (the time
+    loop of an LSTM or GRU). What stays in the public function is glue that runs once
     per layer (allocations, calls, reshapes); it is marked `optnone`, since
     optimizing it gains nothing and, for a network of hundreds of layers,
     cost more than all the kernels. The values the op uses from

@@ -9,6 +9,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -21,6 +22,9 @@ namespace mlir::tq {
 using namespace mlir;
 
 namespace {
+
+/// A loop whose body holds this many loop nests is program control flow.
+constexpr int kMinNestsInProgramLoop = 4;
 
 /// A constant with no operands and no regions: cloned into each kernel
 /// instead of being passed.
@@ -54,6 +58,28 @@ void addPassthrough(func::FuncOp f, ArrayRef<StringRef> names) {
   f->setAttr("passthrough", b.getArrayAttr(all));
 }
 
+bool hasRegionsToOutline(Operation &op) {
+  return op.getNumRegions() != 0 && !op.hasTrait<OpTrait::IsTerminator>();
+}
+
+/// Control flow of the program rather than one loop nest: an op whose
+/// every region is a single block that is not a loop body (scf.if,
+/// scf.index_switch), or a loop whose body holds several loop nests of
+/// its own (the time loop of a recurrent layer). Its nests are outlined
+/// one by one instead of as one function.
+bool isProgramLevel(Operation &op) {
+  if (!isa<LoopLikeOpInterface>(op) && op.getNumRegions() != 0 &&
+      llvm::all_of(op.getRegions(),
+                   [](Region &r) { return r.empty() || r.hasOneBlock(); }) &&
+      op.getDialect() && op.getDialect()->getNamespace() == "scf")
+    return true;
+  for (Region &r : op.getRegions())
+    for (Block &block : r)
+      if (llvm::count_if(block, hasRegionsToOutline) >= kMinNestsInProgramLoop)
+        return true;
+  return false;
+}
+
 struct TQCPUOutlineKernelsPass
     : mlir::tq::impl::TQCPUOutlineKernelsBase<TQCPUOutlineKernelsPass> {
   void runOnOperation() override {
@@ -65,17 +91,32 @@ struct TQCPUOutlineKernelsPass
         continue;
       bool outlined = false;
       for (Block &block : f.getBody())
-        for (Operation &op : llvm::make_early_inc_range(block))
-          if (op.getNumRegions() != 0 &&
-              !op.hasTrait<OpTrait::IsTerminator>()) {
-            outline(op, f, symbols, kernels);
-            outlined = true;
-          }
+        outlined |= outlineIn(block, f, symbols, kernels);
       // What is left is glue run once per layer (allocations, calls,
       // reshapes): optimizing it gains nothing and costs the most.
       if (outlined)
         addPassthrough(f, {"noinline", "optnone"});
     }
+  }
+
+  /// Outlines the nests of `block`, looking inside program-level control
+  /// flow; true if anything was outlined.
+  bool outlineIn(Block &block, func::FuncOp parent, SymbolTable &symbols,
+                 llvm::StringMap<func::FuncOp> &kernels) {
+    bool outlined = false;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (!hasRegionsToOutline(op))
+        continue;
+      if (isProgramLevel(op)) {
+        for (Region &r : op.getRegions())
+          for (Block &inner : r)
+            outlined |= outlineIn(inner, parent, symbols, kernels);
+        continue;
+      }
+      outline(op, parent, symbols, kernels);
+      outlined = true;
+    }
+    return outlined;
   }
 
   void outline(Operation &op, func::FuncOp parent, SymbolTable &symbols,

@@ -91,3 +91,83 @@ func.func private @helper(%x: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Program-level control flow stays in the public function and its nests
+// are outlined one by one: the branches of an scf.if, and a loop whose
+// body holds four nests (a recurrent layer's time loop). A loop with
+// fewer nests inside is one kernel.
+// CHECK-LABEL: func.func private @flow_kernel(
+// CHECK-SAME: %{{.*}}: memref<8xf32>) attributes {passthrough = ["noinline"]}
+// CHECK-NEXT: arith.constant
+// CHECK: scf.for
+// CHECK-LABEL: func.func private @flow_kernel_0(
+// CHECK-SAME: %{{.*}}: memref<8xf32>) attributes
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: func.func private
+// CHECK-LABEL: func.func @flow(
+// CHECK-SAME: attributes {passthrough = ["noinline", "optnone"]}
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: call @flow_kernel(%{{.*}})
+// CHECK-NEXT: } else {
+// CHECK-NEXT: call @flow_kernel(%{{.*}})
+// CHECK-NEXT: }
+// CHECK: scf.for %[[T:.*]] =
+// CHECK-COUNT-4: call @flow_kernel(%{{.*}})
+// CHECK: }
+// CHECK: call @flow_kernel_0(%{{.*}})
+// CHECK-NEXT: return
+func.func @flow(%x: memref<8xf32>, %y: memref<8xf32>, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  scf.if %p {
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%i] : memref<8xf32>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %x[%i] : memref<8xf32>
+    }
+  } else {
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %y[%i] : memref<8xf32>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %y[%i] : memref<8xf32>
+    }
+  }
+  scf.for %t = %c0 to %c8 step %c1 {
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%i] : memref<8xf32>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %x[%i] : memref<8xf32>
+    }
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %y[%i] : memref<8xf32>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %y[%i] : memref<8xf32>
+    }
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%i] : memref<8xf32>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %x[%i] : memref<8xf32>
+    }
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %y[%i] : memref<8xf32>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %y[%i] : memref<8xf32>
+    }
+  }
+  scf.for %t = %c0 to %c8 step %c1 {
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%t] : memref<8xf32>
+      memref.store %v, %x[%i] : memref<8xf32>
+    }
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%i] : memref<8xf32>
+      memref.store %v, %x[%t] : memref<8xf32>
+    }
+  }
+  return
+}
