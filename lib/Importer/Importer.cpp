@@ -18,6 +18,8 @@
 
 #include <onnx/defs/parser.h>
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::tq::onnx_import;
 
@@ -300,6 +302,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   }
 
   // The function's arguments: graph inputs that are not initializers.
+  std::set<std::string> usedDims;
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   for (const onnx::ValueInfoProto &in : g.input()) {
@@ -320,10 +323,18 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     } else {
       for (const onnx::TensorShapeProto::Dimension &d :
            t.tensor_type().shape().dim()) {
-        if (!d.has_dim_value())
+        if (!d.has_dim_value()) {
+          auto known = options.dims.find(d.dim_param());
+          if (!d.dim_param().empty() && known != options.dims.end()) {
+            shape.push_back(known->second);
+            usedDims.insert(d.dim_param());
+            continue;
+          }
           fail("input '" + in.name() + "' has a symbolic dimension '" +
-               d.dim_param() + "': fix it with --input-shape=" + in.name() +
-               ":<d0>x<d1>...");
+               d.dim_param() + "': fix it with --dim=" +
+               (d.dim_param().empty() ? std::string("NAME") : d.dim_param()) +
+               "=N or --input-shape=" + in.name() + ":<d0>x<d1>...");
+        }
         if (d.dim_value() < 1)
           fail("input '" + in.name() + "' has a dimension of " +
                std::to_string(d.dim_value()) + " (dims must be positive)");
@@ -334,6 +345,11 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     argTypes.push_back(RankedTensorType::get(shape, element));
     argNames.push_back(in.name());
   }
+
+  for (const auto &[name, value] : options.dims)
+    if (!usedDims.count(name))
+      fail("--dim " + name + "=" + std::to_string(value) +
+           ": no graph input has a symbolic dimension '" + name + "'");
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());

@@ -1,6 +1,7 @@
 //===- tq-import-onnx.cpp - ONNX models to MLIR ---------------------------===//
 //
 //   tq-import-onnx MODEL.onnx [-o out.mlir] [--input-shape=NAME:1x784]...
+//                  [--dim=batch=1]...
 //
 // MODEL is a binary ONNX model or the ONNX text syntax. The output is the
 // float MLIR form `tq-opt -tq-quantize` takes.
@@ -27,6 +28,9 @@ static cl::opt<std::string> outputPath("o", cl::desc("output file"),
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("NAME:D0xD1x...: fix the shape of a graph input"));
+static cl::list<std::string>
+    dims("dim", cl::desc("NAME=N: give symbolic dimension NAME the value N "
+                         "in every graph input"));
 static cl::opt<bool>
     locations("locations",
               cl::desc("print each op's location, the name of its ONNX node "
@@ -66,6 +70,13 @@ int main(int argc, char **argv) {
     if (name.empty() || dims.empty())
       return fail("--input-shape must be NAME:D0xD1x..., got '" + s + "'");
     options.inputShapes[name.str()] = shape;
+  }
+  for (const std::string &s : dims) {
+    auto [name, value] = StringRef(s).rsplit('=');
+    int64_t d;
+    if (name.empty() || value.getAsInteger(10, d) || d < 1)
+      return fail("--dim must be NAME=N with N positive, got '" + s + "'");
+    options.dims[name.str()] = d;
   }
   for (const std::string &s : constantInputs) {
     auto [name, path] = StringRef(s).split('=');

@@ -30,6 +30,9 @@ struct ONNXConstant {
 struct ONNXImportOptions {
   /// Fixed shapes for graph inputs with symbolic or unknown dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Values of symbolic dimensions by name (like onnxruntime's free
+  /// dimension overrides), for every input that has them.
+  std::map<std::string, int64_t> dims;
   /// Graph inputs that become constants (initializers) instead of
   /// function arguments.
   std::map<std::string, ONNXConstant> constants;

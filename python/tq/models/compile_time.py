@@ -60,14 +60,11 @@ def models(work):
                     ["--input-shape=image:1x1x8x8" if name.startswith("digits")
                      else "--input-shape=image:1x1x28x28"]))
     if os.path.isdir(PUBLISHED):
-        sr = os.path.join(work, "sr.npy")
-        np.save(sr, np.array(16000, np.int64))
         for name, flags in (("melspectrogram", ["--input-shape=input:1x1760"]),
                             ("embedding_model", ["--input-shape=input_1:1x76x32x1"]),
                             ("hey_jarvis_v0.1", []),
                             ("silero_vad", ["--input-shape=input:1x512", "--input-shape=h:2x1x64",
-                                            "--input-shape=c:2x1x64",
-                                            f"--constant-input=sr={sr}"])):
+                                            "--input-shape=c:2x1x64"])):
             out.append((name, os.path.join(PUBLISHED, f"{name}.onnx"), flags))
     return out
 
