@@ -1,6 +1,7 @@
 //===- CPUModule.cpp - compile and call tq programs on the CPU ------------===//
 #include "tq/ExecutionEngine/CPUModule.h"
 #include "Buffers.h"
+#include "Profile.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
@@ -197,6 +198,7 @@ struct CPUModule::Impl {
   /// The host, for LLVM's cost models (vector widths) in the JIT's
   /// optimization pipeline.
   std::unique_ptr<llvm::TargetMachine> hostMachine;
+  detail::ProfileState profile;
 };
 
 CPUModule::CPUModule() : impl(std::make_unique<Impl>()) {}
@@ -206,6 +208,13 @@ const std::vector<std::string> &CPUModule::functions() const {
   return impl->functions;
 }
 const std::string &CPUModule::target() const { return impl->target; }
+const std::vector<ProfileEntry> &CPUModule::profile() const {
+  return impl->profile.entries;
+}
+void CPUModule::resetProfile() {
+  for (ProfileEntry &e : impl->profile.entries)
+    e.calls = 0, e.seconds = 0;
+}
 
 std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
                                               const std::string &name,
@@ -289,6 +298,12 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   pipeline.target = options.target;
   pipeline.threads = options.threads;
   pipeline.outlineKernels = options.outlineKernels;
+  pipeline.profile = options.profile;
+  if (options.profile && options.keepObject) {
+    errs << name << ": error: profiling is for the JIT only (the program "
+         << "calls back into tq-run)\n";
+    return nullptr;
+  }
   mlir::tq::buildToCPUPipeline(pm, pipeline);
   TimingScope lowerTimer = root.nest("tq-to-cpu");
   pm.enableTiming(lowerTimer);
@@ -383,6 +398,13 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
     libs.push_back(TQ_OPENMP_RUNTIME);
   m->impl->usesOpenMP = usesOpenMP;
   engineOptions.sharedLibPaths = libs;
+  if (auto sites = (*module)->getAttrOfType<ArrayAttr>("tq.profile"))
+    for (Attribute site : sites) {
+      auto pair = cast<ArrayAttr>(site);
+      m->impl->profile.entries.push_back(
+          {cast<StringAttr>(pair[0]).str(), cast<StringAttr>(pair[1]).str()});
+    }
+  m->impl->profile.started.assign(m->impl->profile.entries.size(), 0);
   auto engine = ExecutionEngine::create(*module, engineOptions);
   translateTimer.stop();
   if (!engine) {
@@ -390,6 +412,8 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
          << llvm::toString(engine.takeError()) << "\n";
     return nullptr;
   }
+  if (options.profile)
+    detail::registerProfileSymbols(**engine);
   // The JIT generates code at the first lookup: do it here, so compile
   // errors surface now and the phase is timed.
   TimingScope codegenTimer = llvmTimer.nest("code generation");
@@ -492,6 +516,7 @@ bool CPUModule::invoke(const std::string &function,
   for (size_t i = 0; i < outputs.size(); ++i)
     if (sig.outputs[i].scalar)
       packed.push_back(outputs[i].data);
+  detail::ActiveProfile profiling(&impl->profile);
   if (llvm::Error e = impl->engine->invokePacked(function, packed)) {
     error = llvm::toString(std::move(e));
     return false;

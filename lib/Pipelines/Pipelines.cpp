@@ -89,6 +89,8 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   ConvertTQToCPUOptions c;
   c.target = o.target;
   c.threads = o.threads;
+  if (o.profile)
+    pm.addPass(createTQCPUProfileKinds());
   pm.addPass(createConvertTQToCPU(c));
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createTQCPUDistinctResults());
@@ -111,8 +113,11 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createTQCPULoopOrder());
   // One function per distinct loop nest: LLVM's cost grows faster than a
   // function's size, and layers of the same shape share one.
-  if (o.outlineKernels)
-    pm.addPass(createTQCPUOutlineKernels());
+  if (o.outlineKernels || o.profile) {
+    TQCPUOutlineKernelsOptions outline;
+    outline.profile = o.profile;
+    pm.addPass(createTQCPUOutlineKernels(outline));
+  }
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -78,6 +78,11 @@ static cl::opt<bool>
                    cl::desc("compile each distinct loop nest once, as its "
                             "own function (tq-to-cpu outline-kernels)"),
                    cl::init(true));
+static cl::opt<std::string> profileFormat(
+    "profile", cl::ValueOptional,
+    cl::desc("time each layer's kernels (tq-to-cpu profile): print the time "
+             "per layer, named by its ONNX node, and per op kind, with each "
+             "one's share; --profile or --profile=table, --profile=json"));
 static cl::opt<bool> printSignature("print-signature",
                                     cl::desc("print the entry's buffers"));
 static cl::opt<std::string>
@@ -91,6 +96,71 @@ static cl::opt<std::string>
 static int fail(const Twine &msg) {
   errs() << "tq-run: error: " << msg << "\n";
   return 1;
+}
+
+/// The time per layer (ONNX node and op kind) and per op kind over
+/// `calls` invocations that took `wallMs` in all, as a table or JSON.
+static void printProfile(const std::vector<cpu::ProfileEntry> &sites,
+                         unsigned calls, double wallMs, bool asJson) {
+  struct Row {
+    std::string name, kind;
+    uint64_t calls = 0;
+    double ms = 0;
+  };
+  std::vector<Row> layers, kinds;
+  auto add = [](std::vector<Row> &rows, const std::string &name,
+                const std::string &kind, const cpu::ProfileEntry &e) {
+    auto it = llvm::find_if(
+        rows, [&](const Row &r) { return r.name == name && r.kind == kind; });
+    if (it == rows.end())
+      it = rows.insert(rows.end(), Row{name, kind});
+    it->calls += e.calls;
+    it->ms += e.seconds * 1e3;
+  };
+  double kernelMs = 0;
+  for (const cpu::ProfileEntry &e : sites) {
+    add(layers, e.name, e.kind, e);
+    add(kinds, "", e.kind, e);
+    kernelMs += e.seconds * 1e3;
+  }
+  auto slowestFirst = [](const Row &a, const Row &b) { return a.ms > b.ms; };
+  llvm::stable_sort(layers, slowestFirst);
+  llvm::stable_sort(kinds, slowestFirst);
+  double per = 1.0 / std::max(1u, calls);
+  auto share = [&](double ms) { return kernelMs > 0 ? ms / kernelMs : 0.0; };
+  if (asJson) {
+    json::Array layerList, kindList;
+    for (const Row &r : layers)
+      layerList.push_back(json::Object{{"layer", r.name},
+                                       {"kind", r.kind},
+                                       {"calls", int64_t(r.calls * per)},
+                                       {"ms", r.ms * per},
+                                       {"share", share(r.ms)}});
+    for (const Row &r : kinds)
+      kindList.push_back(json::Object{
+          {"kind", r.kind}, {"ms", r.ms * per}, {"share", share(r.ms)}});
+    outs() << json::Value(json::Object{{"calls", int64_t(calls)},
+                                       {"ms", wallMs * per},
+                                       {"kernel_ms", kernelMs * per},
+                                       {"layers", std::move(layerList)},
+                                       {"kinds", std::move(kindList)}})
+           << "\n";
+    return;
+  }
+  outs() << format("profile: %.3f ms per call, %.3f ms of it in %zu kernel "
+                   "call sites (the rest: allocation and glue), over %u "
+                   "calls\n",
+                   wallMs * per, kernelMs * per, sites.size(), calls);
+  outs() << "| layer | kind | kernel calls | ms per call | share |\n"
+         << "|---|---|---|---|---|\n";
+  for (const Row &r : layers)
+    outs() << format("| %s | %s | %llu | %.3f | %.1f%% |\n", r.name.c_str(),
+                     r.kind.c_str(), (unsigned long long)(r.calls * per),
+                     r.ms * per, 100 * share(r.ms));
+  outs() << "| op kind | ms per call | share |\n|---|---|---|\n";
+  for (const Row &r : kinds)
+    outs() << format("| %s | %.3f | %.1f%% |\n", r.kind.c_str(), r.ms * per,
+                     100 * share(r.ms));
 }
 
 static std::optional<npy::DType> dtypeOf(cpu::ElementType t) {
@@ -157,6 +227,17 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.threads = threads;
   options.outlineKernels = outlineKernels;
+  bool profiling = profileFormat.getNumOccurrences() > 0;
+  if (profiling && profileFormat != "" && profileFormat != "table" &&
+      profileFormat != "json")
+    return fail("--profile must be table or json, got '" + profileFormat + "'");
+  if (profiling && onPPU)
+    return fail("--profile times the CPU backend; it does not apply to "
+                "--target=ppu");
+  if (profiling && (!emitObject.empty() || !emitShared.empty()))
+    return fail("--profile is for running here; it cannot be combined with "
+                "--emit-object or --emit-shared");
+  options.profile = profiling;
   options.keepObject = !emitObject.empty() || !emitShared.empty();
   std::string error;
   std::string source = (*file)->getBuffer().str();
@@ -253,6 +334,12 @@ int main(int argc, char **argv) {
                      "(target %s)\n",
                      ms.front(), ms[ms.size() / 2], unsigned(repeat),
                      targetName.c_str());
+  }
+  if (profiling) {
+    double wall = 0;
+    for (double t : ms)
+      wall += t;
+    printProfile(module->profile(), repeat, wall, profileFormat == "json");
   }
   if (onPPU && ppuReport != "none") {
     const tq::ppu::Stats &st = ppuModule->stats();

@@ -204,7 +204,36 @@ def TQCPUOutlineKernels : Pass<"tq-cpu-outline-kernels", "::mlir::ModuleOp"> {
     }
     ```
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"profile", "profile", "bool", /*default=*/"false",
+           "Time every kernel call: calls to tq_profile_begin(id) and "
+           "tq_profile_end(id) around it, the kernels' names in the "
+           "module's tq.profile attribute (see tq-cpu-profile-kinds)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def TQCPUProfileKinds : Pass<"tq-cpu-profile-kinds", "::mlir::ModuleOp"> {
+  let summary = "Record each layer's op kind in its location, for the profiler";
+  let description = [{
+    Run on tensors, before the lowering: the location of each op at the
+    top level of a public function becomes a fused location whose
+    metadata is the op's name (`tq.matmul`, `linalg.conv_2d_nchw_fchw`,
+    `linalg.generic`, ...) and which keeps the original location (the
+    ONNX node's name) inside. The lowering keeps locations, so
+    `tq-cpu-outline-kernels{profile=true}` can name every kernel call by
+    its node and its kind:
+
+    ```mlir
+    %0 = tq.matmul %a, %w ... loc("fc1")
+    // becomes
+    %0 = tq.matmul %a, %w ... loc(fused<"tq.matmul">["fc1"])
+    ```
+
+    `tq-run --profile` turns both passes on and reports the time per
+    layer and per kind.
+  }];
 }
 
 #endif // TQ_CONVERSION_PASSES_TD

@@ -50,6 +50,15 @@ struct Buffer {
   std::vector<int64_t> shape;
 };
 
+/// The time spent in one kernel call site (CompileOptions::profile): an
+/// op of the program, named by its location (the ONNX node) and kind (the
+/// op it was before lowering: tq.matmul, linalg.conv_2d_nchw_fchw, ...).
+struct ProfileEntry {
+  std::string name, kind;
+  uint64_t calls = 0;
+  double seconds = 0;
+};
+
 struct CompileOptions {
   /// native | avx512 | avx2 | generic (see convert-tq-to-cpu).
   std::string target = "native";
@@ -68,6 +77,10 @@ struct CompileOptions {
   /// tq-to-cpu's outline-kernels option (one function per distinct loop
   /// nest, compiled once).
   bool outlineKernels = true;
+  /// Time every kernel call (tq-to-cpu's profile option; implies
+  /// outlineKernels); see CPUModule::profile. JIT only: the program calls
+  /// back into this library.
+  bool profile = false;
 };
 
 class CPUModule {
@@ -90,6 +103,11 @@ public:
   /// number, element type and shape; outputs are overwritten.
   bool invoke(const std::string &function, const std::vector<Buffer> &inputs,
               const std::vector<Buffer> &outputs, std::string &error);
+  /// With CompileOptions::profile: the time of each kernel call site,
+  /// summed over the invocations since the last resetProfile(), in program
+  /// order. Empty otherwise.
+  const std::vector<ProfileEntry> &profile() const;
+  void resetProfile();
   /// The instruction set the kernels were generated for.
   const std::string &target() const;
   /// Writes position-independent object code for this host (needs

@@ -159,6 +159,13 @@ struct ToCPUPipelineOptions : public PassPipelineOptions<ToCPUPipelineOptions> {
                      "(tq-cpu-outline-kernels); off compiles each public "
                      "function as one, as before"),
       llvm::cl::init(true)};
+  Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time every kernel call (tq-cpu-profile-kinds, "
+                     "tq-cpu-outline-kernels{profile}); implies "
+                     "outline-kernels. The program then calls "
+                     "tq_profile_begin/end, which tq-run provides"),
+      llvm::cl::init(false)};
 };
 
 /// tq-to-cpu: convert-tq-to-cpu, one-shot bufferization (function results

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -80,11 +81,47 @@ bool isProgramLevel(Operation &op) {
   return false;
 }
 
+/// The ONNX node (the first name in `loc`) and the op kind (the first
+/// metadata string, from tq-cpu-profile-kinds) of a kernel.
+void describe(Location loc, std::string &name, std::string &kind) {
+  if (auto n = dyn_cast<NameLoc>(loc)) {
+    if (name.empty())
+      name = n.getName().str();
+    describe(n.getChildLoc(), name, kind);
+  } else if (auto f = dyn_cast<FusedLoc>(loc)) {
+    if (auto s = dyn_cast_or_null<StringAttr>(f.getMetadata());
+        s && kind.empty())
+      kind = s.str();
+    for (Location inner : f.getLocations())
+      describe(inner, name, kind);
+  } else if (auto c = dyn_cast<CallSiteLoc>(loc)) {
+    describe(c.getCallee(), name, kind);
+  } else if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    if (name.empty())
+      name = (file.getFilename().str() + ":" + std::to_string(file.getLine()));
+  }
+}
+
 struct TQCPUOutlineKernelsPass
     : mlir::tq::impl::TQCPUOutlineKernelsBase<TQCPUOutlineKernelsPass> {
+  using Base::Base;
+
+  /// Profiled kernel calls: [name, kind] by id.
+  SmallVector<Attribute> profiled;
+  func::FuncOp profileBegin, profileEnd;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    if (profile) {
+      OpBuilder b(module.getBodyRegion());
+      auto type = b.getFunctionType({b.getI64Type()}, {});
+      for (auto [f, name] : {std::pair{&profileBegin, "tq_profile_begin"},
+                             std::pair{&profileEnd, "tq_profile_end"}}) {
+        *f = func::FuncOp::create(b, module.getLoc(), name, type);
+        f->setPrivate();
+      }
+    }
     llvm::StringMap<func::FuncOp> kernels;
     for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (f.isExternal() || !f.isPublic())
@@ -97,6 +134,8 @@ struct TQCPUOutlineKernelsPass
       if (outlined)
         addPassthrough(f, {"noinline", "optnone"});
     }
+    if (profile)
+      module->setAttr("tq.profile", ArrayAttr::get(&getContext(), profiled));
   }
 
   /// Outlines the nests of `block`, looking inside program-level control
@@ -155,7 +194,18 @@ struct TQCPUOutlineKernelsPass
     func::FuncOp callee = it->second;
 
     OpBuilder at(&op);
+    Value id;
+    if (profile) {
+      std::string name, kind;
+      describe(op.getLoc(), name, kind);
+      id = arith::ConstantIntOp::create(at, op.getLoc(), profiled.size(), 64);
+      profiled.push_back(at.getStrArrayAttr(
+          {name.empty() ? "?" : name, kind.empty() ? "?" : kind}));
+      func::CallOp::create(at, op.getLoc(), profileBegin, id);
+    }
     auto call = func::CallOp::create(at, op.getLoc(), callee, arguments);
+    if (profile)
+      func::CallOp::create(at, op.getLoc(), profileEnd, id);
     op.replaceAllUsesWith(call.getResults());
     op.erase();
   }
