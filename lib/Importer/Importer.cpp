@@ -52,10 +52,6 @@ static std::string displayName(const onnx::NodeProto &n) {
                                : n.op_type();
 }
 
-static bool isDefaultDomain(const std::string &domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
-
 /// Calls `f` on every node of `nodes` and of their subgraphs (If
 /// branches), depth first.
 static void forEachNode(ArrayRef<onnx::NodeProto> nodes,
@@ -363,6 +359,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     values[name] = fromBoundary(entry->getArgument(i), name);
   }
   std::vector<onnx::NodeProto> nodes = foldBatchNorms(g);
+  cancelTransposes(nodes, g);
   checkSupported(nodes);
   for (auto &[name, t] : initializers) {
     loc = NameLoc::get(b.getStringAttr(name));

@@ -16,6 +16,7 @@
 //   Reductions.cpp     Reduce*, Softmax, LogSoftmax, Hardmax, ArgMax/Min
 //   TensorOps.cpp      reshapes, slices, concatenation, casts
 //   Indexing.cpp       Gather(Elements), Expand, Tile, Trilu, DepthToSpace
+//   Transposes.cpp     NHWC Transpose pairs cancelled before import
 //   Resize.cpp         Resize
 //   Logical.cpp        comparisons, Not / And / Or / Xor, Where
 //   ControlFlow.cpp    If
@@ -60,6 +61,10 @@ struct ImportError {
 
 /// "node 'NAME' (OP)", the prefix of every message about a node.
 std::string nodeName(const onnx::NodeProto &n);
+/// The default ONNX operator domain ("" or "ai.onnx").
+inline bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
 
 /// The float values of a tensor (FLOAT, or an integer type converted).
 /// False, with the reason in `why`, if the data cannot be read.
@@ -250,6 +255,10 @@ public:
   /// Evaluates a node whose inputs are all constants; false to import it
   /// as usual (Fold.cpp).
   bool fold(const onnx::NodeProto &n);
+  /// Makes Identity of each Transpose pair that encloses only
+  /// layout-agnostic ops (Transposes.cpp).
+  void cancelTransposes(std::vector<onnx::NodeProto> &nodes,
+                        const onnx::GraphProto &g);
   /// The graph's nodes with BatchNormalization folded into Conv (Conv.cpp).
   std::vector<onnx::NodeProto> foldBatchNorms(const onnx::GraphProto &g);
 
