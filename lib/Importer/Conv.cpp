@@ -267,6 +267,10 @@ void Importer::importConvTranspose(const onnx::NodeProto &n) {
     outShape.erase(outShape.begin(), outShape.begin() + 2);
   if (!outShape.empty() && outShape.size() != 2)
     fail(nodeName(n) + ": output_shape must be 2-D");
+  for (int64_t d : outShape)
+    if (d < 1 || d > kMaxDim)
+      fail(nodeName(n) + ": output_shape " + std::to_string(d) +
+           " is out of range (1 to 2^31-1)");
   if (outShape.empty() &&
       (win.autoPad == "SAME_UPPER" || win.autoPad == "SAME_LOWER"))
     outShape = {xs[2] * st[0], xs[3] * st[1]};

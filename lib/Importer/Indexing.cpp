@@ -284,8 +284,9 @@ void Importer::importDepthSpace(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   ArrayRef<int64_t> xs = shapeOf(x);
   int64_t bs = intAttr(n, "blocksize", 0);
-  if (xs.size() != 4 || bs < 1)
-    fail(nodeName(n) + ": needs an NCHW input and a positive blocksize");
+  if (xs.size() != 4 || bs < 1 || bs > kMaxDim)
+    fail(nodeName(n) + ": needs an NCHW input and a blocksize from 1 to "
+                       "2^31-1");
   int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
   if (!toSpace) {
     if (H % bs || W % bs)

@@ -101,8 +101,9 @@ void Importer::importLRN(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   ArrayRef<int64_t> xs = shapeOf(x);
   int64_t rank = xs.size(), size = intAttr(n, "size", 0);
-  if (rank < 3 || size < 1)
-    fail(nodeName(n) + ": needs an [N, C, D1, ...] input and a positive size");
+  if (rank < 3 || size < 1 || size > kMaxDim)
+    fail(nodeName(n) + ": needs an [N, C, D1, ...] input and a size from 1 "
+                       "to 2^31-1");
   float alpha = floatAttr(n, "alpha", 1e-4f),
         beta = floatAttr(n, "beta", 0.75f), bias = floatAttr(n, "bias", 1.0f);
   Value sq = elementwise({x}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
