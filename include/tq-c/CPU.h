@@ -40,7 +40,7 @@ typedef struct {
 } tq_buffer;
 
 /* Lowers (tq-to-cpu) and JIT-compiles MLIR source text. `target` is
-   "native", "avx512", "avx2" or "generic"; `threads` >= 1. */
+   "native", "avx512", "avxvnni", "avx2" or "generic"; `threads` >= 1. */
 tq_cpu_module *tq_cpu_compile(const char *source, const char *target,
                               int64_t threads, char **error);
 void tq_cpu_destroy(tq_cpu_module *module);

@@ -85,14 +85,8 @@ int64_t BufferType::numElements() const {
 }
 
 bool hostSupports(const std::string &target) {
-  if (target == "generic")
-    return true;
-  mlir::tq::CPUTarget best = mlir::tq::detectHostCPUTarget();
-  if (target == "avx2")
-    return best != mlir::tq::CPUTarget::generic;
-  if (target == "avx512")
-    return best == mlir::tq::CPUTarget::avx512;
-  return target == "native";
+  std::optional<mlir::tq::CPUTarget> t = mlir::tq::parseCPUTarget(target);
+  return t && mlir::tq::hostSupportsCPUTarget(*t);
 }
 } // namespace tq::cpu
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tq.ppu import Flow, ToolError  # noqa: F401  (ToolError re-exported)
 
-ALL_TARGETS = ("avx512", "avx2", "generic")
+ALL_TARGETS = ("avx512", "avxvnni", "avx2", "generic")
 
 
 def host_targets(tq_run):

@@ -124,24 +124,59 @@ peakLoop(int64_t iterations) {
   return _mm512_reduce_add_epi32(sum);
 }
 
-double vpdpbusdPeak(int threads, std::string &error) {
+__attribute__((target("avx2"))) static int64_t
+maddPeakLoop(int64_t iterations) {
+  __m256i acc[12];
+  for (int i = 0; i < 12; ++i)
+    acc[i] = _mm256_set1_epi32(i);
+  __m256i a = _mm256_set1_epi16(3), b = _mm256_set1_epi16(5);
+  for (int64_t it = 0; it < iterations; ++it) {
+    for (int i = 0; i < 12; ++i)
+      acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(a, b));
+    asm volatile("" : "+x"(a), "+x"(b));
+  }
+  __m256i sum = acc[0];
+  for (int i = 1; i < 12; ++i)
+    sum = _mm256_add_epi32(sum, acc[i]);
+  alignas(32) int32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), sum);
+  int64_t total = 0;
+  for (int32_t v : lanes)
+    total += v;
+  return total;
+}
+
+const char *int8PeakInstruction() {
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512vnni")) {
-    error = "this CPU has no AVX-512 VNNI";
+  if (__builtin_cpu_supports("avx512vnni"))
+    return "vpdpbusd zmm";
+  return __builtin_cpu_supports("avx2") ? "vpmaddwd ymm" : nullptr;
+}
+
+double int8Peak(int threads, std::string &error) {
+  const char *instruction = int8PeakInstruction();
+  if (!instruction) {
+    error = "this CPU has neither AVX-512 VNNI nor AVX2";
     return -1;
   }
+  bool vnni = instruction[2] == 'd';
   const int64_t iterations = 2'000'000;
   volatile int64_t sink = 0;
+  auto loop = [&] {
+    return vnni ? peakLoop(iterations) : maddPeakLoop(iterations);
+  };
   double t = timeCall([&] {
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i)
-      pool.emplace_back([&] { sink += peakLoop(iterations); });
-    sink += peakLoop(iterations);
+      pool.emplace_back([&] { sink += loop(); });
+    sink += loop();
     for (std::thread &th : pool)
       th.join();
   });
-  // 12 instructions x 16 lanes x 4 multiply-adds = 768 ops per iteration.
-  return double(threads) * iterations * 12 * 16 * 4 * 2 / t * 1e-9;
+  // Per iteration, 12 instructions of 16 lanes x 4 multiply-adds
+  // (vpdpbusd) or 8 lanes x 2 (vpmaddwd), 2 ops each.
+  double ops = vnni ? 12 * 16 * 4 * 2 : 12 * 8 * 2 * 2;
+  return double(threads) * iterations * ops / t * 1e-9;
 }
 
 } // namespace tq::bench

@@ -5,7 +5,7 @@
 //                       [--thread-counts=1,2] [--target=native]
 //
 // cpu-matmul (CPUMatmul.cpp) times the CPU backend's tiled int8 matmul
-// against oneDNN, OpenBLAS and the vpdpbusd peak, measured in the same run.
+// against oneDNN, OpenBLAS and the int8 peak, measured in the same run.
 //
 // ppu-transpose measures the claim of seed 000 on the PPU simulator: for a
 // layer's forward GEMM and both backward GEMMs (dX = dY.W^T, dW = X^T.dY),

@@ -19,6 +19,7 @@
 // passes, LLVM translation and optimization, code generation).
 //
 //===----------------------------------------------------------------------===//
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/ExecutionEngine/CPUModule.h"
 #include "tq/ExecutionEngine/PPUModule.h"
 #include "tq/Runtime/Npy.h"
@@ -47,7 +48,7 @@ static cl::opt<std::string> entry("entry", cl::desc("function to call"),
                                   cl::init("main"));
 static cl::opt<std::string>
     target("target",
-           cl::desc("instruction set: native, avx512, avx2 or generic; or "
+           cl::desc("instruction set: native, avx512, avxvnni, avx2 or generic; or "
                     "ppu: the tq ops on the PPU simulator, the rest natively"),
            cl::init("native"));
 static cl::opt<std::string>
@@ -203,10 +204,9 @@ int main(int argc, char **argv) {
   if (repeat == 0)
     return fail("--repeat must be at least 1");
   bool onPPU = target == "ppu";
-  if (target != "native" && target != "avx512" && target != "avx2" &&
-      target != "generic" && !onPPU)
-    return fail("--target must be native, avx512, avx2, generic or ppu, got '" +
-                target + "'");
+  if (!onPPU && !mlir::tq::parseCPUTarget(target))
+    return fail("--target must be " + mlir::tq::cpuTargetNames() +
+                ", or ppu; got '" + target + "'");
   if (!onPPU && !cpu::hostSupports(target))
     return fail("this host cannot run --target=" + target);
   if (!onPPU && (!machine.empty() || ppuReport != "none"))

@@ -87,7 +87,7 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"native\"",
-           "Instruction set: native (the host's best), avx512, avx2 or "
+           "Instruction set: native (the host's best), avx512, avxvnni, avx2 or "
            "generic">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads sharing each matmul's output (more than 1: scf.parallel, "

@@ -60,7 +60,7 @@ struct ProfileEntry {
 };
 
 struct CompileOptions {
-  /// native | avx512 | avx2 | generic (see convert-tq-to-cpu).
+  /// native | avx512 | avxvnni | avx2 | generic (see convert-tq-to-cpu).
   std::string target = "native";
   /// Threads sharing each matmul (OpenMP when more than 1).
   int64_t threads = 1;

@@ -12,14 +12,18 @@
 //    (w + 128, unsigned), the operand order `vpdpbusd` wants (u8 × s8): the
 //    weights go on the unsigned side and the activations keep their sign,
 //    the offset is paid back through cmp. A constant B is packed at compile
-//    time. The generic kernel uses Bp[panel][k][NR] with signed values;
+//    time. Without VNNI (AVX2, and i16 containers on any x86 target),
+//    `vpmaddwd` takes pairs of k: Bp[panel][k/2][NR·2] in int16, and A is
+//    packed as int16. The generic kernel uses Bp[panel][k][NR] with signed
+//    values;
 // 3. the micro-kernel: MR rows × NR columns of f32 accumulators held in
 //    registers across all K-tiles; per K-tile, MR × NR/L int32 accumulators
 //    start from cmp, take kt4/4 `vpdpbusd` steps (the A value broadcast from
 //    memory), are converted to f32, multiplied by the scale product and
 //    added, in increasing t, as the reference does (mul then add, no FMA).
 //
-// i16 containers (N > 8) take the generic kernel.
+// i16 containers (N > 8) take `vpmaddwd` on x86, the generic kernel
+// elsewhere.
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
@@ -53,7 +57,10 @@ struct KernelShape {
   int64_t tileMA; // A's tile extent along M
   int64_t tileNB; // B's tile extent along N
   bool transA, transB, bf16;
-  bool vnni;      // vpdpbusd kernel (else generic)
+  /// How the int32 partial sums are formed: `vpdpbusd` (4 k per lane,
+  /// weights in offset binary), `vpmaddwd` (2 k per lane, both operands
+  /// int16) or portable multiply-add (1 k).
+  enum class Dot { vnni, madd, mul } dot = Dot::mul;
   int64_t L;      // int32 lanes per vector
   int64_t NC = 2; // vectors per row of the micro-tile
   int64_t MR;     // rows of the micro-tile
@@ -62,6 +69,10 @@ struct KernelShape {
   /// byte (k/8, n, k%4) holds k-groups 2h (low nibble) and 2h+1 (high), in
   /// offset binary w + 8.
   bool nibbles = false;
+  bool vnni() const { return dot == Dot::vnni; }
+  bool madd() const { return dot == Dot::madd; }
+  /// k values per int32 lane of one dot step.
+  int64_t group() const { return vnni() ? 4 : madd() ? 2 : 1; }
   int64_t NR() const { return NC * L; }
   int64_t Mp() const { return llvm::divideCeil(M, MR) * MR; }
   int64_t Kp() const { return KT * kt4; }
@@ -115,12 +126,18 @@ packConstantB(const KernelShape &s,
             int64_t hi = at(logicalK(8 * h + 4 + kk), p * NR + n) + 8;
             out.push_back(int8_t(uint8_t(lo | (hi << 4))));
           }
-    } else if (s.vnni) {
+    } else if (s.vnni()) {
       // [panel][k/4][n*4 + k%4], offset binary.
       for (int64_t g = 0; g < Kp / 4; ++g)
         for (int64_t n = 0; n < NR; ++n)
           for (int64_t kk = 0; kk < 4; ++kk)
             out.push_back(int8_t(at(logicalK(4 * g + kk), p * NR + n) ^ 0x80));
+    } else if (s.madd()) {
+      // [panel][k/2][n*2 + k%2], signed.
+      for (int64_t g = 0; g < Kp / 2; ++g)
+        for (int64_t n = 0; n < NR; ++n)
+          for (int64_t kk = 0; kk < 2; ++kk)
+            out.push_back(int16_t(at(logicalK(2 * g + kk), p * NR + n)));
     } else {
       // [panel][k][n], signed.
       for (int64_t kp = 0; kp < Kp; ++kp)
@@ -154,12 +171,13 @@ public:
   Value emit(Value a, Value sa, Value bData, Value sb, Value packedB,
              Value dest = Value(), const FusedQuantize *fused = nullptr);
   Value packB(Value bData);
+  /// Packed B for stored elements `elem` (`vpmaddwd` widens bytes to
+  /// int16 as it loads them).
   RankedTensorType packedBType(Type elem) const {
     if (s.nibbles)
       return RankedTensorType::get({s.panels(), s.Kp() / 8, s.NR() * 4}, elem);
-    if (s.vnni)
-      return RankedTensorType::get({s.panels(), s.Kp() / 4, s.NR() * 4}, elem);
-    return RankedTensorType::get({s.panels(), s.Kp(), s.NR()}, elem);
+    int64_t g = s.group();
+    return RankedTensorType::get({s.panels(), s.Kp() / g, s.NR() * g}, elem);
   }
 
 private:
@@ -191,6 +209,8 @@ private:
     return arith::SelectOp::create(b, valid, v, zero);
   }
   Value vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8, Value s8);
+  /// Copies rows [rowBegin, rowEnd) of the i8 `a` into the int16 `ap`.
+  void widenRows(Value a, Value ap, Value rowBegin, Value rowEnd);
   /// cmp[i][t] = offset · Σ_{k∈t} A[i,k] for rows [rowBegin, rowEnd).
   void rowSums(Value ap, Type elem, Value cmp, Value rowBegin, Value rowEnd);
 };
@@ -232,8 +252,8 @@ void KernelEmitter::rowSums(Value ap, Type elem, Value cmp, Value rowBegin,
 
 Value KernelEmitter::packB(Value bData) {
   auto bt = cast<MemRefType>(bData.getType());
-  Type elem = bt.getElementType();
-  RankedTensorType pt = packedBType(elem);
+  RankedTensorType pt = packedBType(bt.getElementType());
+  Type elem = pt.getElementType();
   Value out = cpu::allocBuffer(b, b.getLoc(), pt.getShape(), elem);
   int64_t rows = bt.getShape()[0], cols = bt.getShape()[1];
   SmallVector<Value> lbs(3, idx(0)), steps(3, idx(1));
@@ -243,13 +263,14 @@ Value KernelEmitter::packB(Value bData) {
       b, b.getLoc(), lbs, ubs, steps,
       [&](OpBuilder &nb, Location loc, ValueRange iv) {
         ImplicitLocOpBuilder ib(loc, nb);
-        // VNNI: iv = (panel, group, n*4+kk); generic: (panel, kp, n).
+        // iv = (panel, group, n*g+kk) for groups of g k; generic:
+        // (panel, kp, n).
         Value n, kp;
-        if (s.vnni) {
-          n = arith::DivUIOp::create(ib, iv[2], cIndex(ib, 4));
+        if (int64_t g = s.group(); g > 1) {
+          n = arith::DivUIOp::create(ib, iv[2], cIndex(ib, g));
           kp = arith::AddIOp::create(
-              ib, arith::MulIOp::create(ib, iv[1], cIndex(ib, 4)),
-              arith::RemUIOp::create(ib, iv[2], cIndex(ib, 4)));
+              ib, arith::MulIOp::create(ib, iv[1], cIndex(ib, g)),
+              arith::RemUIOp::create(ib, iv[2], cIndex(ib, g)));
         } else {
           n = iv[2];
           kp = iv[1];
@@ -263,7 +284,7 @@ Value KernelEmitter::packB(Value bData) {
                                   cIndex(ib, s.N)));
         // op(B)[k][j]: stored B is K×N, or N×K when transposed.
         Value v = loadOp(ib, bData, s.transB, k, j, valid, rows, cols);
-        if (s.vnni)
+        if (s.vnni())
           v = arith::XOrIOp::create(
               ib, v, arith::ConstantIntOp::create(ib, elem, 0x80));
         memref::StoreOp::create(ib, v, out, iv);
@@ -279,6 +300,20 @@ Value KernelEmitter::vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8,
                            vector::BitCastOp::create(b, bytes, s8));
 }
 
+void KernelEmitter::widenRows(Value a, Value ap, Value rowBegin,
+                              Value rowEnd) {
+  Type i16 = b.getI16Type();
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{rowBegin, idx(0)}, ValueRange{rowEnd, idx(s.K)},
+      ValueRange{idx(1), idx(1)},
+      [&](OpBuilder &nb, Location loc, ValueRange iv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value v = memref::LoadOp::create(ib, a, iv);
+        memref::StoreOp::create(ib, arith::ExtSIOp::create(ib, i16, v), ap,
+                                iv);
+      });
+}
+
 Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                           Value packedB, Value dest,
                           const FusedQuantize *fused) {
@@ -289,12 +324,14 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   int64_t Mp = s.Mp(), Kp = s.Kp(), MR = s.MR, NC = s.NC, L = s.L;
 
   // 1. A as the kernel reads it, rows of KT·kt4 values: A itself when it
-  //    already is (not transposed, K a whole number of 4-aligned K-tiles),
-  //    else a packed copy. Rows past M are never packed: the kernel reads
-  //    row M-1 for them and drops the results.
-  bool direct = !s.transA && Kp == s.K;
-  Value ap = direct ? a : cpu::allocBuffer(b, b.getLoc(), {s.M, Kp}, aElem);
-  if (!direct)
+  //    already is (not transposed, K a whole number of aligned K-tiles,
+  //    int16 for `vpmaddwd`), else a packed copy. Rows past M are never
+  //    packed: the kernel reads row M-1 for them and drops the results.
+  //    Fused, the blocks widen their own rows once quantized.
+  Type apElem = s.madd() ? Type(b.getI16Type()) : aElem;
+  bool direct = !s.transA && Kp == s.K && apElem == aElem;
+  Value ap = direct ? a : cpu::allocBuffer(b, b.getLoc(), {s.M, Kp}, apElem);
+  if (!direct && !fused)
     scf::buildLoopNest(
         b, b.getLoc(), ValueRange{idx(0), idx(0)},
         ValueRange{idx(s.M), idx(Kp)}, ValueRange{idx(1), idx(1)},
@@ -302,12 +339,14 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
           ImplicitLocOpBuilder ib(loc, nb);
           auto [k, valid] = unpackK(ib, iv[1]);
           Value v = loadOp(ib, a, s.transA, iv[0], k, valid, aRows, aCols);
+          if (apElem != aElem)
+            v = arith::ExtSIOp::create(ib, apElem, v);
           memref::StoreOp::create(ib, v, ap, iv);
         });
   //    VNNI: cmp[i][t] = -128 · Σ_{k∈t} A[i,k], paying back the offset of
   //    the weights.
   Value cmp;
-  if (s.vnni) {
+  if (s.vnni()) {
     cmp = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, i32);
     if (!fused)
       rowSums(ap, aElem, cmp, idx(0), idx(s.M));
@@ -395,9 +434,11 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
     Value t0 = arith::DivUIOp::create(b, r0, idx(s.tileMA));
     Value t1 = arith::DivUIOp::create(
         b, arith::AddIOp::create(b, r1, idx(s.tileMA - 1)), idx(s.tileMA));
-    cpu::emitQuantizeTiles(b, b.getLoc(), fused->type, fused->input, ap, sa,
+    cpu::emitQuantizeTiles(b, b.getLoc(), fused->type, fused->input, a, sa,
                            fused->bits, fused->rounding, t0, t1);
-    if (s.vnni)
+    if (ap != a)
+      widenRows(a, ap, r0, r1);
+    if (s.vnni())
       rowSums(ap, aElem, cmp, r0, r1);
   };
   if (fused) {
@@ -469,7 +510,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
           SmallVector<Value> iacc;
           for (int64_t r = 0; r < MR; ++r) {
             Value start;
-            if (s.vnni)
+            if (s.vnni())
               start = vector::BroadcastOp::create(
                   ib, vI32,
                   memref::LoadOp::create(ib, cmp, ValueRange{aRow[r], t}));
@@ -479,18 +520,26 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
             for (int64_t cc = 0; cc < NC; ++cc)
               iacc.push_back(start);
           }
-          int64_t steps = s.vnni ? s.kt4 / 4 : s.kt4;
+          int64_t steps = s.kt4 / s.group();
           Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
           Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
           // B's vectors for k step g (4 k with VNNI).
           auto loadB = [&](ImplicitLocOpBuilder &kb, Value g) {
             SmallVector<Value> bv;
             for (int64_t cc = 0; cc < NC; ++cc) {
-              if (s.vnni) {
+              if (s.vnni()) {
                 auto bytes = VectorType::get({4 * L}, bElem);
                 Value v = vector::LoadOp::create(
                     kb, bytes, bp, ValueRange{jp, g, cIndex(kb, cc * 4 * L)});
                 bv.push_back(vector::BitCastOp::create(kb, vI32, v));
+              } else if (s.madd()) {
+                auto vI16 = VectorType::get({2 * L}, kb.getI16Type());
+                Value v = vector::LoadOp::create(
+                    kb, VectorType::get({2 * L}, bElem), bp,
+                    ValueRange{jp, g, cIndex(kb, cc * 2 * L)});
+                bv.push_back(bElem.isInteger(16)
+                                 ? v
+                                 : arith::ExtSIOp::create(kb, vI16, v));
               } else {
                 Value v = vector::LoadOp::create(
                     kb, vElem, bp, ValueRange{jp, g, cIndex(kb, cc * L)});
@@ -525,7 +574,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
             SmallVector<Value> next;
             for (int64_t r = 0; r < MR; ++r) {
               Value av;
-              if (s.vnni) {
+              if (s.vnni()) {
                 Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 4));
                 Value four =
                     vector::LoadOp::create(kb, VectorType::get({4}, aElem), ap,
@@ -536,6 +585,20 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                                               four),
                     ArrayRef<int64_t>{0});
                 av = vector::BroadcastOp::create(kb, vI32, word);
+              } else if (s.madd()) {
+                // The pair (k, k+1) of int16, broadcast as one int32.
+                Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 2));
+                Value two = vector::LoadOp::create(
+                    kb, VectorType::get({2}, apElem), ap,
+                    ValueRange{aRow[r], kp});
+                Value word = vector::ExtractOp::create(
+                    kb,
+                    vector::BitCastOp::create(kb, VectorType::get({1}, i32),
+                                              two),
+                    ArrayRef<int64_t>{0});
+                av = vector::BitCastOp::create(
+                    kb, VectorType::get({2 * L}, apElem),
+                    vector::BroadcastOp::create(kb, vI32, word));
               } else {
                 Value x =
                     memref::LoadOp::create(kb, ap, ValueRange{aRow[r], g});
@@ -544,8 +607,10 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
               }
               for (int64_t cc = 0; cc < NC; ++cc) {
                 Value a0 = acc[r * NC + cc];
-                if (s.vnni)
+                if (s.vnni())
                   next.push_back(vnniDot(kb, a0, bv[cc], av));
+                else if (s.madd())
+                  next.push_back(DotI16Op::create(kb, vI32, a0, av, bv[cc]));
                 else
                   next.push_back(arith::AddIOp::create(
                       kb, a0, arith::MulIOp::create(kb, av, bv[cc])));
@@ -658,16 +723,33 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
 }
 
 /// The kernel for the target and the operands' containers: vpdpbusd when
-/// both are bytes, and a micro-tile of MR rows × (2 vectors of L lanes)
-/// sized to the register file (AVX-512: 32 vector registers; AVX2: 16).
+/// both are bytes and the target has VNNI, vpmaddwd on the other x86
+/// targets, and a micro-tile of MR rows × (2 vectors of L lanes) sized to
+/// the register file (AVX-512: 32 vector registers; AVX2: 16).
 void chooseKernel(KernelShape &s, TiledType a, TiledType b,
                   const CPUCodegenOptions &o) {
   bool bytes = TiledToTensorsConverter::containerType(a).getWidth() == 8 &&
                TiledToTensorsConverter::containerType(b).getWidth() == 8;
-  s.vnni = bytes && o.target != CPUTarget::generic;
-  s.kt4 = s.vnni ? llvm::alignTo(s.kt, 4) : s.kt;
-  s.L = o.target == CPUTarget::avx2 ? 8 : 16;
-  int64_t rows = o.target == CPUTarget::avx2 ? 3 : (s.vnni ? 6 : 4);
+  using Dot = KernelShape::Dot;
+  int64_t rows = 4;
+  switch (o.target) {
+  case CPUTarget::avx512:
+    s.dot = bytes ? Dot::vnni : Dot::madd;
+    s.L = 16;
+    rows = 6;
+    break;
+  case CPUTarget::avxvnni:
+  case CPUTarget::avx2:
+    s.dot = bytes && o.target == CPUTarget::avxvnni ? Dot::vnni : Dot::madd;
+    s.L = 8;
+    rows = 3;
+    break;
+  case CPUTarget::generic:
+    s.dot = Dot::mul;
+    s.L = 16;
+    break;
+  }
+  s.kt4 = llvm::alignTo(s.kt, s.group());
   s.MR = std::min(s.M, rows);
   s.threads = o.threads;
 }
@@ -765,7 +847,7 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
       }
       Value packed;
       if (auto c = op.getRhs().getDefiningOp<ConstantOp>()) {
-        s.nibbles = s.vnni && tb.getMaxBits() <= 4 && s.kt4 % 8 == 0;
+        s.nibbles = s.vnni() && tb.getMaxBits() <= 4 && s.kt4 % 8 == 0;
         RankedTensorType pt =
             e.packedBType(TiledToTensorsConverter::containerType(tb));
         std::vector<int64_t> v = constantValues(c);
@@ -1194,11 +1276,27 @@ struct DotToIntrinsic : OpRewritePattern<DotU8S8Op> {
   }
 };
 
+struct MAddToIntrinsic : OpRewritePattern<DotI16Op> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DotI16Op op,
+                                PatternRewriter &rw) const override {
+    StringRef name = op.getAcc().getType().getNumElements() == 16
+                         ? "llvm.x86.avx512.pmaddw.d.512"
+                         : "llvm.x86.avx2.pmadd.wd";
+    Value products = LLVM::CallIntrinsicOp::create(
+                         rw, op.getLoc(), op.getType(), rw.getStringAttr(name),
+                         ValueRange{op.getLhs(), op.getRhs()})
+                         .getResult(0);
+    rw.replaceOpWithNewOp<arith::AddIOp>(op, op.getAcc(), products);
+    return success();
+  }
+};
+
 struct ConvertTQCPUIntrinsics
     : mlir::tq::impl::ConvertTQCPUIntrinsicsBase<ConvertTQCPUIntrinsics> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<DotToIntrinsic>(&getContext());
+    patterns.add<DotToIntrinsic, MAddToIntrinsic>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -34,12 +34,26 @@ using namespace mlir::tq;
 // Targets
 //===----------------------------------------------------------------------===//
 
-CPUTarget mlir::tq::detectHostCPUTarget() {
+bool mlir::tq::hostSupportsCPUTarget(CPUTarget t) {
   llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
-  if (f.lookup("avx512vnni") && f.lookup("avx512bw"))
-    return CPUTarget::avx512;
-  if (f.lookup("avxvnni") || (f.lookup("avx512vnni") && f.lookup("avx512vl")))
-    return CPUTarget::avx2;
+  switch (t) {
+  case CPUTarget::avx512:
+    return f.lookup("avx512vnni") && f.lookup("avx512bw");
+  case CPUTarget::avxvnni:
+    return f.lookup("avxvnni") ||
+           (f.lookup("avx512vnni") && f.lookup("avx512vl"));
+  case CPUTarget::avx2:
+    return f.lookup("avx2");
+  case CPUTarget::generic:
+    return true;
+  }
+  return false;
+}
+
+CPUTarget mlir::tq::detectHostCPUTarget() {
+  for (CPUTarget t : {CPUTarget::avx512, CPUTarget::avxvnni, CPUTarget::avx2})
+    if (hostSupportsCPUTarget(t))
+      return t;
   return CPUTarget::generic;
 }
 
@@ -48,15 +62,22 @@ std::optional<CPUTarget> mlir::tq::parseCPUTarget(StringRef name) {
     return detectHostCPUTarget();
   return llvm::StringSwitch<std::optional<CPUTarget>>(name)
       .Case("avx512", CPUTarget::avx512)
+      .Case("avxvnni", CPUTarget::avxvnni)
       .Case("avx2", CPUTarget::avx2)
       .Case("generic", CPUTarget::generic)
       .Default(std::nullopt);
+}
+
+StringRef mlir::tq::cpuTargetNames() {
+  return "native, avx512, avxvnni, avx2 or generic";
 }
 
 StringRef mlir::tq::stringifyCPUTarget(CPUTarget t) {
   switch (t) {
   case CPUTarget::avx512:
     return "avx512";
+  case CPUTarget::avxvnni:
+    return "avxvnni";
   case CPUTarget::avx2:
     return "avx2";
   case CPUTarget::generic:
@@ -820,11 +841,11 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
     std::optional<CPUTarget> t = parseCPUTarget(target);
     if (!t) {
       module.emitError("tq-to-cpu: unknown target '")
-          << target << "' (expected native, avx512, avx2 or generic)";
+          << target << "' (expected " << cpuTargetNames() << ")";
       return signalPassFailure();
     }
     WalkResult checked = module.walk([](Operation *op) {
-      if (isa<TQDialect>(op->getDialect()) && !isa<DotU8S8Op>(op) &&
+      if (isa<TQDialect>(op->getDialect()) && !isa<DotU8S8Op, DotI16Op>(op) &&
           failed(checkSupported(op)))
         return WalkResult::interrupt();
       return WalkResult::advance();
@@ -836,7 +857,7 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
     TiledToTensorsConverter converter;
     ConversionTarget legal(*ctx);
     legal.addIllegalDialect<TQDialect>();
-    legal.addLegalOp<DotU8S8Op>();
+    legal.addLegalOp<DotU8S8Op, DotI16Op>();
     legal.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     legal.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return converter.isSignatureLegal(f.getFunctionType()) &&

@@ -1,7 +1,9 @@
 // The matmul kernels convert-tq-to-cpu generates for each target (C3):
-// vpdpbusd on 16 or 8 int32 lanes with weights in offset binary, or
-// portable vectors; constant weights packed at compile time.
+// vpdpbusd on 16 or 8 int32 lanes with weights in offset binary, vpmaddwd
+// on int16 pairs without VNNI, or portable vectors; constant weights packed
+// at compile time.
 // RUN: tq-opt %s --convert-tq-to-cpu=target=avx512 | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: tq-opt %s --convert-tq-to-cpu=target=avxvnni | FileCheck %s --check-prefixes=CHECK,VNNI256
 // RUN: tq-opt %s --convert-tq-to-cpu=target=avx2 | FileCheck %s --check-prefixes=CHECK,AVX2
 // RUN: tq-opt %s --convert-tq-to-cpu=target=generic | FileCheck %s --check-prefixes=CHECK,GENERIC
 // RUN: tq-opt %s --convert-tq-to-cpu="target=avx512 threads=2" | FileCheck %s --check-prefix=PAR
@@ -10,13 +12,18 @@
 !A = !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
 !B = !tq.tiled<128x32xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
 
-// CHECK: module attributes {tq.cpu_target = "[[TARGET:avx512|avx2|generic]]"}
+// CHECK: module attributes {tq.cpu_target = "[[TARGET:avx512|avxvnni|avx2|generic]]"}
 // CHECK-LABEL: func.func @gemm(
 // CHECK-SAME: %{{.*}}: tensor<64x128xi8>, %{{.*}}: tensor<2x4xf32>, %{{.*}}: tensor<128x32xi8>, %{{.*}}: tensor<4x1xf32>) -> tensor<64x32xf32>
 // A is read in place; B packed at run time (offset binary for VNNI).
 // AVX512: arith.xori %{{.*}}, %c-128_i8 : i8
 // AVX512: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32>, vector<64xi8>
-// AVX2: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
+// VNNI256: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
+// A is widened to int16 once; B's bytes as they are loaded, in pairs of k.
+// AVX2-NOT: tq.dot_u8s8
+// AVX2: arith.extsi %{{.*}} : i8 to i16
+// AVX2: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2: tq.dot_i16 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<16xi16>
 // GENERIC-NOT: tq.dot_u8s8
 // GENERIC: arith.muli %{{.*}}, %{{.*}} : vector<16xi32>
 // Each K-tile: int32 sums to f32, times sA·sB, added (no FMA).
@@ -38,7 +45,9 @@ func.func @gemm(%a: !A, %b: !B) -> tensor<64x32xf32> {
 // CHECK-LABEL: func.func @const_weights(
 // 3 in offset binary is 0x83 (-125); the generic kernel keeps signs.
 // AVX512: arith.constant dense<-125> : tensor<1x32x128xi8>
-// AVX2: arith.constant dense<-125> : tensor<2x32x64xi8>
+// VNNI256: arith.constant dense<-125> : tensor<2x32x64xi8>
+// [panels][K/2][NR*2], signed, for vpmaddwd.
+// AVX2: arith.constant dense<3> : tensor<2x64x32xi8>
 // GENERIC: arith.constant dense<3> : tensor<1x128x32xi8>
 // CHECK-NOT: arith.xori
 func.func @const_weights(%a: !A) -> tensor<64x32xf32> {
@@ -54,7 +63,8 @@ func.func @const_weights(%a: !A) -> tensor<64x32xf32> {
 // CHECK-LABEL: func.func @int4_weights(
 // AVX512: arith.constant dense<-69> : tensor<1x16x128xi8>
 // AVX512: arith.shrui %{{.*}}, %{{.*}} : vector<64xi8>
-// AVX2: arith.constant dense<-69> : tensor<2x16x64xi8>
+// VNNI256: arith.constant dense<-69> : tensor<2x16x64xi8>
+// AVX2: arith.constant dense<3> : tensor<2x64x32xi8>
 // GENERIC: arith.constant dense<3> : tensor<1x128x32xi8>
 func.func @int4_weights(%a: !A) -> tensor<64x32xf32> {
   %b = tq.constant {values = dense<3> : tensor<128x32xi8>,
@@ -72,6 +82,8 @@ func.func @int4_weights(%a: !A) -> tensor<64x32xf32> {
 // CHECK: math.roundeven
 // CHECK: scf.for
 // AVX512: tq.dot_u8s8
+// AVX2: arith.extsi %{{.*}} : i8 to i16
+// AVX2: tq.dot_i16
 // PAR-LABEL: func.func @fused_quantize(
 // PAR: scf.parallel
 // PAR: math.roundeven

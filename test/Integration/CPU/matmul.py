@@ -1,10 +1,11 @@
 # RUN: %python %s tq-run | FileCheck %s
 # tq.matmul compiled by tq-to-cpu and run on every SIMD path of this
-# machine (avx512 and avx2: vpdpbusd on 16 / 8 lanes; generic vectors), bit
+# machine (avx512 and avxvnni: vpdpbusd on 16 / 8 lanes; avx2: vpmaddwd on
+# int16 pairs; generic vectors), bit
 # for bit against the numpy reference (T5, T7): C = A·B, dX = dY·Wᵀ
 # (transpose_b), dW = Xᵀ·dY (transpose_a); V = 8, 16, 32, 128 with shapes
 # that are not multiples of V; widths 2, 4, 8 (i8), 12 and 16 (i16 with an
-# 8-bit partner: the generic kernel); the bf16 scale product; batches; the
+# 8-bit partner: vpmaddwd on x86, else the generic kernel); the bf16 scale product; batches; the
 # mixed tiled x f32 product;
 # weights
 # packed at compile time (tq.constant) or at run time; 1 and 2 threads;

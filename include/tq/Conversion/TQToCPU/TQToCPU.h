@@ -28,15 +28,21 @@ enum class CPUTarget {
   /// AVX-512 VNNI: vpdpbusd on 16 int32 lanes.
   avx512,
   /// AVX-VNNI (or AVX-512 VL): vpdpbusd on 8 int32 lanes.
+  avxvnni,
+  /// AVX2 without VNNI: vpmaddwd (pairs of int16 products) on 8 lanes.
   avx2,
   /// Portable vector code (sign-extend, multiply, add), any CPU.
   generic,
 };
 
-/// Parses `native|avx512|avx2|generic`; `native` asks the host.
+/// Parses `native|avx512|avxvnni|avx2|generic`; `native` asks the host.
 std::optional<CPUTarget> parseCPUTarget(llvm::StringRef name);
+/// The accepted target names, for diagnostics: "native, avx512, ...".
+llvm::StringRef cpuTargetNames();
 /// The best target the host supports.
 CPUTarget detectHostCPUTarget();
+/// Whether the host has the instructions `t`'s kernels use.
+bool hostSupportsCPUTarget(CPUTarget t);
 llvm::StringRef stringifyCPUTarget(CPUTarget t);
 
 /// What the generated code is for.

@@ -767,3 +767,19 @@ LogicalResult DotU8S8Op::verify() {
            << 4 * lanes << " i8 operands for " << lanes << " lanes";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// DotI16Op
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotI16Op::verify() {
+  int64_t lanes = getAcc().getType().getNumElements();
+  if (lanes != 8 && lanes != 16)
+    return emitOpError("expects 8 or 16 int32 lanes (vpmaddwd on ymm or "
+                       "zmm), got ")
+           << lanes;
+  if (getLhs().getType().getNumElements() != 2 * lanes)
+    return emitOpError("expects 2 int16 values per lane: ")
+           << 2 * lanes << " i16 operands for " << lanes << " lanes";
+  return success();
+}

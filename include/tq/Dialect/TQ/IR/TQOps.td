@@ -445,4 +445,29 @@ def TQ_DotU8S8Op : TQ_Op<"dot_u8s8", [Pure,
   let hasVerifier = 1;
 }
 
+def TQ_DotI16Op : TQ_Op<"dot_i16", [Pure,
+    AllTypesMatch<["acc", "result"]>, AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "2-way int16 dot product accumulated into int32 lanes";
+  let description = [{
+    For each int32 lane `l`:
+    `result[l] = acc[l] + sext(lhs[2l])·sext(rhs[2l]) +
+    sext(lhs[2l+1])·sext(rhs[2l+1])`, wrapping on overflow. This is x86's
+    `vpmaddwd` followed by `vpaddd` (AVX2 on 8 lanes, AVX-512 BW on 16):
+    the int8 kernel of CPUs without VNNI, with both operands widened to
+    int16. `convert-tq-cpu-intrinsics` turns it into the LLVM intrinsic.
+
+    ```mlir
+    %r = tq.dot_i16 %acc, %a, %b : vector<8xi32>, vector<16xi16>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [I32]>:$acc,
+                       VectorOfRankAndType<[1], [I16]>:$lhs,
+                       VectorOfRankAndType<[1], [I16]>:$rhs);
+  let results = (outs VectorOfRankAndType<[1], [I32]>:$result);
+  let assemblyFormat = [{
+    $acc `,` $lhs `,` $rhs attr-dict `:` type($acc) `,` type($lhs)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TQ_OPS_TD
