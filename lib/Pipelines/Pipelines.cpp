@@ -110,6 +110,10 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertTQCPUIntrinsics());
+  TQCPUFloatKernelsOptions floats;
+  floats.target = o.target;
+  floats.threads = o.threads;
+  pm.addPass(createTQCPUFloatKernels(floats));
   pm.addPass(createTQCPULoopOrder());
   // One function per distinct loop nest: LLVM's cost grows faster than a
   // function's size, and layers of the same shape share one.

@@ -112,6 +112,39 @@ def ConvertTQCPUIntrinsics : Pass<"convert-tq-cpu-intrinsics"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
+  let summary = "Register-blocked f32 kernels for float matmuls and convolutions";
+  let description = [{
+    The float layers left between the quantized ones (the first and last
+    layers, `keep-float`, a whole f32 model) are `linalg.matmul`,
+    `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` on buffers. This
+    pass replaces each one on static f32 memrefs with a register-blocked
+    kernel: C's columns in panels of two vectors, 6 rows × 2 vectors of
+    accumulators held in registers for the whole reduction, B's vectors
+    loaded once per k for the 6 rows, A's values broadcast. Each output's
+    sum is taken in the op's order (increasing k; c, kh, kw for a
+    convolution) with a multiply then an add, as the loops of
+    `convert-linalg-to-loops` do: the results are the same bits.
+
+    A convolution is one product per image, F × (C·KH·KW) by
+    (C·KH·KW) × (OH·OW), on the image's columns (im2col into a buffer of
+    one image), or on the image itself when the filter is 1×1 with unit
+    strides. With `threads` > 1 the column panels are shared among the
+    threads (`scf.parallel`). Other linalg ops are left alone.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"native\"",
+           "Instruction set: native, avx512 (16 lanes), avxvnni, avx2 or "
+           "generic (8 lanes)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads sharing each kernel's column panels">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def TQCPULoopOrder : Pass<"tq-cpu-loop-order"> {
   let summary = "Put the contiguous output loop innermost in float convolutions, pooling and matmuls";
   let description = [{

@@ -77,6 +77,11 @@ void populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const CPUCodegenOptions &options);
 
+/// Patterns of tq-cpu-float-kernels: f32 matmuls and convolutions on
+/// buffers as register-blocked kernels.
+void populateCPUFloatKernelPatterns(RewritePatternSet &patterns,
+                                    const CPUCodegenOptions &options);
+
 /// Patterns of tq-cpu-loop-order: linalg ops whose innermost loop is a
 /// reduction, with their contiguous output loop moved innermost.
 void populateCPULoopOrderPatterns(RewritePatternSet &patterns);

@@ -1,0 +1,362 @@
+//===- FloatKernels.cpp - register-blocked f32 matmuls and convolutions ---===//
+//
+// See the description of tq-cpu-float-kernels in tq/Conversion/Passes.td.
+//
+// C[i, j] += Σ_k A[i, k] · B[k, j], each output's sum taken in increasing k,
+// multiply then add (the order and the roundings of the linalg op's loops):
+//
+// - the columns of C are split into panels of NR = 2 vectors of L lanes,
+//   shared among the threads;
+// - MR rows × NR columns of C are held in MR·2 vector registers for all of
+//   K: per k, two vectors of B's row k and one broadcast A value per row;
+// - rows past M read row M-1 and are not stored; the last panel's columns
+//   past N are masked.
+//
+// A convolution (NCHW, FCHW) is one such product per image: A the filter
+// as F × (C·R·S), B the image's columns (im2col, or the image itself for a
+// 1×1 convolution with unit strides), C the image's output as F × (P·Q).
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Conversion/Passes.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_TQCPUFLOATKERNELS
+#include "tq/Conversion/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+using namespace mlir::tq;
+
+namespace {
+
+/// Rows of the micro-tile: MR·2 accumulators, two B vectors, the A
+/// broadcast and a product fit in 16 vector registers.
+constexpr int64_t kRows = 6;
+
+struct GemmShape {
+  int64_t M, N, K;
+  int64_t L;           // f32 lanes per vector
+  int64_t threads = 1; // > 1: the panels are shared out (scf.parallel)
+  int64_t NR() const { return 2 * L; }
+};
+
+/// Whether `t` is a static f32 memref whose last dim has unit stride.
+bool isKernelOperand(Value v, int64_t rank) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  if (!t || !t.hasStaticShape() || !t.getElementType().isF32() ||
+      t.getRank() != rank)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(t.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.back() == 1 &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// C (M×N) += A (M×K) · B (K×N), on 2-D memrefs with unit inner strides.
+void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
+              Value C) {
+  auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ib, v);
+  };
+  int64_t L = s.L, NR = s.NR(), MR = std::min(s.M, kRows);
+  auto vF32 = VectorType::get({L}, b.getF32Type());
+  auto vMask = VectorType::get({L}, b.getI1Type());
+  int64_t full = s.N / NR, panels = llvm::divideCeil(s.N, NR);
+
+  // One micro-tile: rows [i0, i0+MR), columns [j0, j0+NR).
+  auto microTile = [&](ImplicitLocOpBuilder &ib, Value i0, Value j0,
+                       bool masked) {
+    SmallVector<Value> rows, cols, masks;
+    for (int64_t r = 0; r < MR; ++r)
+      rows.push_back(arith::MinUIOp::create(
+          ib, arith::AddIOp::create(ib, i0, idx(ib, r)), idx(ib, s.M - 1)));
+    Value zero = arith::ConstantOp::create(
+        ib, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+    for (int64_t c = 0; c < 2; ++c) {
+      Value j = arith::AddIOp::create(ib, j0, idx(ib, c * L));
+      cols.push_back(j);
+      if (masked)
+        masks.push_back(vector::CreateMaskOp::create(
+            ib, vMask,
+            ValueRange{arith::SubIOp::create(
+                ib, idx(ib, s.N), arith::MinUIOp::create(ib, j, idx(ib, s.N)))}));
+    }
+    auto load = [&](ImplicitLocOpBuilder &lb, Value m, Value r, int64_t c) {
+      if (!masked)
+        return vector::LoadOp::create(lb, vF32, m, ValueRange{r, cols[c]})
+            .getResult();
+      return vector::MaskedLoadOp::create(lb, vF32, m, ValueRange{r, cols[c]},
+                                          masks[c], zero)
+          .getResult();
+    };
+    SmallVector<Value> init;
+    for (int64_t r = 0; r < MR; ++r)
+      for (int64_t c = 0; c < 2; ++c)
+        init.push_back(load(ib, C, rows[r], c));
+    auto kLoop = scf::ForOp::create(
+        ib, idx(ib, 0), idx(ib, s.K), idx(ib, 1), init,
+        [&](OpBuilder &nb, Location loc, Value k, ValueRange acc) {
+          ImplicitLocOpBuilder kb(loc, nb);
+          Value bv[2] = {load(kb, B, k, 0), load(kb, B, k, 1)};
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < MR; ++r) {
+            Value a = vector::BroadcastOp::create(
+                kb, vF32, memref::LoadOp::create(kb, A, ValueRange{rows[r], k}));
+            for (int64_t c = 0; c < 2; ++c)
+              next.push_back(arith::AddFOp::create(
+                  kb, acc[r * 2 + c], arith::MulFOp::create(kb, a, bv[c])));
+          }
+          scf::YieldOp::create(kb, next);
+        });
+    for (int64_t r = 0; r < MR; ++r) {
+      Value i = arith::AddIOp::create(ib, i0, idx(ib, r));
+      auto inRows = scf::IfOp::create(
+          ib, arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, i,
+                                    idx(ib, s.M)),
+          /*withElse=*/false);
+      ImplicitLocOpBuilder tb(ib.getLoc(), inRows.getThenBodyBuilder());
+      for (int64_t c = 0; c < 2; ++c) {
+        Value v = kLoop.getResult(r * 2 + c);
+        if (masked)
+          vector::MaskedStoreOp::create(tb, C, ValueRange{i, cols[c]},
+                                        masks[c], v);
+        else
+          vector::StoreOp::create(tb, v, C, ValueRange{i, cols[c]});
+      }
+    }
+  };
+  // The row micro-tiles of one panel.
+  auto panel = [&](ImplicitLocOpBuilder &pb, Value jp, bool masked) {
+    Value j0 = arith::MulIOp::create(pb, jp, idx(pb, NR));
+    auto rowLoop = scf::ForOp::create(pb, idx(pb, 0), idx(pb, s.M),
+                                      idx(pb, MR));
+    ImplicitLocOpBuilder rb(pb.getLoc(), OpBuilder::atBlockBegin(rowLoop.getBody()));
+    rb.setInsertionPoint(rowLoop.getBody()->getTerminator());
+    microTile(rb, rowLoop.getInductionVar(), j0, masked);
+  };
+  auto panelLoop = [&](int64_t begin, int64_t end, bool masked) {
+    if (begin >= end)
+      return;
+    Operation *loop;
+    Value jp;
+    if (s.threads > 1 && end - begin > 1) {
+      auto par = scf::ParallelOp::create(b, ValueRange{idx(b, begin)},
+                                         ValueRange{idx(b, end)},
+                                         ValueRange{idx(b, 1)});
+      jp = par.getInductionVars()[0];
+      loop = par;
+    } else {
+      auto f = scf::ForOp::create(b, idx(b, begin), idx(b, end), idx(b, 1));
+      jp = f.getInductionVar();
+      loop = f;
+    }
+    ImplicitLocOpBuilder pb(b.getLoc(), b.getContext());
+    pb.setInsertionPoint(loop->getRegion(0).front().getTerminator());
+    panel(pb, jp, masked);
+  };
+  panelLoop(0, full, /*masked=*/false);
+  panelLoop(full, panels, /*masked=*/true);
+}
+
+/// A 2-D view of `v` with its dims grouped as `groups`.
+Value collapse(ImplicitLocOpBuilder &b, Value v,
+               ArrayRef<ReassociationIndices> groups) {
+  return memref::CollapseShapeOp::create(b, v, groups).getResult();
+}
+
+/// `v[i]` of a memref with a leading dim, rank-reduced.
+Value slice(ImplicitLocOpBuilder &b, Value v, Value i) {
+  auto t = cast<MemRefType>(v.getType());
+  int64_t rank = t.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes, strides(rank, b.getIndexAttr(1));
+  offsets[0] = i;
+  sizes.push_back(b.getIndexAttr(1));
+  for (int64_t d : t.getShape().drop_front())
+    sizes.push_back(b.getIndexAttr(d));
+  auto type = memref::SubViewOp::inferRankReducedResultType(
+      t.getShape().drop_front(), t, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, cast<MemRefType>(type), v, offsets,
+                                   sizes, strides)
+      .getResult();
+}
+
+struct KernelOptions {
+  int64_t lanes = 8;
+  int64_t threads = 1;
+};
+
+template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
+  FloatKernelPattern(MLIRContext *ctx, KernelOptions o)
+      : OpRewritePattern<OpT>(ctx), o(o) {}
+  KernelOptions o;
+};
+
+/// linalg.matmul and linalg.batch_matmul on f32 memrefs.
+template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
+  using FloatKernelPattern<OpT>::FloatKernelPattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
+    int64_t rank = std::is_same_v<OpT, linalg::BatchMatmulOp> ? 3 : 2;
+    if (!op.hasPureBufferSemantics() || op.hasUserDefinedMaps())
+      return rw.notifyMatchFailure(op, "not a plain product on buffers");
+    Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1],
+          C = op.getDpsInits()[0];
+    if (!isKernelOperand(A, rank) || !isKernelOperand(B, rank) ||
+        !isKernelOperand(C, rank))
+      return rw.notifyMatchFailure(op, "operands are not static f32 views");
+    ArrayRef<int64_t> cs = cast<MemRefType>(C.getType()).getShape();
+    GemmShape s;
+    s.M = cs[rank - 2];
+    s.N = cs[rank - 1];
+    s.K = cast<MemRefType>(A.getType()).getShape()[rank - 1];
+    s.L = this->o.lanes;
+    s.threads = this->o.threads;
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    if (rank == 2) {
+      emitGemm(b, s, A, B, C);
+    } else {
+      auto loop = scf::ForOp::create(
+          b, arith::ConstantIndexOp::create(b, 0),
+          arith::ConstantIndexOp::create(b, cs[0]),
+          arith::ConstantIndexOp::create(b, 1));
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      Value i = loop.getInductionVar();
+      emitGemm(b, s, slice(b, A, i), slice(b, B, i), slice(b, C, i));
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+/// linalg.conv_2d_nchw_fchw on f32 memrefs (the importer pads the input
+/// beforehand).
+struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
+  using FloatKernelPattern::FloatKernelPattern;
+  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp op,
+                                PatternRewriter &rw) const override {
+    if (!op.hasPureBufferSemantics())
+      return rw.notifyMatchFailure(op, "not on buffers");
+    Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
+          y = op.getDpsInits()[0];
+    if (!isKernelOperand(x, 4) || !isKernelOperand(w, 4) ||
+        !isKernelOperand(y, 4))
+      return rw.notifyMatchFailure(op, "operands are not static f32 views");
+    // Collapsing needs contiguous row-major dims.
+    for (Value v : {x, w, y})
+      if (!cast<MemRefType>(v.getType()).getLayout().isIdentity())
+        return rw.notifyMatchFailure(op, "operand is not row-major");
+    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
+                      ws = cast<MemRefType>(w.getType()).getShape(),
+                      ys = cast<MemRefType>(y.getType()).getShape();
+    SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
+        dl(op.getDilations().getValues<int64_t>());
+    int64_t N = xs[0], C = xs[1], W = xs[3];
+    int64_t F = ws[0], R = ws[2], S = ws[3], P = ys[2], Q = ys[3];
+    GemmShape s;
+    s.M = F;
+    s.N = P * Q;
+    s.K = C * R * S;
+    s.L = o.lanes;
+    s.threads = o.threads;
+    bool inPlace = R == 1 && S == 1 && st[0] == 1 && st[1] == 1 &&
+                   xs[2] == P && W == Q;
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, v);
+    };
+    Value A = collapse(b, w, {{0}, {1, 2, 3}});
+    Value cols;
+    if (!inPlace)
+      cols = memref::AllocOp::create(
+          b, MemRefType::get({s.K, s.N}, b.getF32Type()));
+    auto loop = scf::ForOp::create(b, idx(b, 0), idx(b, N), idx(b, 1));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      Value n = loop.getInductionVar();
+      Value xn = slice(b, x, n), yn = slice(b, y, n);
+      Value Bm;
+      if (inPlace) {
+        Bm = collapse(b, xn, {{0}, {1, 2}});
+      } else {
+        // cols[(c·R + r)·S + s][p·Q + q] = x[n, c, p·sh + r·dh, q·sw + s·dw],
+        // q innermost (unit stride for unit strides).
+        scf::buildLoopNest(
+            b, b.getLoc(),
+            ValueRange{idx(b, 0), idx(b, 0), idx(b, 0), idx(b, 0), idx(b, 0)},
+            ValueRange{idx(b, C), idx(b, R), idx(b, S), idx(b, P), idx(b, Q)},
+            ValueRange{idx(b, 1), idx(b, 1), idx(b, 1), idx(b, 1), idx(b, 1)},
+            [&](OpBuilder &nb, Location loc, ValueRange iv) {
+              ImplicitLocOpBuilder ib(loc, nb);
+              auto mul = [&](Value v, int64_t k) -> Value {
+                return arith::MulIOp::create(ib, v, idx(ib, k));
+              };
+              auto add = [&](Value u, Value v) -> Value {
+                return arith::AddIOp::create(ib, u, v);
+              };
+              Value h = add(mul(iv[3], st[0]), mul(iv[1], dl[0]));
+              Value wv = add(mul(iv[4], st[1]), mul(iv[2], dl[1]));
+              Value v = memref::LoadOp::create(ib, xn, ValueRange{iv[0], h, wv});
+              Value k = add(mul(add(mul(iv[0], R), iv[1]), S), iv[2]);
+              memref::StoreOp::create(ib, v, cols,
+                                      ValueRange{k, add(mul(iv[3], Q), iv[4])});
+            });
+        Bm = cols;
+      }
+      emitGemm(b, s, A, Bm, collapse(b, yn, {{0}, {1, 2}}));
+    }
+    if (cols)
+      memref::DeallocOp::create(b, cols);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct TQCPUFloatKernelsPass
+    : mlir::tq::impl::TQCPUFloatKernelsBase<TQCPUFloatKernelsPass> {
+  using TQCPUFloatKernelsBase::TQCPUFloatKernelsBase;
+  void runOnOperation() override {
+    std::optional<CPUTarget> t = parseCPUTarget(target);
+    if (!t) {
+      getOperation()->emitError("tq-cpu-float-kernels: unknown target '")
+          << target << "' (expected " << cpuTargetNames() << ")";
+      return signalPassFailure();
+    }
+    if (threads < 1) {
+      getOperation()->emitError("tq-cpu-float-kernels: threads must be at "
+                                "least 1, got ")
+          << int64_t(threads);
+      return signalPassFailure();
+    }
+    CPUCodegenOptions o;
+    o.target = *t;
+    o.threads = threads;
+    RewritePatternSet patterns(&getContext());
+    populateCPUFloatKernelPatterns(patterns, o);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::tq::populateCPUFloatKernelPatterns(
+    RewritePatternSet &patterns, const CPUCodegenOptions &options) {
+  KernelOptions o;
+  o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
+  o.threads = options.threads;
+  patterns.add<MatmulKernel<linalg::MatmulOp>,
+               MatmulKernel<linalg::BatchMatmulOp>, ConvKernel>(
+      patterns.getContext(), o);
+}

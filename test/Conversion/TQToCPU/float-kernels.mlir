@@ -1,0 +1,76 @@
+// RUN: tq-opt %s -tq-cpu-float-kernels=target=avx2 -split-input-file | FileCheck %s
+// RUN: tq-opt %s -tq-cpu-float-kernels="target=avx2 threads=2" -split-input-file | FileCheck %s --check-prefix=PAR
+// RUN: not tq-opt %s -tq-cpu-float-kernels=target=sse 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not tq-opt %s -tq-cpu-float-kernels=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS
+// f32 products and convolutions on buffers become register-blocked
+// kernels: 6 rows x 2 vectors of 8 lanes of C held across the reduction,
+// multiply then add; the panel past N is masked.
+
+// TARGET: error: tq-cpu-float-kernels: unknown target 'sse' (expected native, avx512, avxvnni, avx2 or generic)
+// THREADS: error: tq-cpu-float-kernels: threads must be at least 1, got 0
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT: linalg.matmul
+// Two full panels of 16 columns, then the masked one (N = 40).
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c10 step %c6
+// CHECK-COUNT-12: vector.load %{{.*}} : memref<10x40xf32>, vector<8xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args
+// CHECK: vector.broadcast
+// CHECK-NEXT: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.store
+// CHECK: scf.for %{{.*}} = %c2 to %c3 step %c1
+// CHECK: vector.maskedload
+// CHECK: vector.maskedstore
+// PAR-LABEL: func.func @matmul
+// PAR: scf.parallel
+func.func @matmul(%a: memref<10x7xf32>, %b: memref<7x40xf32>, %c: memref<10x40xf32>) {
+  linalg.matmul ins(%a, %b : memref<10x7xf32>, memref<7x40xf32>) outs(%c : memref<10x40xf32>)
+  return
+}
+
+// -----
+
+// A convolution: im2col of one image at a time into a (C*KH*KW) x (OH*OW)
+// buffer, then the product with the filter as F x (C*KH*KW).
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: linalg.conv_2d
+// CHECK: memref.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : memref<4x3x3x3xf32> into memref<4x27xf32>
+// CHECK: %[[COLS:.*]] = memref.alloc() : memref<27x36xf32>
+// CHECK: memref.store %{{.*}}, %[[COLS]]
+// CHECK: arith.mulf
+// CHECK: memref.dealloc %[[COLS]]
+func.func @conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x6x6xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x6x6xf32>)
+  return
+}
+
+// -----
+
+// 1x1 with unit strides: the image is the product's rhs as it is.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT: memref.alloc
+// CHECK: memref.collapse_shape %{{.*}} {{\[\[}}0], [1, 2]] : memref<8x5x5xf32, strided<[25, 5, 1], offset: ?>> into memref<8x25xf32, strided<[25, 1], offset: ?>>
+func.func @pointwise(%x: memref<2x8x5x5xf32>, %w: memref<4x8x1x1xf32>, %y: memref<2x4x5x5xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x8x5x5xf32>, memref<4x8x1x1xf32>) outs(%y : memref<2x4x5x5xf32>)
+  return
+}
+
+// -----
+
+// Left alone: integers, dynamic shapes, user-defined maps (a transposed
+// operand).
+// CHECK-LABEL: func.func @kept
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xi32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<?x8xf32>
+// CHECK: linalg.matmul indexing_maps
+func.func @kept(%a: memref<4x8xi32>, %b: memref<8x16xi32>, %c: memref<4x16xi32>,
+                %d: memref<?x8xf32>, %e: memref<8x16xf32>, %f: memref<?x16xf32>,
+                %g: memref<8x4xf32>, %h: memref<4x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x8xi32>, memref<8x16xi32>) outs(%c : memref<4x16xi32>)
+  linalg.matmul ins(%d, %e : memref<?x8xf32>, memref<8x16xf32>) outs(%f : memref<?x16xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%g, %e : memref<8x4xf32>, memref<8x16xf32>) outs(%h : memref<4x16xf32>)
+  return
+}

@@ -1,0 +1,139 @@
+# RUN: %python %s tq-run | FileCheck %s
+# The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul and
+# conv_2d_nchw_fchw on f32) compiled by tq-to-cpu and run on every SIMD path,
+# bit for bit against numpy summing each output in the op's order with
+# separately rounded f32 multiplies and adds: shapes that are not multiples
+# of the micro-tile (rows past 6, a masked last panel), a nonzero
+# accumulator, strides, dilations, 1x1 convolutions (the image read in
+# place), NaN and ±Inf, values near FLT_MAX (overflow to Inf), 2 threads.
+# NaN payloads are not compared: any NaN matches any NaN.
+import sys
+
+import numpy as np
+
+from tq.cpu import Runner, host_targets, report_targets
+
+cpu = Runner(sys.argv[1])
+TARGETS = host_targets(sys.argv[1])
+report_targets(TARGETS)
+rng = np.random.default_rng(5)
+failures = cases = 0
+
+
+def ty(shape):
+    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+
+
+def data(shape, special=False):
+    x = rng.standard_normal(shape).astype(np.float32)
+    if special:
+        flat = x.reshape(-1)
+        picks = rng.choice(flat.size, size=max(1, flat.size // 16), replace=False)
+        flat[picks] = rng.choice(np.array([np.nan, np.inf, -np.inf, 3e38, -3e38],
+                                          dtype=np.float32), size=picks.size)
+    return x
+
+
+def check(name, src, inputs, want):
+    global failures, cases
+    for target in TARGETS:
+        for threads in (1, 2):
+            got, = cpu.run(src, inputs, target=target, threads=threads)
+            cases += 1
+            # Same bits, NaN payloads aside (which NaN an add returns
+            # depends on the operand order the hardware sees).
+            differ = (got.view(np.uint32) != want.view(np.uint32)) & \
+                ~(np.isnan(got) & np.isnan(want))
+            if differ.any():
+                failures += 1
+                bad = np.flatnonzero(differ)
+                print(f"MISMATCH {name} {target} threads={threads}: "
+                      f"{bad.size} elements, first at {bad[0]}: "
+                      f"{got.reshape(-1)[bad[0]]} vs {want.reshape(-1)[bad[0]]}")
+
+
+def ref_matmul(a, b, c):
+    """c + a @ b, each output summed in increasing k (multiply, then add)."""
+    out = c.copy()
+    with np.errstate(all="ignore"):
+        for k in range(a.shape[-1]):
+            out = out + a[..., :, k:k + 1] * b[..., k:k + 1, :]
+    return out
+
+
+def matmul(m, n, k, batch=(), special=False):
+    a = data((*batch, m, k), special)
+    b = data((*batch, k, n), special)
+    c = data((*batch, m, n))
+    op = "linalg.batch_matmul" if batch else "linalg.matmul"
+    ta, tb, tc = ty(a.shape), ty(b.shape), ty(c.shape)
+    src = f"""
+func.func @main(%a: {ta}, %b: {tb}, %c: {tc}) -> {tc} {{
+  %r = {op} ins(%a, %b : {ta}, {tb}) outs(%c : {tc}) -> {tc}
+  return %r : {tc}
+}}"""
+    check(f"{op} {batch} {m}x{n}x{k}", src, [a, b, c], ref_matmul(a, b, c))
+
+
+def ref_conv(x, w, bias, stride, dilation):
+    n, c, h, wd = x.shape
+    f, _, r, s = w.shape
+    p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    q = (wd - dilation[1] * (s - 1) - 1) // stride[1] + 1
+    out = np.broadcast_to(bias[None, :, None, None], (n, f, p, q)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        for ci in range(c):
+            for ri in range(r):
+                for si in range(s):
+                    h0, w0 = ri * dilation[0], si * dilation[1]
+                    patch = x[:, ci, h0:h0 + stride[0] * (p - 1) + 1:stride[0],
+                              w0:w0 + stride[1] * (q - 1) + 1:stride[1]]
+                    out = out + w[None, :, ci, ri, si, None, None] * patch[:, None]
+    return out
+
+
+def conv(xshape, wshape, stride=(1, 1), dilation=(1, 1), special=False):
+    x = data(xshape, special)
+    w = data(wshape, special)
+    bias = data((wshape[0],))
+    want = ref_conv(x, w, bias, stride, dilation)
+    tx, tw, tb, ty_ = ty(x.shape), ty(w.shape), ty(bias.shape), ty(want.shape)
+    src = f"""
+#map = affine_map<(n, f, p, q) -> (f)>
+#id = affine_map<(n, f, p, q) -> (n, f, p, q)>
+func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
+  %e = tensor.empty() : {ty_}
+  %init = linalg.generic {{indexing_maps = [#map, #id],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%bias : {tb}) outs(%e : {ty_}) {{
+    ^bb0(%v: f32, %o: f32):
+      linalg.yield %v : f32
+  }} -> {ty_}
+  %y = linalg.conv_2d_nchw_fchw {{strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>,
+      dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>}}
+      ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
+  return %y : {ty_}
+}}"""
+    check(f"conv {xshape} {wshape} s={stride} d={dilation}", src, [x, w, bias], want)
+
+
+matmul(1, 1, 1)
+matmul(6, 16, 8)
+matmul(10, 40, 7)
+matmul(13, 5, 33)
+matmul(64, 64, 128)
+matmul(7, 19, 9, special=True)
+matmul(5, 24, 6, batch=(3,))
+matmul(9, 10, 17, batch=(2,), special=True)
+conv((2, 3, 8, 8), (4, 3, 3, 3))
+conv((1, 1, 30, 30), (16, 1, 3, 3))
+conv((2, 5, 11, 9), (7, 5, 3, 2), stride=(2, 3))
+conv((1, 4, 12, 12), (6, 4, 3, 3), dilation=(2, 2))
+conv((2, 8, 5, 5), (4, 8, 1, 1))
+conv((1, 8, 7, 7), (20, 8, 1, 1), stride=(2, 2))
+conv((1, 3, 9, 9), (5, 3, 3, 3), special=True)
+
+print(f"float kernel cases: {cases}, mismatches: {failures}")
+# CHECK: targets: {{.*}}generic; not on this host:
+# CHECK-NOT: MISMATCH
+# CHECK: float kernel cases: {{[1-9][0-9]*}}, mismatches: 0
