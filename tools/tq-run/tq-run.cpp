@@ -46,11 +46,11 @@ static cl::opt<std::string> programPath(cl::Positional, cl::Required,
                                         cl::desc("<program.mlir>"));
 static cl::opt<std::string> entry("entry", cl::desc("function to call"),
                                   cl::init("main"));
-static cl::opt<std::string>
-    target("target",
-           cl::desc("instruction set: native, avx512, avxvnni, avx2 or generic; or "
-                    "ppu: the tq ops on the PPU simulator, the rest natively"),
-           cl::init("native"));
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("instruction set: native, avx512, avxvnni, avx2 or generic; or "
+             "ppu: the tq ops on the PPU simulator, the rest natively"),
+    cl::init("native"));
 static cl::opt<std::string>
     machine("machine",
             cl::desc("--target=ppu: the machine, as tq-to-ppu options "

@@ -59,8 +59,7 @@ bool isKernelOperand(Value v, int64_t rank) {
   int64_t offset;
   if (failed(t.getStridesAndOffset(strides, offset)))
     return false;
-  return strides.back() == 1 &&
-         llvm::none_of(strides, ShapedType::isDynamic);
+  return strides.back() == 1 && llvm::none_of(strides, ShapedType::isDynamic);
 }
 
 /// C (M×N) += A (M×K) · B (K×N), on 2-D memrefs with unit inner strides.
@@ -90,7 +89,8 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
         masks.push_back(vector::CreateMaskOp::create(
             ib, vMask,
             ValueRange{arith::SubIOp::create(
-                ib, idx(ib, s.N), arith::MinUIOp::create(ib, j, idx(ib, s.N)))}));
+                ib, idx(ib, s.N),
+                arith::MinUIOp::create(ib, j, idx(ib, s.N)))}));
     }
     auto load = [&](ImplicitLocOpBuilder &lb, Value m, Value r, int64_t c) {
       if (!masked)
@@ -112,7 +112,8 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
           SmallVector<Value> next;
           for (int64_t r = 0; r < MR; ++r) {
             Value a = vector::BroadcastOp::create(
-                kb, vF32, memref::LoadOp::create(kb, A, ValueRange{rows[r], k}));
+                kb, vF32,
+                memref::LoadOp::create(kb, A, ValueRange{rows[r], k}));
             for (int64_t c = 0; c < 2; ++c)
               next.push_back(arith::AddFOp::create(
                   kb, acc[r * 2 + c], arith::MulFOp::create(kb, a, bv[c])));
@@ -122,15 +123,15 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
     for (int64_t r = 0; r < MR; ++r) {
       Value i = arith::AddIOp::create(ib, i0, idx(ib, r));
       auto inRows = scf::IfOp::create(
-          ib, arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, i,
-                                    idx(ib, s.M)),
+          ib,
+          arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, i, idx(ib, s.M)),
           /*withElse=*/false);
       ImplicitLocOpBuilder tb(ib.getLoc(), inRows.getThenBodyBuilder());
       for (int64_t c = 0; c < 2; ++c) {
         Value v = kLoop.getResult(r * 2 + c);
         if (masked)
-          vector::MaskedStoreOp::create(tb, C, ValueRange{i, cols[c]},
-                                        masks[c], v);
+          vector::MaskedStoreOp::create(tb, C, ValueRange{i, cols[c]}, masks[c],
+                                        v);
         else
           vector::StoreOp::create(tb, v, C, ValueRange{i, cols[c]});
       }
@@ -139,9 +140,10 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
   // The row micro-tiles of one panel.
   auto panel = [&](ImplicitLocOpBuilder &pb, Value jp, bool masked) {
     Value j0 = arith::MulIOp::create(pb, jp, idx(pb, NR));
-    auto rowLoop = scf::ForOp::create(pb, idx(pb, 0), idx(pb, s.M),
-                                      idx(pb, MR));
-    ImplicitLocOpBuilder rb(pb.getLoc(), OpBuilder::atBlockBegin(rowLoop.getBody()));
+    auto rowLoop =
+        scf::ForOp::create(pb, idx(pb, 0), idx(pb, s.M), idx(pb, MR));
+    ImplicitLocOpBuilder rb(pb.getLoc(),
+                            OpBuilder::atBlockBegin(rowLoop.getBody()));
     rb.setInsertionPoint(rowLoop.getBody()->getTerminator());
     microTile(rb, rowLoop.getInductionVar(), j0, masked);
   };
@@ -179,16 +181,16 @@ Value collapse(ImplicitLocOpBuilder &b, Value v,
 Value slice(ImplicitLocOpBuilder &b, Value v, Value i) {
   auto t = cast<MemRefType>(v.getType());
   int64_t rank = t.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-      sizes, strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      strides(rank, b.getIndexAttr(1));
   offsets[0] = i;
   sizes.push_back(b.getIndexAttr(1));
   for (int64_t d : t.getShape().drop_front())
     sizes.push_back(b.getIndexAttr(d));
   auto type = memref::SubViewOp::inferRankReducedResultType(
       t.getShape().drop_front(), t, offsets, sizes, strides);
-  return memref::SubViewOp::create(b, cast<MemRefType>(type), v, offsets,
-                                   sizes, strides)
+  return memref::SubViewOp::create(b, cast<MemRefType>(type), v, offsets, sizes,
+                                   strides)
       .getResult();
 }
 
@@ -226,10 +228,9 @@ template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
     if (rank == 2) {
       emitGemm(b, s, A, B, C);
     } else {
-      auto loop = scf::ForOp::create(
-          b, arith::ConstantIndexOp::create(b, 0),
-          arith::ConstantIndexOp::create(b, cs[0]),
-          arith::ConstantIndexOp::create(b, 1));
+      auto loop = scf::ForOp::create(b, arith::ConstantIndexOp::create(b, 0),
+                                     arith::ConstantIndexOp::create(b, cs[0]),
+                                     arith::ConstantIndexOp::create(b, 1));
       b.setInsertionPoint(loop.getBody()->getTerminator());
       Value i = loop.getInductionVar();
       emitGemm(b, s, slice(b, A, i), slice(b, B, i), slice(b, C, i));
@@ -269,8 +270,8 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     s.K = C * R * S;
     s.L = o.lanes;
     s.threads = o.threads;
-    bool inPlace = R == 1 && S == 1 && st[0] == 1 && st[1] == 1 &&
-                   xs[2] == P && W == Q;
+    bool inPlace =
+        R == 1 && S == 1 && st[0] == 1 && st[1] == 1 && xs[2] == P && W == Q;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, v);
@@ -307,7 +308,8 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
               };
               Value h = add(mul(iv[3], st[0]), mul(iv[1], dl[0]));
               Value wv = add(mul(iv[4], st[1]), mul(iv[2], dl[1]));
-              Value v = memref::LoadOp::create(ib, xn, ValueRange{iv[0], h, wv});
+              Value v =
+                  memref::LoadOp::create(ib, xn, ValueRange{iv[0], h, wv});
               Value k = add(mul(add(mul(iv[0], R), iv[1]), S), iv[2]);
               memref::StoreOp::create(ib, v, cols,
                                       ValueRange{k, add(mul(iv[3], Q), iv[4])});

@@ -300,18 +300,16 @@ Value KernelEmitter::vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8,
                            vector::BitCastOp::create(b, bytes, s8));
 }
 
-void KernelEmitter::widenRows(Value a, Value ap, Value rowBegin,
-                              Value rowEnd) {
+void KernelEmitter::widenRows(Value a, Value ap, Value rowBegin, Value rowEnd) {
   Type i16 = b.getI16Type();
-  scf::buildLoopNest(
-      b, b.getLoc(), ValueRange{rowBegin, idx(0)}, ValueRange{rowEnd, idx(s.K)},
-      ValueRange{idx(1), idx(1)},
-      [&](OpBuilder &nb, Location loc, ValueRange iv) {
-        ImplicitLocOpBuilder ib(loc, nb);
-        Value v = memref::LoadOp::create(ib, a, iv);
-        memref::StoreOp::create(ib, arith::ExtSIOp::create(ib, i16, v), ap,
-                                iv);
-      });
+  scf::buildLoopNest(b, b.getLoc(), ValueRange{rowBegin, idx(0)},
+                     ValueRange{rowEnd, idx(s.K)}, ValueRange{idx(1), idx(1)},
+                     [&](OpBuilder &nb, Location loc, ValueRange iv) {
+                       ImplicitLocOpBuilder ib(loc, nb);
+                       Value v = memref::LoadOp::create(ib, a, iv);
+                       memref::StoreOp::create(
+                           ib, arith::ExtSIOp::create(ib, i16, v), ap, iv);
+                     });
 }
 
 Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
@@ -588,9 +586,9 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
               } else if (s.madd()) {
                 // The pair (k, k+1) of int16, broadcast as one int32.
                 Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 2));
-                Value two = vector::LoadOp::create(
-                    kb, VectorType::get({2}, apElem), ap,
-                    ValueRange{aRow[r], kp});
+                Value two =
+                    vector::LoadOp::create(kb, VectorType::get({2}, apElem), ap,
+                                           ValueRange{aRow[r], kp});
                 Value word = vector::ExtractOp::create(
                     kb,
                     vector::BitCastOp::create(kb, VectorType::get({1}, i32),
@@ -1060,7 +1058,9 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
     int64_t K = ws[0], R = ws[1], S = ws[2];
     int64_t P = out[1], Q = out[2];
-    int64_t ct = tx.getTileShape()[1], CT = llvm::divideCeil(C, ct);
+    // A K-tile is a tile of channels, no wider than C.
+    int64_t ct = std::min(tx.getTileShape()[1], C),
+            CT = llvm::divideCeil(C, ct);
     ArrayRef<int64_t> stride = op.getStrides(), dil = op.getDilations(),
                       pad = op.getPadding();
 
@@ -1086,8 +1086,12 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     Value sw = cpu::toBuffer(b, b.getLoc(), adaptor.getFilter()[1]);
 
     // im2col: A[(n, p, q)][((r·S + s)·CT + t)·ct + c'] and its steps
-    // SA[(n, p, q)][(r·S + s)·CT + t].
-    Value a = cpu::allocBuffer(b, b.getLoc(), {s.M, s.K}, xElem);
+    // SA[(n, p, q)][(r·S + s)·CT + t]. For one (n, p, q, r, s) the CT·ct
+    // values are the pixel's channels, then zeros past C: two unit-stride
+    // loops, which LLVM vectorizes. A is int16 for vpmaddwd (read in place
+    // by the kernel).
+    Type aElem = s.madd() ? Type(b.getI16Type()) : Type(xElem);
+    Value a = cpu::allocBuffer(b, b.getLoc(), {s.M, s.K}, aElem);
     Value sa = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, f32);
     scf::buildLoopNest(
         b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0), idx(0), idx(0)},
@@ -1124,43 +1128,52 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
           Value nTile = arith::DivUIOp::create(ib, n, c(tx.getTileShape()[0]));
           Value zeroF = arith::ConstantFloatOp::create(ib, ib.getF32Type(),
                                                        APFloat(0.0f));
-          Value zeroI = arith::ConstantIntOp::create(ib, xElem, 0);
+          Value zeroI = arith::ConstantIntOp::create(ib, aElem, 0);
           scf::buildLoopNest(
               ib, loc, ValueRange{c(0)}, ValueRange{c(CT)}, ValueRange{c(1)},
               [&](OpBuilder &nb2, Location l2, ValueRange tv) {
                 ImplicitLocOpBuilder jb(l2, nb2);
-                Value t = tv[0];
                 Value kt = arith::AddIOp::create(
-                    jb, arith::MulIOp::create(jb, rs, cIndex(jb, CT)), t);
+                    jb, arith::MulIOp::create(jb, rs, cIndex(jb, CT)), tv[0]);
                 Value step = memref::LoadOp::create(
-                    jb, sx, ValueRange{nTile, hc, wc, t});
+                    jb, sx, ValueRange{nTile, hc, wc, tv[0]});
                 memref::StoreOp::create(
                     jb, arith::SelectOp::create(jb, valid, step, zeroF), sa,
                     ValueRange{row, kt});
-                scf::buildLoopNest(
-                    jb, l2, ValueRange{cIndex(jb, 0)},
-                    ValueRange{cIndex(jb, ct)}, ValueRange{cIndex(jb, 1)},
-                    [&](OpBuilder &nb3, Location l3, ValueRange cv) {
-                      ImplicitLocOpBuilder kb(l3, nb3);
-                      Value ch = arith::AddIOp::create(
-                          kb, arith::MulIOp::create(kb, t, cIndex(kb, ct)),
-                          cv[0]);
-                      Value ok = arith::AndIOp::create(
-                          kb, valid,
-                          arith::CmpIOp::create(kb, arith::CmpIPredicate::ult,
-                                                ch, cIndex(kb, C)));
-                      Value chc =
-                          arith::MinUIOp::create(kb, ch, cIndex(kb, C - 1));
-                      Value v = memref::LoadOp::create(
-                          kb, x, ValueRange{n, hc, wc, chc});
-                      Value col = arith::AddIOp::create(
-                          kb, arith::MulIOp::create(kb, kt, cIndex(kb, ct)),
-                          cv[0]);
-                      memref::StoreOp::create(
-                          kb, arith::SelectOp::create(kb, ok, v, zeroI), a,
-                          ValueRange{row, col});
-                    });
               });
+          Value base = mul(rs, CT * ct);
+          // Columns [from, to) of the row: the pixel's channels, or zeros.
+          auto fill = [&](ImplicitLocOpBuilder &fb, int64_t from, int64_t to,
+                          bool channels) {
+            if (from >= to)
+              return;
+            scf::buildLoopNest(
+                fb, fb.getLoc(), ValueRange{cIndex(fb, from)},
+                ValueRange{cIndex(fb, to)}, ValueRange{cIndex(fb, 1)},
+                [&](OpBuilder &nb2, Location l2, ValueRange cv) {
+                  ImplicitLocOpBuilder kb(l2, nb2);
+                  Value v = zeroI;
+                  if (channels) {
+                    v = memref::LoadOp::create(kb, x,
+                                               ValueRange{n, hc, wc, cv[0]});
+                    if (v.getType() != aElem)
+                      v = arith::ExtSIOp::create(kb, aElem, v);
+                  }
+                  memref::StoreOp::create(
+                      kb, v, a,
+                      ValueRange{row, arith::AddIOp::create(kb, base, cv[0])});
+                });
+          };
+          auto ifValid = scf::IfOp::create(ib, valid, /*withElse=*/true);
+          {
+            ImplicitLocOpBuilder tb(loc, ifValid.getThenBodyBuilder());
+            fill(tb, 0, C, true);
+            fill(tb, C, CT * ct, false);
+          }
+          {
+            ImplicitLocOpBuilder eb(loc, ifValid.getElseBodyBuilder());
+            fill(eb, 0, CT * ct, false);
+          }
         });
 
     // The filter as B[((r·S + s)·CT + t)·ct + c'][k] and its steps

@@ -2,7 +2,7 @@
 # tq.conv2d compiled by tq-to-cpu (an implicit GEMM on the matmul kernel)
 # and run on every SIMD path, bit for bit against the numpy reference (T5):
 # NHWC input split on (N, C), KRSC filter split on (K, C), C not a multiple
-# of the tile, strides, dilations, asymmetric padding, a constant filter
+# of the tile or smaller than it, strides, dilations, asymmetric padding, a constant filter
 # packed at compile time, 2 threads.
 import sys
 
@@ -72,9 +72,12 @@ case((3, 5, 6, 10), (7, 3, 3, 10), 4, pad=(1, 1, 1, 1))
 case((2, 9, 8, 16), (12, 3, 2, 16), 8, stride=(2, 1), dilation=(1, 2), pad=(0, 2, 1, 0))
 case((4, 6, 6, 20), (16, 1, 1, 20), 16)
 case((3, 7, 7, 12), (9, 3, 3, 12), 8, pad=(1, 0, 2, 1), const=True, threads=2)
+# Fewer channels than the tile (one K-tile of C channels), odd C.
+case((5, 6, 6, 16), (8, 3, 3, 16), 32, pad=(1, 1, 1, 1), const=True)
+case((2, 5, 5, 3), (4, 3, 3, 3), 8, pad=(1, 1, 1, 1))
 
 print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 4, mismatches: 0
+# CHECK: conv cases per target: 6, mismatches: 0
