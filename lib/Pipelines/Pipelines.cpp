@@ -93,6 +93,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
     pm.addPass(createTQCPUProfileKinds());
   pm.addPass(createConvertTQToCPU(c));
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createTQCPUFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createTQCPUDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

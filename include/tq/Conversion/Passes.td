@@ -112,6 +112,22 @@ def ConvertTQCPUIntrinsics : Pass<"convert-tq-cpu-intrinsics"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg ops on tensors into one loop nest";
+  let description = [{
+    Between the layers an imported network has chains of elementwise ops
+    on the same tensor: a layout transpose, the bias add, the activation.
+    Each is a loop nest that reads and writes the whole tensor. Run on
+    tensors before bufferization, this pass turns `linalg.transpose` into
+    a `linalg.generic` and fuses each elementwise `linalg.generic` into
+    its consumer when the consumer is its only use (upstream
+    `populateElementwiseOpsFusionPatterns`), so that a chain becomes one
+    loop nest and its intermediate tensors are never stored. Each op's
+    arithmetic is kept, in the same order: the results are the same bits.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
   let summary = "Register-blocked f32 kernels for float matmuls and convolutions";
   let description = [{
@@ -161,7 +177,11 @@ def TQCPULoopOrder : Pass<"tq-cpu-loop-order"> {
 
     It applies to a linalg op with a reduction loop innermost whose first
     output's last index is a parallel loop that also indexes the last dim
-    of an input.
+    of an input. When that input is read with a stride along the loop (a
+    pooling window with stride 2), the innermost reduction loop stays
+    innermost behind it, (n, c, oh, kh, ow, kw): once LLVM unrolls the
+    window's loop, one output's loads are neighbours, an interleaved group
+    that it vectorizes.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

@@ -63,8 +63,10 @@ bool isKernelOperand(Value v, int64_t rank) {
 }
 
 /// C (M×N) += A (M×K) · B (K×N), on 2-D memrefs with unit inner strides.
+/// With `fill` (an f32), C's elements all start as that value instead of
+/// being read.
 void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
-              Value C) {
+              Value C, Value fill = Value()) {
   auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(ib, v);
   };
@@ -101,9 +103,11 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
           .getResult();
     };
     SmallVector<Value> init;
+    Value splat = fill ? vector::BroadcastOp::create(ib, vF32, fill).getResult()
+                       : Value();
     for (int64_t r = 0; r < MR; ++r)
       for (int64_t c = 0; c < 2; ++c)
-        init.push_back(load(ib, C, rows[r], c));
+        init.push_back(splat ? splat : load(ib, C, rows[r], c));
     auto kLoop = scf::ForOp::create(
         ib, idx(ib, 0), idx(ib, s.K), idx(ib, 1), init,
         [&](OpBuilder &nb, Location loc, Value k, ValueRange acc) {
@@ -194,6 +198,18 @@ Value slice(ImplicitLocOpBuilder &b, Value v, Value i) {
       .getResult();
 }
 
+/// The value of a `linalg.fill` of `c` just before `op`, which the kernel
+/// then does itself (erasing the fill): the output is not written twice.
+Value takeFill(Operation *op, Value c, PatternRewriter &rw) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != c ||
+      !fill.getInputs()[0].getType().isF32())
+    return Value();
+  Value v = fill.getInputs()[0];
+  rw.eraseOp(fill);
+  return v;
+}
+
 struct KernelOptions {
   int64_t lanes = 8;
   int64_t threads = 1;
@@ -225,15 +241,16 @@ template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
     s.L = this->o.lanes;
     s.threads = this->o.threads;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
+    Value fill = takeFill(op, C, rw);
     if (rank == 2) {
-      emitGemm(b, s, A, B, C);
+      emitGemm(b, s, A, B, C, fill);
     } else {
       auto loop = scf::ForOp::create(b, arith::ConstantIndexOp::create(b, 0),
                                      arith::ConstantIndexOp::create(b, cs[0]),
                                      arith::ConstantIndexOp::create(b, 1));
       b.setInsertionPoint(loop.getBody()->getTerminator());
       Value i = loop.getInductionVar();
-      emitGemm(b, s, slice(b, A, i), slice(b, B, i), slice(b, C, i));
+      emitGemm(b, s, slice(b, A, i), slice(b, B, i), slice(b, C, i), fill);
     }
     rw.eraseOp(op);
     return success();
@@ -276,6 +293,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, v);
     };
+    Value fill = takeFill(op, y, rw);
     Value A = collapse(b, w, {{0}, {1, 2, 3}});
     Value cols;
     if (!inPlace)
@@ -316,7 +334,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
             });
         Bm = cols;
       }
-      emitGemm(b, s, A, Bm, collapse(b, yn, {{0}, {1, 2}}));
+      emitGemm(b, s, A, Bm, collapse(b, yn, {{0}, {1, 2}}), fill);
     }
     if (cols)
       memref::DeallocOp::create(b, cols);

@@ -43,6 +43,37 @@ std::optional<unsigned> contiguousOutputLoop(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
+/// The coefficient of loop `d` in the affine expression `e` of the loops
+/// (0 when it is not linear in it).
+int64_t coefficientOf(AffineExpr e, unsigned d, unsigned loops) {
+  MLIRContext *ctx = e.getContext();
+  auto at = [&](int64_t v) {
+    SmallVector<AffineExpr> dims(loops, getAffineConstantExpr(0, ctx));
+    dims[d] = getAffineConstantExpr(v, ctx);
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDims(dims), loops, 0));
+    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+  };
+  std::optional<int64_t> zero = at(0), one = at(1);
+  return zero && one ? *one - *zero : 0;
+}
+
+/// Whether the input that walks loop `d` along its last dim does so with a
+/// stride (a strided pooling window): then the window's innermost loop
+/// stays innermost behind d, so that once LLVM unrolls it the loads of one
+/// output are neighbours (an interleaved group it vectorizes).
+bool stridedAlong(linalg::LinalgOp op, unsigned d) {
+  unsigned loops = op.getNumLoops();
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (map.getNumResults() == 0 || !map.getResults().back().isFunctionOfDim(d))
+      continue;
+    AffineExpr last = map.getResults().back();
+    return coefficientOf(last, d, loops) > 1 && last.isFunctionOfDim(loops - 1);
+  }
+  return false;
+}
+
 struct ContiguousLoopInnermost : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
@@ -51,6 +82,8 @@ struct ContiguousLoopInnermost : OpInterfaceRewritePattern<linalg::LinalgOp> {
     std::optional<unsigned> d = contiguousOutputLoop(op);
     if (!d)
       return rewriter.notifyMatchFailure(op, "no loop to move innermost");
+    if (*d + 2 == op.getNumLoops() && stridedAlong(op, *d))
+      return rewriter.notifyMatchFailure(op, "already in order");
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic) {
       FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
@@ -58,14 +91,19 @@ struct ContiguousLoopInnermost : OpInterfaceRewritePattern<linalg::LinalgOp> {
         return rewriter.notifyMatchFailure(op, "cannot be generalized");
       generic = *g;
     }
-    // New loop i is old loop order[i]: every loop but d in order, then d.
-    // A permutation of the loops, which the interchange always accepts (it
-    // notifies the rewriter of the change itself).
+    // New loop i is old loop order[i]: every loop but d in order, then d
+    // (then the innermost reduction, for a strided window). A permutation
+    // of the loops, which the interchange always accepts (it notifies the
+    // rewriter of the change itself).
+    unsigned loops = generic.getNumLoops();
+    bool strided = stridedAlong(op, *d);
     SmallVector<unsigned> order;
-    for (unsigned i = 0, e = generic.getNumLoops(); i < e; ++i)
-      if (i != *d)
+    for (unsigned i = 0; i < loops; ++i)
+      if (i != *d && !(strided && i == loops - 1))
         order.push_back(i);
     order.push_back(*d);
+    if (strided)
+      order.push_back(loops - 1);
     FailureOr<linalg::GenericOp> moved =
         linalg::interchangeGenericOp(rewriter, generic, order);
     assert(succeeded(moved) && "the order is a permutation of the loops");

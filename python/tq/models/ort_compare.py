@@ -1,12 +1,14 @@
 """tile-quant against onnxruntime on the bundled ONNX models (the digits
 CNN, the Fashion-MNIST CNN, the digits transformer): output agreement and
-latency, for batch 1 and batch 64 (1 thread each).
+latency, for batch 1 and batch 64, on 1 and 2 threads.
 
     scripts/bench-ort.sh            (installs onnxruntime-node with npm)
 
-Rows: ORT f32, tq f32, tq 8-bit (V=32). Latency is the median of repeated
-calls after a warm-up, tq's from `tq-run --repeat`, ORT's from its
-session.run; ratios are against ORT f32 measured in the same run.
+Columns: ORT f32, tq f32, tq 8-bit (V=32). Latency is the median of
+repeated calls after a warm-up, tq's from `tq-run --repeat`, ORT's from its
+session.run (intra-op threads as tq's); ratios are against ORT f32 measured
+in the same run, with the same thread count. Each model is compiled once
+per thread count.
 """
 import os
 import re
@@ -29,9 +31,10 @@ def main():
     flow = Flow(opt=os.path.join(bindir, "tq-opt"),
                 workdir=tempfile.mkdtemp(prefix="tq-ort-"))
     ort = ORT(node_modules, workdir=flow.dir)
-    print("| model | batch | ORT f32 ms | tq f32 ms | tq 8-bit ms | tq f32 / ORT | "
+    threads = [int(t) for t in os.environ.get("TQ_BENCH_THREADS", "1,2").split(",")]
+    print("| model | batch | threads | ORT f32 ms | tq f32 ms | tq 8-bit ms | tq f32 / ORT | "
           "tq 8-bit / ORT | max abs diff tq f32 vs ORT | top-1 agreement tq 8-bit vs ORT |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in MODELS:
         model = os.path.join(root, "models", f"{name}.onnx")
         if name.startswith("fashion"):
@@ -39,13 +42,15 @@ def main():
         else:
             x_all, _ = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
         for batch in (1, 64):
-            compare(flow, bindir, ort, name, model, np.ascontiguousarray(x_all[:batch]))
+            for t in threads:
+                compare(flow, bindir, ort, name, model,
+                        np.ascontiguousarray(x_all[:batch]), t)
 
 
-def compare(flow, bindir, ort, name, model, x):
+def compare(flow, bindir, ort, name, model, x, threads):
     batch = len(x)
-    tag = f"{name}-{batch}"
-    outputs, ort_ms = ort.run(model, {"image": x}, repeat=200)
+    tag = f"{name}-{batch}-{threads}"
+    outputs, ort_ms = ort.run(model, {"image": x}, repeat=200, threads=threads)
     y_ort = next(iter(outputs.values()))
     imported = flow.path(f"m{tag}.mlir")
     flow.run(os.path.join(bindir, "tq-import-onnx"), model,
@@ -57,13 +62,14 @@ def compare(flow, bindir, ort, name, model, x):
     for variant, src in (("f32", imported), ("8-bit", quantized)):
         y_path = flow.path(f"y{variant}{tag}.npy")
         text = flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
-                        f"--output={y_path}", "--repeat=200")
+                        f"--output={y_path}", "--repeat=200",
+                        f"--num-threads={threads}")
         times[variant] = float(re.search(r"median ([0-9.]+) ms", text).group(1))
         ys[variant] = np.load(y_path)
     diff = float(np.abs(ys["f32"] - y_ort).max())
     agree = float((ys["8-bit"].argmax(1) == y_ort.argmax(1)).mean() * 100)
     o = ort_ms
-    print(f"| {name} | {batch} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
+    print(f"| {name} | {batch} | {threads} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
           f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {agree:.1f}% |")
 
 

@@ -74,3 +74,18 @@ func.func @kept(%a: memref<4x8xi32>, %b: memref<8x16xi32>, %c: memref<4x16xi32>,
     ins(%g, %e : memref<8x4xf32>, memref<8x16xf32>) outs(%h : memref<4x16xf32>)
   return
 }
+
+// -----
+
+// A fill of the output just before the product is done by the kernel: the
+// accumulators start from the value, C is not read.
+// CHECK-LABEL: func.func @filled
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: vector.load %{{.*}} : memref<6x16xf32>
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[V:cst[_0-9]*]], %{{.*}} = %[[V]],
+func.func @filled(%a: memref<6x4xf32>, %b: memref<4x16xf32>, %c: memref<6x16xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%c : memref<6x16xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x16xf32>) outs(%c : memref<6x16xf32>)
+  return
+}

@@ -43,10 +43,23 @@ func.func @row_sum(%x: memref<4x8xf32>, %y: memref<4xf32>) {
 
 // -----
 
-// Max pooling: (n, c, oh, ow, kh, kw) becomes (n, c, oh, kh, kw, ow).
+// Strided max pooling: (n, c, oh, ow, kh, kw) becomes (n, c, oh, kh, ow,
+// kw): kw stays innermost, so that once LLVM unrolls it one output's
+// loads are neighbours (an interleaved group).
+// CHECK: #[[PIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d3, d4 * 2 + d5)>
 // CHECK-LABEL: func.func @pool
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+// CHECK: linalg.generic {indexing_maps = [#[[PIN]], {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]
 func.func @pool(%x: memref<1x2x8x8xf32>, %k: memref<2x2xf32>, %y: memref<1x2x4x4xf32>) {
   linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %k : memref<1x2x8x8xf32>, memref<2x2xf32>) outs(%y : memref<1x2x4x4xf32>)
+  return
+}
+
+// -----
+
+// Unit-stride pooling: ow goes innermost.
+// CHECK-LABEL: func.func @pool_unit
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+func.func @pool_unit(%x: memref<1x2x8x8xf32>, %k: memref<3x3xf32>, %y: memref<1x2x6x6xf32>) {
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : memref<1x2x8x8xf32>, memref<3x3xf32>) outs(%y : memref<1x2x6x6xf32>)
   return
 }

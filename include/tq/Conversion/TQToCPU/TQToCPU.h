@@ -77,6 +77,10 @@ void populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const CPUCodegenOptions &options);
 
+/// Patterns of tq-cpu-fuse-elementwise: linalg.transpose generalized and
+/// elementwise producers fused into their only consumer.
+void populateCPUFuseElementwisePatterns(RewritePatternSet &patterns);
+
 /// Patterns of tq-cpu-float-kernels: f32 matmuls and convolutions on
 /// buffers as register-blocked kernels.
 void populateCPUFloatKernelPatterns(RewritePatternSet &patterns,

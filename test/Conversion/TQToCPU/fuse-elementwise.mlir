@@ -1,0 +1,55 @@
+// RUN: tq-opt %s -tq-cpu-fuse-elementwise | FileCheck %s
+// A layout transpose, a bias add and a ReLU on the same tensor become one
+// loop nest; a producer with a second use is kept.
+
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#bias = affine_map<(n, c, h, w) -> (c)>
+
+// CHECK-LABEL: func.func @chain
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @chain(%x: tensor<2x5x5x4xf32>, %b: tensor<4xf32>) -> tensor<2x4x5x5xf32> {
+  %e = tensor.empty() : tensor<2x4x5x5xf32>
+  %t = linalg.transpose ins(%x : tensor<2x5x5x4xf32>) outs(%e : tensor<2x4x5x5xf32>) permutation = [0, 3, 1, 2]
+  %a = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%t, %b : tensor<2x4x5x5xf32>, tensor<4xf32>) outs(%e : tensor<2x4x5x5xf32>) {
+    ^bb0(%v: f32, %w: f32, %o: f32):
+      %s = arith.addf %v, %w : f32
+      linalg.yield %s : f32
+  } -> tensor<2x4x5x5xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : tensor<2x4x5x5xf32>) outs(%e : tensor<2x4x5x5xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %z = arith.constant 0.0 : f32
+      %m = arith.maximumf %v, %z : f32
+      linalg.yield %m : f32
+  } -> tensor<2x4x5x5xf32>
+  return %r : tensor<2x4x5x5xf32>
+}
+
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[A:.*]] = linalg.generic
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[A]]
+// CHECK: return %[[A]]
+func.func @shared(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %s = arith.addf %v, %v : f32
+      linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %m = arith.mulf %v, %v : f32
+      linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %a, %r : tensor<8xf32>, tensor<8xf32>
+}
