@@ -353,6 +353,10 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   }
 
   ExecutionEngineOptions engineOptions;
+  // TQ_PERF_JIT=1: tell `perf` about the generated functions (a jit-PID.dump
+  // for `perf inject --jit`), so that `perf report` names the kernels.
+  if (const char *perf = std::getenv("TQ_PERF_JIT"); perf && *perf == '1')
+    engineOptions.enablePerfNotificationListener = true;
   // Optimized for the host: without a target machine LLVM's cost models
   // assume no vector registers and leave the float loops scalar.
   if (auto host = llvm::orc::JITTargetMachineBuilder::detectHost()) {

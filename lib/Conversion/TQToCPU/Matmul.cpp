@@ -329,7 +329,9 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   Type apElem = s.madd() ? Type(b.getI16Type()) : aElem;
   bool direct = !s.transA && Kp == s.K && apElem == aElem;
   Value ap = direct ? a : cpu::allocBuffer(b, b.getLoc(), {s.M, Kp}, apElem);
-  if (!direct && !fused)
+  if (!direct && !fused && !s.transA && Kp == s.K)
+    widenRows(a, ap, idx(0), idx(s.M));
+  else if (!direct && !fused)
     scf::buildLoopNest(
         b, b.getLoc(), ValueRange{idx(0), idx(0)},
         ValueRange{idx(s.M), idx(Kp)}, ValueRange{idx(1), idx(1)},
@@ -1147,21 +1149,42 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
                           bool channels) {
             if (from >= to)
               return;
+            // Whole vectors of 16 or 8 when the run allows (LLVM would
+            // leave a short run of widened bytes scalar).
+            int64_t vw = (to - from) % 16 == 0  ? 16
+                         : (to - from) % 8 == 0 ? 8
+                                                : 1;
+            auto vA = VectorType::get({vw}, aElem);
             scf::buildLoopNest(
                 fb, fb.getLoc(), ValueRange{cIndex(fb, from)},
-                ValueRange{cIndex(fb, to)}, ValueRange{cIndex(fb, 1)},
+                ValueRange{cIndex(fb, to)}, ValueRange{cIndex(fb, vw)},
                 [&](OpBuilder &nb2, Location l2, ValueRange cv) {
                   ImplicitLocOpBuilder kb(l2, nb2);
-                  Value v = zeroI;
-                  if (channels) {
-                    v = memref::LoadOp::create(kb, x,
-                                               ValueRange{n, hc, wc, cv[0]});
-                    if (v.getType() != aElem)
-                      v = arith::ExtSIOp::create(kb, aElem, v);
+                  Value col = arith::AddIOp::create(kb, base, cv[0]);
+                  if (vw == 1) {
+                    Value v = zeroI;
+                    if (channels) {
+                      v = memref::LoadOp::create(kb, x,
+                                                 ValueRange{n, hc, wc, cv[0]});
+                      if (v.getType() != aElem)
+                        v = arith::ExtSIOp::create(kb, aElem, v);
+                    }
+                    memref::StoreOp::create(kb, v, a, ValueRange{row, col});
+                    return;
                   }
-                  memref::StoreOp::create(
-                      kb, v, a,
-                      ValueRange{row, arith::AddIOp::create(kb, base, cv[0])});
+                  Value v;
+                  if (channels) {
+                    v = vector::LoadOp::create(kb, VectorType::get({vw}, xElem),
+                                               x, ValueRange{n, hc, wc, cv[0]});
+                    if (xElem != aElem)
+                      v = arith::ExtSIOp::create(kb, vA, v);
+                  } else {
+                    v = arith::ConstantOp::create(
+                        kb, vA,
+                        DenseElementsAttr::get(
+                            vA, APInt(aElem.getIntOrFloatBitWidth(), 0)));
+                  }
+                  vector::StoreOp::create(kb, v, a, ValueRange{row, col});
                 });
           };
           auto ifValid = scf::IfOp::create(ib, valid, /*withElse=*/true);
