@@ -353,10 +353,11 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   }
 
   ExecutionEngineOptions engineOptions;
-  // TQ_PERF_JIT=1: tell `perf` about the generated functions (a jit-PID.dump
-  // for `perf inject --jit`), so that `perf report` names the kernels.
-  if (const char *perf = std::getenv("TQ_PERF_JIT"); perf && *perf == '1')
-    engineOptions.enablePerfNotificationListener = true;
+  // MLIR's default writes a jit-PID.dump for `perf inject --jit` on every
+  // run (thousands of files under /tmp/.debug); only TQ_PERF_JIT=1 does, so
+  // that `perf report` can name the generated kernels when asked.
+  const char *perf = std::getenv("TQ_PERF_JIT");
+  engineOptions.enablePerfNotificationListener = perf && *perf == '1';
   // Optimized for the host: without a target machine LLVM's cost models
   // assume no vector registers and leave the float loops scalar.
   if (auto host = llvm::orc::JITTargetMachineBuilder::detectHost()) {
