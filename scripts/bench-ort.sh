@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tile-quant against onnxruntime (npm onnxruntime-node) on the bundled
-# models (digits CNN, Fashion-MNIST CNN, digits transformer): output
-# agreement and latency at batch 1 and 64. Installs the pinned npm package
+# models (digits CNN, Fashion-MNIST CNN, digits transformer, MobileNetV3-
+# style Fashion CNN): output
+# agreement and latency at batch 1 and 64, on 1 and 2 threads
+# (TQ_BENCH_THREADS=1,2). Installs the pinned npm package
 # into build/ort once (tq.ort.install; ONNXRUNTIME_NODE_INSTALL=skip: the
 # CPU binaries come with the package).
 set -euo pipefail

@@ -123,7 +123,15 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
     outline.profile = o.profile;
     pm.addPass(createTQCPUOutlineKernels(outline));
   }
-  pm.addPass(createConvertLinalgToLoopsPass());
+  // With threads, the float ops' loops are shared among them too.
+  if (o.threads > 1) {
+    pm.addPass(createConvertLinalgToParallelLoopsPass());
+    TQCPUShareLoopsOptions share;
+    share.threads = o.threads;
+    pm.addPass(createTQCPUShareLoops(share));
+  } else {
+    pm.addPass(createConvertLinalgToLoopsPass());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   ConvertSCFToOpenMPPassOptions omp;

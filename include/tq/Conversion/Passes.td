@@ -161,6 +161,29 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
   ];
 }
 
+def TQCPUShareLoops : Pass<"tq-cpu-share-loops"> {
+  let summary = "Share the loop nests of the float ops among the threads";
+  let description = [{
+    With more than one thread, `tq-to-cpu` lowers the linalg ops left
+    (elementwise chains, pooling, fills, transposes) with
+    `convert-linalg-to-parallel-loops`: each becomes an `scf.parallel` over
+    its parallel dims. This pass keeps that loop parallel over just enough
+    leading dims for several iterations per thread, and turns the other
+    dims into an `scf.for` nest inside it, so that the innermost loop stays
+    a plain loop that LLVM vectorizes. A nest that executes fewer than
+    about 16384 ops, or one inside another parallel loop, becomes
+    sequential (sharing it costs more than it saves); the kernels' own
+    parallel loops, with far more work, are kept as they are. `convert-scf-to-openmp` then
+    runs the parallel loops on the OpenMP threads. Each iteration computes
+    what it did before: the results are the same bits.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"2",
+           "Threads the loops are shared among">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def TQCPULoopOrder : Pass<"tq-cpu-loop-order"> {
   let summary = "Put the contiguous output loop innermost in float convolutions, pooling and matmuls";
   let description = [{

@@ -1,5 +1,6 @@
 """tile-quant against onnxruntime on the bundled ONNX models (the digits
-CNN, the Fashion-MNIST CNN, the digits transformer): output agreement and
+CNN, the Fashion-MNIST CNN, the digits transformer, the MobileNetV3-style
+Fashion-MNIST CNN): output agreement and
 latency, for batch 1 and batch 64, on 1 and 2 threads.
 
     scripts/bench-ort.sh            (installs onnxruntime-node with npm)
@@ -21,7 +22,7 @@ from tq.models import digits, fashion
 from tq.ort import ORT
 from tq.ppu import Flow
 
-MODELS = ("digits_cnn", "fashion_cnn", "digits_transformer")
+MODELS = ("digits_cnn", "fashion_cnn", "digits_transformer", "fashion_mobilenet")
 
 
 def main():
