@@ -292,6 +292,78 @@ void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
 
 } // namespace
 
+namespace {
+/// emitQuantizeTiles when neither split dim is the last one (an NCHW
+/// activation split on (N, C)): a tile's elements are then far apart, so
+/// both passes walk x in memory order instead, the last dim innermost
+/// (unit stride, vectorized): the maxima of all tiles at once into a
+/// grid-shaped buffer, then the steps, then the values. max is exact in any
+/// order, so the results are the same bits.
+void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type,
+                               Value x, Value q, Value steps, Value m,
+                               RoundingMode rounding) {
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
+  int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
+  Type container = cast<MemRefType>(q.getType()).getElementType();
+  SmallVector<int64_t> grid = type.getGridShape();
+  // The dims after the split ones, collapsed into one when the buffers are
+  // row-major: one long unit-stride innermost loop (H·W, not W).
+  int64_t after = std::max(d0, d1) + 1, rank = type.getRank();
+  auto rowMajor = [](Value v) {
+    return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+  };
+  if (rank - after > 1 && rowMajor(x) && rowMajor(q) && rowMajor(steps)) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < after; ++d)
+      groups.push_back({d});
+    groups.emplace_back();
+    for (int64_t d = after; d < rank; ++d)
+      groups.back().push_back(d);
+    x = memref::CollapseShapeOp::create(b, x, groups);
+    q = memref::CollapseShapeOp::create(b, q, groups);
+    steps = memref::CollapseShapeOp::create(b, steps, groups);
+    int64_t inner = 1;
+    for (int64_t d = after; d < rank; ++d)
+      inner *= shape[d];
+    shape.resize(after);
+    shape.push_back(inner);
+    grid.resize(after);
+    grid.push_back(inner);
+  }
+  auto tileOf = [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
+    SmallVector<Value> g(idx.begin(), idx.end());
+    g[d0] = arith::DivUIOp::create(ib, idx[d0], index(ib, t0));
+    g[d1] = arith::DivUIOp::create(ib, idx[d1], index(ib, t1));
+    return g;
+  };
+  Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
+  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+  forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+    memref::StoreOp::create(ib, zero, zmax, g);
+  });
+  forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
+    SmallVector<Value> g = tileOf(ib, idx);
+    Value v = finiteAbs(ib, memref::LoadOp::create(ib, x, idx));
+    Value z = memref::LoadOp::create(ib, zmax, g);
+    memref::StoreOp::create(ib, arith::MaxNumFOp::create(ib, z, v), zmax, g);
+  });
+  forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+    Value z = memref::LoadOp::create(ib, zmax, g);
+    memref::StoreOp::create(ib, tileStep(ib, z, m, type.getScaleKind()),
+                            steps, g);
+  });
+  forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
+    Value step = memref::LoadOp::create(ib, steps, tileOf(ib, idx));
+    Value qi = quantizeValue(ib, memref::LoadOp::create(ib, x, idx), step, m,
+                             rounding);
+    memref::StoreOp::create(ib, arith::TruncIOp::create(ib, container, qi), q,
+                            idx);
+  });
+  // zmax is freed by the buffer deallocation that follows bufferization.
+}
+} // namespace
+
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
                             RoundingMode rounding, Value tilesBegin,
@@ -302,6 +374,9 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
   Type container = cast<MemRefType>(q.getType()).getElementType();
   Value m = qmaxOf(b, bits);
+  int64_t last = type.getRank() - 1;
+  if (!tilesBegin && d0 != last && d1 != last)
+    return emitQuantizeInMemoryOrder(b, type, x, q, steps, m, rounding);
   SmallVector<int64_t> grid = type.getGridShape();
   SmallVector<Value> lbs(grid.size(), index(b, 0)),
       stepsOne(grid.size(), index(b, 1)), ubs;

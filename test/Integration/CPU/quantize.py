@@ -4,7 +4,8 @@
 # bit, for V = 8, 16, 32, 128, widths 2, 4, 8, 12, 16 (fixed and run-time
 # `?`), shapes that are not multiples of the tile, 1xV / Vx1 tiles, 3-D
 # tensors, the directed rounding modes and adversarial data: NaN, ±Inf,
-# all-zero tiles, FLT_MAX, denormals; and the run-time bit-width search
+# all-zero tiles, FLT_MAX, denormals; 4-D tiles split on (N, C) (quantized
+# in memory order); and the run-time bit-width search
 # (tq.adaptive_bit_width) against the C++ golden model's.
 import sys
 
@@ -95,6 +96,12 @@ for scale in ("pow2", "pow2_f32"):
         quantize_case((21, 19), storage, bits, (8, 8), (0, 1), scale=scale)
     quantize_case((20, 33), "i8", 6, (16, 16), (0, 1), dynamic=True, scale=scale)
 quantize_case((20, 33), "i16", 11, (16, 16), (0, 1), dynamic=True)
+# Split dims that leave the last dim out (an NCHW activation split on
+# (N, C)): the tiles' elements are far apart, quantized in memory order.
+quantize_case((37, 20, 5, 7), "i8", 8, (32, 32), (0, 1))
+quantize_case((9, 12, 3, 4), "i8", 4, (8, 8), (0, 1), scale="pow2")
+quantize_case((6, 10, 3, 5), "i16", 12, (4, 4), (0, 1), dynamic=True)
+quantize_case((5, 7, 6), "i8", 8, (4, 4), (0, 1), "up")
 
 
 
@@ -145,4 +152,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 87, mismatches: 0
+# CHECK: quantize cases: 99, mismatches: 0
