@@ -343,6 +343,112 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
   }
 };
 
+/// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
+/// filter per group) with unit strides along W: per output row, vectors
+/// of L outputs held in registers over the window (kh, kw in order), the
+/// last vector of a row masked.
+struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
+  using FloatKernelPattern::FloatKernelPattern;
+  LogicalResult matchAndRewrite(linalg::Conv2DNgchwGfchwOp op,
+                                PatternRewriter &rw) const override {
+    if (!op.hasPureBufferSemantics())
+      return rw.notifyMatchFailure(op, "not on buffers");
+    Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
+          y = op.getDpsInits()[0];
+    if (!isKernelOperand(x, 5) || !isKernelOperand(w, 5) ||
+        !isKernelOperand(y, 5))
+      return rw.notifyMatchFailure(op, "operands are not static f32 views");
+    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
+                      ws = cast<MemRefType>(w.getType()).getShape(),
+                      ys = cast<MemRefType>(y.getType()).getShape();
+    SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
+        dl(op.getDilations().getValues<int64_t>());
+    if (xs[2] != 1 || ws[1] != 1 || st[1] != 1)
+      return rw.notifyMatchFailure(op, "not depthwise with unit W stride");
+    int64_t N = xs[0], G = xs[1], R = ws[3], S = ws[4], P = ys[3], Q = ys[4];
+    int64_t L = o.lanes;
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    Value fill = takeFill(op, y, rw);
+    auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, v);
+    };
+    auto vF32 = VectorType::get({L}, b.getF32Type());
+    auto vMask = VectorType::get({L}, b.getI1Type());
+    Value zeroV = arith::ConstantOp::create(
+        b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+    int64_t full = Q / L;
+    // Outputs [q0, q0 + L) of row (n, g, p); masked past Q.
+    auto vectorAt = [&](ImplicitLocOpBuilder &ib, ValueRange npg, Value q0,
+                        bool masked) {
+      Value n = npg[0], g = npg[1], p = npg[2];
+      Value mask;
+      if (masked)
+        mask = vector::CreateMaskOp::create(
+            ib, vMask, ValueRange{arith::SubIOp::create(ib, idx(ib, Q), q0)});
+      Value c0 = idx(ib, 0);
+      auto load = [&](Value m, ValueRange at) -> Value {
+        if (!masked)
+          return vector::LoadOp::create(ib, vF32, m, at);
+        return vector::MaskedLoadOp::create(ib, vF32, m, at, mask, zeroV);
+      };
+      Value acc = fill ? vector::BroadcastOp::create(ib, vF32, fill).getResult()
+                       : load(y, ValueRange{n, g, c0, p, q0});
+      Value h0 = arith::MulIOp::create(ib, p, idx(ib, st[0]));
+      for (int64_t r = 0; r < R; ++r) {
+        Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
+        for (int64_t s = 0; s < S; ++s) {
+          Value wv = vector::BroadcastOp::create(
+              ib, vF32,
+              memref::LoadOp::create(
+                  ib, w, ValueRange{g, c0, c0, idx(ib, r), idx(ib, s)}));
+          Value col = arith::AddIOp::create(ib, q0, idx(ib, s * dl[1]));
+          Value xv = load(x, ValueRange{n, g, c0, h, col});
+          acc =
+              arith::AddFOp::create(ib, acc, arith::MulFOp::create(ib, wv, xv));
+        }
+      }
+      if (masked)
+        vector::MaskedStoreOp::create(ib, y, ValueRange{n, g, c0, p, q0}, mask,
+                                      acc);
+      else
+        vector::StoreOp::create(ib, acc, y, ValueRange{n, g, c0, p, q0});
+    };
+    auto rows = [&](OpBuilder &nb, Location loc, ValueRange npg) {
+      ImplicitLocOpBuilder ib(loc, nb);
+      if (full > 0)
+        scf::buildLoopNest(ib, loc, ValueRange{idx(ib, 0)},
+                           ValueRange{idx(ib, full * L)},
+                           ValueRange{idx(ib, L)},
+                           [&](OpBuilder &nb2, Location l2, ValueRange q) {
+                             ImplicitLocOpBuilder qb(l2, nb2);
+                             vectorAt(qb, npg, q[0], false);
+                           });
+      if (Q % L != 0)
+        vectorAt(ib, npg, idx(ib, full * L), true);
+    };
+    SmallVector<Value> lbs(3, idx(b, 0)), steps(3, idx(b, 1));
+    SmallVector<Value> ubs = {idx(b, N), idx(b, G), idx(b, P)};
+    if (o.threads > 1 && N * G > 1) {
+      auto par = scf::ParallelOp::create(b, ValueRange{lbs[0], lbs[1]},
+                                         ValueRange{ubs[0], ubs[1]},
+                                         ValueRange{steps[0], steps[1]});
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(par.getBody()->getTerminator());
+      scf::buildLoopNest(b, b.getLoc(), ValueRange{lbs[2]}, ValueRange{ubs[2]},
+                         ValueRange{steps[2]},
+                         [&](OpBuilder &nb, Location loc, ValueRange p) {
+                           rows(nb, loc,
+                                ValueRange{par.getInductionVars()[0],
+                                           par.getInductionVars()[1], p[0]});
+                         });
+    } else {
+      scf::buildLoopNest(b, b.getLoc(), lbs, ubs, steps, rows);
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct TQCPUFloatKernelsPass
     : mlir::tq::impl::TQCPUFloatKernelsBase<TQCPUFloatKernelsPass> {
   using TQCPUFloatKernelsBase::TQCPUFloatKernelsBase;
@@ -376,7 +482,7 @@ void mlir::tq::populateCPUFloatKernelPatterns(
   KernelOptions o;
   o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
   o.threads = options.threads;
-  patterns.add<MatmulKernel<linalg::MatmulOp>,
-               MatmulKernel<linalg::BatchMatmulOp>, ConvKernel>(
-      patterns.getContext(), o);
+  patterns
+      .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
+           ConvKernel, DepthwiseKernel>(patterns.getContext(), o);
 }

@@ -299,8 +299,8 @@ namespace {
 /// (unit stride, vectorized): the maxima of all tiles at once into a
 /// grid-shaped buffer, then the steps, then the values. max is exact in any
 /// order, so the results are the same bits.
-void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type,
-                               Value x, Value q, Value steps, Value m,
+void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
+                               Value q, Value steps, Value m,
                                RoundingMode rounding) {
   SmallVector<int64_t> shape(type.getShape());
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
@@ -350,8 +350,8 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type,
   });
   forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
     Value z = memref::LoadOp::create(ib, zmax, g);
-    memref::StoreOp::create(ib, tileStep(ib, z, m, type.getScaleKind()),
-                            steps, g);
+    memref::StoreOp::create(ib, tileStep(ib, z, m, type.getScaleKind()), steps,
+                            g);
   });
   forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
     Value step = memref::LoadOp::create(ib, steps, tileOf(ib, idx));

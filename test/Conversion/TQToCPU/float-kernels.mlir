@@ -89,3 +89,28 @@ func.func @filled(%a: memref<6x4xf32>, %b: memref<4x16xf32>, %c: memref<6x16xf32
   linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x16xf32>) outs(%c : memref<6x16xf32>)
   return
 }
+
+// -----
+
+// Depthwise (one channel and one filter per group): vectors of an output
+// row over the window, the row's last vector masked (Q = 10).
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+// CHECK: vector.load %{{.*}} : memref<2x5x1x10x10xf32>, vector<8xf32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NEXT: arith.addf
+// CHECK: vector.maskedstore
+func.func @depthwise(%x: memref<2x5x1x12x12xf32>, %w: memref<5x1x1x3x3xf32>, %y: memref<2x5x1x10x10xf32>) {
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x5x1x12x12xf32>, memref<5x1x1x3x3xf32>) outs(%y : memref<2x5x1x10x10xf32>)
+  return
+}
+
+// -----
+
+// A strided depthwise convolution is left to the loops.
+// CHECK-LABEL: func.func @depthwise_strided
+// CHECK: linalg.conv_2d_ngchw_gfchw
+func.func @depthwise_strided(%x: memref<1x4x1x9x9xf32>, %w: memref<4x1x1x3x3xf32>, %y: memref<1x4x1x4x4xf32>) {
+  linalg.conv_2d_ngchw_gfchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x4x1x9x9xf32>, memref<4x1x1x3x3xf32>) outs(%y : memref<1x4x1x4x4xf32>)
+  return
+}

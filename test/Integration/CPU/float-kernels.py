@@ -1,6 +1,6 @@
 # RUN: %python %s tq-run | FileCheck %s
-# The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul and
-# conv_2d_nchw_fchw on f32) compiled by tq-to-cpu and run on every SIMD path,
+# The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul,
+# conv_2d_nchw_fchw and depthwise conv_2d_ngchw_gfchw on f32) compiled by tq-to-cpu and run on every SIMD path,
 # bit for bit against numpy summing each output in the op's order with
 # separately rounded f32 multiplies and adds: shapes that are not multiples
 # of the micro-tile (rows past 6, a masked last panel), a nonzero
@@ -117,6 +117,48 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
     check(f"conv {xshape} {wshape} s={stride} d={dilation}", src, [x, w, bias], want)
 
 
+def ref_depthwise(x, w, bias, stride, dilation):
+    n, g, _, h, wd = x.shape
+    r, s = w.shape[3], w.shape[4]
+    p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    q = (wd - dilation[1] * (s - 1) - 1) // stride[1] + 1
+    out = np.broadcast_to(bias[None, :, None, None, None], (n, g, 1, p, q)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        for ri in range(r):
+            for si in range(s):
+                h0, w0 = ri * dilation[0], si * dilation[1]
+                patch = x[:, :, :, h0:h0 + stride[0] * (p - 1) + 1:stride[0],
+                          w0:w0 + stride[1] * (q - 1) + 1:stride[1]]
+                out = out + w[None, :, 0, 0, ri, si, None, None, None] * patch
+    return out
+
+
+def depthwise(xshape, k, stride=(1, 1), dilation=(1, 1), special=False):
+    n, g, h, wd = xshape
+    x = data((n, g, 1, h, wd), special)
+    w = data((g, 1, 1, k, k), special)
+    bias = data((g,))
+    want = ref_depthwise(x, w, bias, stride, dilation)
+    tx, tw, tb, ty_ = ty(x.shape), ty(w.shape), ty(bias.shape), ty(want.shape)
+    src = f"""
+#map = affine_map<(n, g, f, p, q) -> (g)>
+#id = affine_map<(n, g, f, p, q) -> (n, g, f, p, q)>
+func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
+  %e = tensor.empty() : {ty_}
+  %init = linalg.generic {{indexing_maps = [#map, #id],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}}
+      ins(%bias : {tb}) outs(%e : {ty_}) {{
+    ^bb0(%v: f32, %o: f32):
+      linalg.yield %v : f32
+  }} -> {ty_}
+  %y = linalg.conv_2d_ngchw_gfchw {{strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>,
+      dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>}}
+      ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
+  return %y : {ty_}
+}}"""
+    check(f"depthwise {xshape} k={k} s={stride} d={dilation}", src, [x, w, bias], want)
+
+
 matmul(1, 1, 1)
 matmul(6, 16, 8)
 matmul(10, 40, 7)
@@ -132,6 +174,10 @@ conv((1, 4, 12, 12), (6, 4, 3, 3), dilation=(2, 2))
 conv((2, 8, 5, 5), (4, 8, 1, 1))
 conv((1, 8, 7, 7), (20, 8, 1, 1), stride=(2, 2))
 conv((1, 3, 9, 9), (5, 3, 3, 3), special=True)
+depthwise((2, 5, 10, 10), 3)
+depthwise((1, 7, 23, 19), 3, dilation=(2, 2))
+depthwise((2, 3, 12, 12), 3, stride=(2, 2))
+depthwise((1, 4, 9, 9), 5, special=True)
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
