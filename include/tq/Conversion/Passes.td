@@ -146,7 +146,13 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     (C·KH·KW) × (OH·OW), on the image's columns (im2col into a buffer of
     one image), or on the image itself when the filter is 1×1 with unit
     strides. With `threads` > 1 the column panels are shared among the
-    threads (`scf.parallel`). Other linalg ops are left alone.
+    threads (`scf.parallel`). A depthwise `linalg.conv_2d_ngchw_gfchw`
+    (one channel and one filter per group) with unit strides along W gets
+    a kernel of its own: vectors of an output row held over the window.
+    A `memref.copy` into or out of a strided view (a padded tensor's
+    interior) becomes a `linalg.copy`, loops whose innermost one has unit
+    stride, instead of the runtime's element-by-element `memrefCopy`.
+    Other linalg ops are left alone.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"native\"",
@@ -156,8 +162,9 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
            "Threads sharing each kernel's column panels">
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -449,6 +449,26 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
   }
 };
 
+/// A memref.copy between buffers that are not both contiguous (a tensor.pad
+/// or insert_slice writing into a subview) becomes a linalg.copy: loops
+/// with a unit-stride innermost one, instead of the runtime's generic
+/// element-by-element memrefCopy.
+struct StridedCopy : OpRewritePattern<memref::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(memref::CopyOp op,
+                                PatternRewriter &rw) const override {
+    auto from = dyn_cast<MemRefType>(op.getSource().getType());
+    auto to = dyn_cast<MemRefType>(op.getTarget().getType());
+    if (!from || !to || !from.hasStaticShape() ||
+        (from.getLayout().isIdentity() && to.getLayout().isIdentity()))
+      return rw.notifyMatchFailure(op, "a plain memcpy");
+    linalg::CopyOp::create(rw, op.getLoc(), ValueRange{op.getSource()},
+                           ValueRange{op.getTarget()});
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct TQCPUFloatKernelsPass
     : mlir::tq::impl::TQCPUFloatKernelsBase<TQCPUFloatKernelsPass> {
   using TQCPUFloatKernelsBase::TQCPUFloatKernelsBase;
@@ -485,4 +505,5 @@ void mlir::tq::populateCPUFloatKernelPatterns(
   patterns
       .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
            ConvKernel, DepthwiseKernel>(patterns.getContext(), o);
+  patterns.add<StridedCopy>(patterns.getContext());
 }

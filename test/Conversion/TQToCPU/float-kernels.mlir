@@ -114,3 +114,17 @@ func.func @depthwise_strided(%x: memref<1x4x1x9x9xf32>, %w: memref<4x1x1x3x3xf32
   linalg.conv_2d_ngchw_gfchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x4x1x9x9xf32>, memref<4x1x1x3x3xf32>) outs(%y : memref<1x4x1x4x4xf32>)
   return
 }
+
+// -----
+
+// A copy into a strided view (a padded tensor's interior) becomes a
+// linalg.copy; a copy between contiguous buffers stays a memcpy.
+// CHECK-LABEL: func.func @copies
+// CHECK: linalg.copy ins(%{{.*}} : memref<4x4xf32>) outs(%{{.*}} : memref<4x4xf32, strided<[6, 1], offset: 7>>)
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4x4xf32> to memref<4x4xf32>
+func.func @copies(%a: memref<4x4xf32>, %b: memref<6x6xf32>, %c: memref<4x4xf32>) {
+  %s = memref.subview %b[1, 1] [4, 4] [1, 1] : memref<6x6xf32> to memref<4x4xf32, strided<[6, 1], offset: 7>>
+  memref.copy %a, %s : memref<4x4xf32> to memref<4x4xf32, strided<[6, 1], offset: 7>>
+  memref.copy %a, %c : memref<4x4xf32> to memref<4x4xf32>
+  return
+}
