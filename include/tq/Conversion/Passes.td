@@ -74,11 +74,12 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
     - `tq.dequantize` multiplies each value by its tile's step;
     - `tq.constant` becomes two `arith.constant`s;
     - `tq.matmul` becomes a packed, register-blocked kernel (see
-      `docs/CPU.md`): on `avx512` / `avx2` the int8 partial sums of each
-      K-tile come from `vpdpbusd` (`llvm.x86.avx512.vpdpbusd.{512,256}`)
+      `docs/CPU.md`): on `avx512` / `avxvnni` the int8 partial sums of
+      each K-tile come from `vpdpbusd` (`llvm.x86.avx512.vpdpbusd.{512,256}`)
       with the weights in offset binary on its unsigned side, packed at
-      compile time when constant; on `generic` (and for i16 containers)
-      from portable vector code. Each K-tile's int32 sums are converted,
+      compile time when constant; on `avx2` (and for i16 containers on
+      every x86 target) from `vpmaddwd` on int16 pairs (`tq.dot_i16`); on
+      `generic` from portable vector code. Each K-tile's int32 sums are converted,
       multiplied by `sA·sB` and added in f32, bit-exact with the reference.
 
     The module gets a `tq.cpu_target` attribute naming the target. Ops or
@@ -102,10 +103,12 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
 }
 
 def ConvertTQCPUIntrinsics : Pass<"convert-tq-cpu-intrinsics"> {
-  let summary = "Lower tq.dot_u8s8 to the x86 vpdpbusd intrinsics";
+  let summary = "Lower tq.dot_u8s8 and tq.dot_i16 to the x86 intrinsics";
   let description = [{
     Replaces each `tq.dot_u8s8` with `llvm.call_intrinsic
-    "llvm.x86.avx512.vpdpbusd.512"` (16 lanes) or `.256` (8 lanes). Runs
+    "llvm.x86.avx512.vpdpbusd.512"` (16 lanes) or `.256` (8 lanes), and
+    each `tq.dot_i16` with `llvm.x86.avx2.pmadd.wd` (8 lanes) or
+    `llvm.x86.avx512.pmaddw.d.512` (16 lanes) followed by an add. Runs
     in `tq-to-cpu` after buffer deallocation, which does not accept the
     intrinsic call (its memory effects are unknown to MLIR).
   }];

@@ -82,7 +82,9 @@ struct ContiguousLoopInnermost : OpInterfaceRewritePattern<linalg::LinalgOp> {
     std::optional<unsigned> d = contiguousOutputLoop(op);
     if (!d)
       return rewriter.notifyMatchFailure(op, "no loop to move innermost");
-    if (*d + 2 == op.getNumLoops() && stridedAlong(op, *d))
+    // Decided on `op` itself: generalizing a named op erases it.
+    bool strided = stridedAlong(op, *d);
+    if (*d + 2 == op.getNumLoops() && strided)
       return rewriter.notifyMatchFailure(op, "already in order");
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic) {
@@ -96,7 +98,6 @@ struct ContiguousLoopInnermost : OpInterfaceRewritePattern<linalg::LinalgOp> {
     // of the loops, which the interchange always accepts (it notifies the
     // rewriter of the change itself).
     unsigned loops = generic.getNumLoops();
-    bool strided = stridedAlong(op, *d);
     SmallVector<unsigned> order;
     for (unsigned i = 0; i < loops; ++i)
       if (i != *d && !(strided && i == loops - 1))
