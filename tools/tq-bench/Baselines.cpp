@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <immintrin.h>
 #include <random>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -159,7 +160,7 @@ double int8Peak(int threads, std::string &error) {
     error = "this CPU has neither AVX-512 VNNI nor AVX2";
     return -1;
   }
-  bool vnni = instruction[2] == 'd';
+  bool vnni = std::string_view(instruction) == "vpdpbusd zmm";
   const int64_t iterations = 2'000'000;
   volatile int64_t sink = 0;
   auto loop = [&] {

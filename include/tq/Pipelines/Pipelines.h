@@ -147,7 +147,8 @@ void buildToPPUPipeline(OpPassManager &pm, const ToPPUPipelineOptions &o);
 struct ToCPUPipelineOptions : public PassPipelineOptions<ToCPUPipelineOptions> {
   Option<std::string> target{
       *this, "target",
-      llvm::cl::desc("Instruction set: native, avx512, avxvnni, avx2 or generic"),
+      llvm::cl::desc(
+          "Instruction set: native, avx512, avxvnni, avx2 or generic"),
       llvm::cl::init("native")};
   Option<int64_t> threads{
       *this, "threads",

@@ -49,7 +49,8 @@ struct GemmShape {
   int64_t NR() const { return 2 * L; }
 };
 
-/// Whether `t` is a static f32 memref whose last dim has unit stride.
+/// Whether `v` is a static f32 memref of `rank` whose last dim has unit
+/// stride.
 bool isKernelOperand(Value v, int64_t rank) {
   auto t = dyn_cast<MemRefType>(v.getType());
   if (!t || !t.hasStaticShape() || !t.getElementType().isF32() ||
