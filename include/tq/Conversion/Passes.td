@@ -132,7 +132,7 @@ def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
 }
 
 def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
-  let summary = "Register-blocked f32 kernels for float matmuls and convolutions";
+  let summary = "Register-blocked f32 kernels for float matmuls, convolutions and pooling";
   let description = [{
     The float layers left between the quantized ones (the first and last
     layers, `keep-float`, a whole f32 model) are `linalg.matmul`,
@@ -152,6 +152,11 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     threads (`scf.parallel`). A depthwise `linalg.conv_2d_ngchw_gfchw`
     (one channel and one filter per group) with unit strides along W gets
     a kernel of its own: vectors of an output row held over the window.
+    So do `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up
+    to 64 taps): per tap one vector load, or for a W stride s one load of
+    s·L contiguous inputs with every s-th lane picked, combined as the
+    op's body does (`maximumf`, `addf`) in the window's order. Vectors
+    that could read past their row are masked.
     A `memref.copy` into or out of a strided view (a padded tensor's
     interior) becomes a `linalg.copy`, loops whose innermost one has unit
     stride, instead of the runtime's element-by-element `memrefCopy`.

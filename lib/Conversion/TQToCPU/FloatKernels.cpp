@@ -344,6 +344,39 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
   }
 };
 
+/// Loops over the output rows `ubs` = (N, C, P) of an NCHW-like op, the
+/// first two shared among the threads, calling `body` with (n, c, p).
+void emitRowLoops(
+    ImplicitLocOpBuilder &b, std::array<int64_t, 3> ubs, int64_t threads,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, ValueRange)> body) {
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  Value c0 = idx(0), c1 = idx(1);
+  auto inner = [&](OpBuilder &nb, Location loc, ValueRange ivs) {
+    ImplicitLocOpBuilder ib(loc, nb);
+    body(ib, ivs);
+  };
+  if (threads > 1 && ubs[0] * ubs[1] > 1) {
+    auto par = scf::ParallelOp::create(b, ValueRange{c0, c0},
+                                       ValueRange{idx(ubs[0]), idx(ubs[1])},
+                                       ValueRange{c1, c1});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(par.getBody()->getTerminator());
+    scf::buildLoopNest(b, b.getLoc(), ValueRange{c0}, ValueRange{idx(ubs[2])},
+                       ValueRange{c1},
+                       [&](OpBuilder &nb, Location loc, ValueRange p) {
+                         inner(nb, loc,
+                               ValueRange{par.getInductionVars()[0],
+                                          par.getInductionVars()[1], p[0]});
+                       });
+    return;
+  }
+  scf::buildLoopNest(b, b.getLoc(), ValueRange{c0, c0, c0},
+                     ValueRange{idx(ubs[0]), idx(ubs[1]), idx(ubs[2])},
+                     ValueRange{c1, c1, c1}, inner);
+}
+
 /// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
 /// filter per group) with unit strides along W: per output row, vectors
 /// of L outputs held in registers over the window (kh, kw in order), the
@@ -414,10 +447,9 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
       else
         vector::StoreOp::create(ib, acc, y, ValueRange{n, g, c0, p, q0});
     };
-    auto rows = [&](OpBuilder &nb, Location loc, ValueRange npg) {
-      ImplicitLocOpBuilder ib(loc, nb);
+    auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange npg) {
       if (full > 0)
-        scf::buildLoopNest(ib, loc, ValueRange{idx(ib, 0)},
+        scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
                            ValueRange{idx(ib, full * L)},
                            ValueRange{idx(ib, L)},
                            [&](OpBuilder &nb2, Location l2, ValueRange q) {
@@ -427,24 +459,128 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
       if (Q % L != 0)
         vectorAt(ib, npg, idx(ib, full * L), true);
     };
-    SmallVector<Value> lbs(3, idx(b, 0)), steps(3, idx(b, 1));
-    SmallVector<Value> ubs = {idx(b, N), idx(b, G), idx(b, P)};
-    if (o.threads > 1 && N * G > 1) {
-      auto par = scf::ParallelOp::create(b, ValueRange{lbs[0], lbs[1]},
-                                         ValueRange{ubs[0], ubs[1]},
-                                         ValueRange{steps[0], steps[1]});
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(par.getBody()->getTerminator());
-      scf::buildLoopNest(b, b.getLoc(), ValueRange{lbs[2]}, ValueRange{ubs[2]},
-                         ValueRange{steps[2]},
-                         [&](OpBuilder &nb, Location loc, ValueRange p) {
-                           rows(nb, loc,
-                                ValueRange{par.getInductionVars()[0],
-                                           par.getInductionVars()[1], p[0]});
-                         });
-    } else {
-      scf::buildLoopNest(b, b.getLoc(), lbs, ubs, steps, rows);
-    }
+    emitRowLoops(b, {N, G, P}, o.threads, rows);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+/// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,
+/// vectors of L outputs combined over the window (kh, kw in order), as
+/// `combine(acc, x)` like the op's body. Along a W stride sw > 1 a window
+/// tap's L inputs come from one load of L·sw contiguous ones, every sw-th
+/// lane picked (vector.shuffle). Vectors that could read past the row are
+/// masked.
+template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
+  using FloatKernelPattern<OpT>::FloatKernelPattern;
+  static Value combine(ImplicitLocOpBuilder &b, Value acc, Value x) {
+    if constexpr (std::is_same_v<OpT, linalg::PoolingNchwMaxOp>)
+      return arith::MaximumFOp::create(b, acc, x);
+    else
+      return arith::AddFOp::create(b, acc, x);
+  }
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
+    if (!op.hasPureBufferSemantics())
+      return rw.notifyMatchFailure(op, "not on buffers");
+    Value x = op.getDpsInputs()[0], y = op.getDpsInits()[0];
+    auto wt = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
+    if (!isKernelOperand(x, 4) || !isKernelOperand(y, 4) || !wt ||
+        !wt.hasStaticShape())
+      return rw.notifyMatchFailure(op, "operands are not static f32 views");
+    // The body must be the combination this kernel emits.
+    Operation *body = &op.getRegion().front().front();
+    if (!isa<arith::MaximumFOp, arith::AddFOp>(body) ||
+        body->getOperand(0) != op.getRegion().front().getArgument(2) ||
+        isa<arith::MaximumFOp>(body) !=
+            std::is_same_v<OpT, linalg::PoolingNchwMaxOp>)
+      return rw.notifyMatchFailure(op, "unexpected body");
+    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
+                      ys = cast<MemRefType>(y.getType()).getShape();
+    SmallVector<int64_t> st(op.getStrides().template getValues<int64_t>()),
+        dl(op.getDilations().template getValues<int64_t>());
+    int64_t N = xs[0], C = xs[1], W = xs[3], R = wt.getShape()[0],
+            S = wt.getShape()[1], P = ys[2], Q = ys[3], sw = st[1];
+    if (R * S > 64)
+      return rw.notifyMatchFailure(op, "window too large to unroll");
+    // Narrower vectors for narrow rows (at least 4 lanes).
+    int64_t L = std::min<int64_t>(this->o.lanes,
+                                  std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
+    int64_t wide = L * sw;
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    Value fill = takeFill(op, y, rw);
+    auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, v);
+    };
+    auto vOut = VectorType::get({L}, b.getF32Type());
+    auto vIn = VectorType::get({wide}, b.getF32Type());
+    auto mOut = VectorType::get({L}, b.getI1Type());
+    auto mIn = VectorType::get({wide}, b.getI1Type());
+    Value zeroIn = arith::ConstantOp::create(
+        b, vIn, DenseElementsAttr::get(vIn, APFloat(0.0f)));
+    Value zeroOut = arith::ConstantOp::create(
+        b, vOut, DenseElementsAttr::get(vOut, APFloat(0.0f)));
+    SmallVector<int64_t> pick;
+    for (int64_t l = 0; l < L; ++l)
+      pick.push_back(l * sw);
+    // Vectors [0, safe·L) read only inside the row: the last reads column
+    // (k+1)·L·sw - 1 + (S-1)·dw.
+    int64_t safe =
+        std::min(Q / L, std::max<int64_t>(0, W - (S - 1) * dl[1]) / wide);
+    auto vectorAt = [&](ImplicitLocOpBuilder &ib, ValueRange ncp, Value q0,
+                        bool masked) {
+      Value n = ncp[0], c = ncp[1], p = ncp[2];
+      Value outMask;
+      if (masked)
+        outMask = vector::CreateMaskOp::create(
+            ib, mOut, ValueRange{arith::SubIOp::create(ib, idx(ib, Q), q0)});
+      Value acc;
+      if (fill)
+        acc = vector::BroadcastOp::create(ib, vOut, fill);
+      else if (masked)
+        acc = vector::MaskedLoadOp::create(ib, vOut, y, ValueRange{n, c, p, q0},
+                                           outMask, zeroOut);
+      else
+        acc = vector::LoadOp::create(ib, vOut, y, ValueRange{n, c, p, q0});
+      Value h0 = arith::MulIOp::create(ib, p, idx(ib, st[0]));
+      Value w0 = arith::MulIOp::create(ib, q0, idx(ib, sw));
+      for (int64_t r = 0; r < R; ++r) {
+        Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
+        for (int64_t s = 0; s < S; ++s) {
+          Value col = arith::AddIOp::create(ib, w0, idx(ib, s * dl[1]));
+          Value v;
+          if (masked) {
+            Value left = arith::SubIOp::create(
+                ib, idx(ib, W), arith::MinUIOp::create(ib, col, idx(ib, W)));
+            Value m = vector::CreateMaskOp::create(ib, mIn, ValueRange{left});
+            v = vector::MaskedLoadOp::create(
+                ib, vIn, x, ValueRange{n, c, h, col}, m, zeroIn);
+          } else {
+            v = vector::LoadOp::create(ib, vIn, x, ValueRange{n, c, h, col});
+          }
+          if (sw > 1)
+            v = vector::ShuffleOp::create(ib, v, v, pick);
+          acc = combine(ib, acc, v);
+        }
+      }
+      if (masked)
+        vector::MaskedStoreOp::create(ib, y, ValueRange{n, c, p, q0}, outMask,
+                                      acc);
+      else
+        vector::StoreOp::create(ib, acc, y, ValueRange{n, c, p, q0});
+    };
+    auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange ncp) {
+      if (safe > 0)
+        scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
+                           ValueRange{idx(ib, safe * L)},
+                           ValueRange{idx(ib, L)},
+                           [&](OpBuilder &nb, Location l, ValueRange q) {
+                             ImplicitLocOpBuilder qb(l, nb);
+                             vectorAt(qb, ncp, q[0], false);
+                           });
+      for (int64_t q0 = safe * L; q0 < Q; q0 += L)
+        vectorAt(ib, ncp, idx(ib, q0), true);
+    };
+    emitRowLoops(b, {N, C, P}, this->o.threads, rows);
     rw.eraseOp(op);
     return success();
   }
@@ -505,6 +641,7 @@ void mlir::tq::populateCPUFloatKernelPatterns(
   o.threads = options.threads;
   patterns
       .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
-           ConvKernel, DepthwiseKernel>(patterns.getContext(), o);
+           ConvKernel, DepthwiseKernel, PoolKernel<linalg::PoolingNchwMaxOp>,
+           PoolKernel<linalg::PoolingNchwSumOp>>(patterns.getContext(), o);
   patterns.add<StridedCopy>(patterns.getContext());
 }

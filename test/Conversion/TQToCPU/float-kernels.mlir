@@ -128,3 +128,44 @@ func.func @copies(%a: memref<4x4xf32>, %b: memref<6x6xf32>, %c: memref<4x4xf32>)
   memref.copy %a, %c : memref<4x4xf32> to memref<4x4xf32>
   return
 }
+
+// -----
+
+// Max pooling 2x2, stride 2, 8 -> 4 columns: vectors of 4 outputs, each
+// tap one load of 8 contiguous inputs with every other lane picked. The
+// fill before it becomes the accumulators' start (-Inf, folded away by
+// max(-Inf, x) = x). A vector that could read past its row is masked.
+// CHECK-LABEL: func.func @max_pool
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.pooling_nchw_max
+// CHECK-COUNT-4: vector.maskedload {{.*}} : memref<2x3x8x8xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6] : vector<8xf32>, vector<8xf32>
+// CHECK: arith.maximumf {{.*}} : vector<4xf32>
+// CHECK: vector.maskedstore
+// PAR-LABEL: func.func @max_pool
+// PAR: scf.parallel
+func.func @max_pool(%x: memref<2x3x8x8xf32>, %y: memref<2x3x4x4xf32>) {
+  %k = memref.alloc() : memref<2x2xf32>
+  %c = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%c : f32) outs(%y : memref<2x3x4x4xf32>)
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %k : memref<2x3x8x8xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x4xf32>)
+  return
+}
+
+// -----
+
+// Sum pooling 3x3, unit strides, 20 -> 18 columns: two full vectors of 8
+// read inside the row, then a masked one; the accumulators start from the
+// output.
+// CHECK-LABEL: func.func @sum_pool
+// CHECK-NOT: linalg.pooling_nchw_sum
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c8
+// CHECK: vector.load %{{.*}} : memref<1x2x20x20xf32>, vector<8xf32>
+// CHECK-COUNT-9: arith.addf {{.*}} : vector<8xf32>
+// CHECK: vector.maskedload
+// CHECK: vector.maskedstore
+func.func @sum_pool(%x: memref<1x2x20x20xf32>, %y: memref<1x2x18x18xf32>) {
+  %k = memref.alloc() : memref<3x3xf32>
+  linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : memref<1x2x20x20xf32>, memref<3x3xf32>) outs(%y : memref<1x2x18x18xf32>)
+  return
+}

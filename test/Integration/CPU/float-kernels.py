@@ -1,11 +1,12 @@
 # RUN: %python %s tq-run | FileCheck %s
 # The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul,
-# conv_2d_nchw_fchw and depthwise conv_2d_ngchw_gfchw on f32) compiled by tq-to-cpu and run on every SIMD path,
+# conv_2d_nchw_fchw, depthwise conv_2d_ngchw_gfchw, pooling_nchw_max and
+# pooling_nchw_sum on f32) compiled by tq-to-cpu and run on every SIMD path,
 # bit for bit against numpy summing each output in the op's order with
 # separately rounded f32 multiplies and adds: shapes that are not multiples
 # of the micro-tile (rows past 6, a masked last panel), a nonzero
 # accumulator, strides, dilations, 1x1 convolutions (the image read in
-# place), NaN and ±Inf, values near FLT_MAX (overflow to Inf), 2 threads.
+# place), pooling rows narrower than a vector, ±0 in max pooling, NaN and ±Inf, values near FLT_MAX (overflow to Inf), 2 threads.
 # NaN payloads are not compared: any NaN matches any NaN.
 import sys
 
@@ -159,6 +160,57 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
     check(f"depthwise {xshape} k={k} s={stride} d={dilation}", src, [x, w, bias], want)
 
 
+def ref_max(a, b):
+    """arith.maximumf: NaN if either is NaN, and -0 < +0."""
+    with np.errstate(all="ignore"):
+        r = np.where(a > b, a, b)
+    zeros = (a == 0) & (b == 0)
+    r = np.where(zeros, np.where(np.signbit(a) & np.signbit(b), np.float32(-0.0),
+                                 np.float32(0.0)), r)
+    return np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), r).astype(np.float32)
+
+
+def pool(kind, xshape, k, stride, dilation=(1, 1), fill=True, special=False):
+    x = data(xshape, special)
+    if special:
+        flat = x.reshape(-1)
+        picks = rng.choice(flat.size, size=max(2, flat.size // 8), replace=False)
+        flat[picks] = rng.choice(np.array([0.0, -0.0], dtype=np.float32), size=picks.size)
+    n, c, h, wd = xshape
+    p = (h - dilation[0] * (k[0] - 1) - 1) // stride[0] + 1
+    q = (wd - dilation[1] * (k[1] - 1) - 1) // stride[1] + 1
+    init = np.float32(-np.inf if kind == "max" else 0.0)
+    acc = np.full((n, c, p, q), init, np.float32) if fill else data((n, c, p, q))
+    want = acc.copy()
+    with np.errstate(all="ignore"):
+        for ri in range(k[0]):
+            for si in range(k[1]):
+                h0, w0 = ri * dilation[0], si * dilation[1]
+                patch = x[:, :, h0:h0 + stride[0] * (p - 1) + 1:stride[0],
+                          w0:w0 + stride[1] * (q - 1) + 1:stride[1]]
+                want = ref_max(want, patch) if kind == "max" else want + patch
+    tx, ty_, tk = ty(x.shape), ty(want.shape), ty(k)
+    if fill:
+        args, init_ir = f"%x: {tx}", f"""%e = tensor.empty() : {ty_}
+  %c = arith.constant {float(init)!r} : f32
+  %init = linalg.fill ins(%c : f32) outs(%e : {ty_}) -> {ty_}"""
+        init_ir = init_ir.replace("-inf", "0xFF800000")
+        inputs = [x]
+    else:
+        args, init_ir, inputs = f"%x: {tx}, %init: {ty_}", "", [x, acc]
+    src = f"""
+func.func @main({args}) -> {ty_} {{
+  {init_ir}
+  %k = tensor.empty() : {tk}
+  %y = linalg.pooling_nchw_{kind} {{strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>,
+      dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>}}
+      ins(%x, %k : {tx}, {tk}) outs(%init : {ty_}) -> {ty_}
+  return %y : {ty_}
+}}"""
+    check(f"pool {kind} {xshape} k={k} s={stride} d={dilation} fill={fill}", src,
+          inputs, want)
+
+
 matmul(1, 1, 1)
 matmul(6, 16, 8)
 matmul(10, 40, 7)
@@ -178,6 +230,15 @@ depthwise((2, 5, 10, 10), 3)
 depthwise((1, 7, 23, 19), 3, dilation=(2, 2))
 depthwise((2, 3, 12, 12), 3, stride=(2, 2))
 depthwise((1, 4, 9, 9), 5, special=True)
+pool("max", (2, 3, 8, 8), (2, 2), (2, 2))
+pool("max", (1, 2, 4, 4), (2, 2), (2, 2), special=True)
+pool("max", (2, 4, 28, 28), (2, 2), (2, 2), special=True)
+pool("max", (1, 3, 35, 37), (3, 3), (2, 2), fill=False)
+pool("max", (1, 2, 20, 40), (3, 2), (1, 3), dilation=(2, 2))
+pool("max", (2, 2, 9, 9), (3, 3), (1, 1), special=True)
+pool("sum", (2, 3, 9, 9), (2, 2), (2, 2))
+pool("sum", (1, 2, 17, 33), (3, 3), (2, 2), fill=False, special=True)
+pool("sum", (1, 3, 7, 7), (7, 7), (1, 1))
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
