@@ -157,6 +157,14 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     s·L contiguous inputs with every s-th lane picked, combined as the
     op's body does (`maximumf`, `addf`) in the window's order. Vectors
     that could read past their row are masked.
+    Each kernel also takes the elementwise `linalg.generic` right after
+    it (bias, activation, residual add; arith and math ops) that reads its
+    output through the identity map: the body is applied to each vector
+    before it is stored, into the output in place or into the generic's
+    own buffer (the kernel's buffer is then never written). An operand of
+    the generic is read per vector when it runs along the stored vector's
+    dims, or once per row when it depends only on the outer dims (a bias
+    per channel). The same scalar ops on each lane: the same bits.
     A `memref.copy` into or out of a strided view (a padded tensor's
     interior) becomes a `linalg.copy`, loops whose innermost one has unit
     stride, instead of the runtime's element-by-element `memrefCopy`.

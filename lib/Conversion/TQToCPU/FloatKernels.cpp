@@ -17,6 +17,7 @@
 // 1×1 convolution with unit strides), C the image's output as F × (P·Q).
 //
 //===----------------------------------------------------------------------===//
+#include "Epilogue.h"
 #include "tq/Conversion/Passes.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 
@@ -63,11 +64,19 @@ bool isKernelOperand(Value v, int64_t rank) {
   return strides.back() == 1 && llvm::none_of(strides, ShapedType::isDynamic);
 }
 
+/// What a kernel applies to a vector of its output (at row `row`, columns
+/// from `col`, lanes in range marked by `mask` or all) before storing it.
+using StoreEpilogue = llvm::function_ref<Value(
+    ImplicitLocOpBuilder &, Value acc, Value row, Value col, Value mask)>;
+
 /// C (M×N) += A (M×K) · B (K×N), on 2-D memrefs with unit inner strides.
 /// With `fill` (an f32), C's elements all start as that value instead of
-/// being read.
+/// being read. The results go to `to` (C if null) through `epilogue`.
 void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
-              Value C, Value fill = Value()) {
+              Value C, Value fill = Value(), StoreEpilogue epilogue = nullptr,
+              Value to = Value()) {
+  if (!to)
+    to = C;
   auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(ib, v);
   };
@@ -134,11 +143,13 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
       ImplicitLocOpBuilder tb(ib.getLoc(), inRows.getThenBodyBuilder());
       for (int64_t c = 0; c < 2; ++c) {
         Value v = kLoop.getResult(r * 2 + c);
+        if (epilogue)
+          v = epilogue(tb, v, i, cols[c], masked ? masks[c] : Value());
         if (masked)
-          vector::MaskedStoreOp::create(tb, C, ValueRange{i, cols[c]}, masks[c],
-                                        v);
+          vector::MaskedStoreOp::create(tb, to, ValueRange{i, cols[c]},
+                                        masks[c], v);
         else
-          vector::StoreOp::create(tb, v, C, ValueRange{i, cols[c]});
+          vector::StoreOp::create(tb, v, to, ValueRange{i, cols[c]});
       }
     }
   };
@@ -243,17 +254,36 @@ template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
     s.threads = this->o.threads;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, C, rw);
+    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, C, 1);
+    if (epi) {
+      b.setLoc(epi->fusedLoc(op));
+      epi->prepare(b);
+    }
+    Value batch;
+    auto store = [&](ImplicitLocOpBuilder &ib, Value acc, Value row, Value col,
+                     Value mask) {
+      SmallVector<Value> outer = {row};
+      if (batch)
+        outer.insert(outer.begin(), batch);
+      return epi->apply(ib, acc, outer, col, mask);
+    };
+    StoreEpilogue applied = epi ? StoreEpilogue(store) : nullptr;
+    Value to = epi ? epi->target() : C;
     if (rank == 2) {
-      emitGemm(b, s, A, B, C, fill);
+      emitGemm(b, s, A, B, C, fill, applied, to);
     } else {
       auto loop = scf::ForOp::create(b, arith::ConstantIndexOp::create(b, 0),
                                      arith::ConstantIndexOp::create(b, cs[0]),
                                      arith::ConstantIndexOp::create(b, 1));
       b.setInsertionPoint(loop.getBody()->getTerminator());
       Value i = loop.getInductionVar();
-      emitGemm(b, s, slice(b, A, i), slice(b, B, i), slice(b, C, i), fill);
+      batch = i;
+      emitGemm(b, s, slice(b, A, i), slice(b, B, i), slice(b, C, i), fill,
+               applied, slice(b, to, i));
     }
     rw.eraseOp(op);
+    if (epi)
+      rw.eraseOp(epi->op());
     return success();
   }
 };
@@ -295,6 +325,11 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
       return arith::ConstantIndexOp::create(ib, v);
     };
     Value fill = takeFill(op, y, rw);
+    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 2);
+    if (epi) {
+      b.setLoc(epi->fusedLoc(op));
+      epi->prepare(b);
+    }
     Value A = collapse(b, w, {{0}, {1, 2, 3}});
     Value cols;
     if (!inPlace)
@@ -335,11 +370,20 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
             });
         Bm = cols;
       }
-      emitGemm(b, s, A, Bm, collapse(b, yn, {{0}, {1, 2}}), fill);
+      auto store = [&](ImplicitLocOpBuilder &ib, Value acc, Value row,
+                       Value col, Value mask) {
+        return epi->apply(ib, acc, ValueRange{n, row}, col, mask);
+      };
+      Value to = epi ? collapse(b, slice(b, epi->target(), n), {{0}, {1, 2}})
+                     : Value();
+      emitGemm(b, s, A, Bm, collapse(b, yn, {{0}, {1, 2}}), fill,
+               epi ? StoreEpilogue(store) : nullptr, to);
     }
     if (cols)
       memref::DeallocOp::create(b, cols);
     rw.eraseOp(op);
+    if (epi)
+      rw.eraseOp(epi->op());
     return success();
   }
 };
@@ -403,6 +447,12 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     int64_t L = o.lanes;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
+    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 1);
+    if (epi) {
+      b.setLoc(epi->fusedLoc(op));
+      epi->prepare(b);
+    }
+    Value to = epi ? epi->target() : y;
     auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, v);
     };
@@ -441,11 +491,13 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
               arith::AddFOp::create(ib, acc, arith::MulFOp::create(ib, wv, xv));
         }
       }
+      if (epi)
+        acc = epi->apply(ib, acc, ValueRange{n, g, c0, p}, q0, mask);
       if (masked)
-        vector::MaskedStoreOp::create(ib, y, ValueRange{n, g, c0, p, q0}, mask,
+        vector::MaskedStoreOp::create(ib, to, ValueRange{n, g, c0, p, q0}, mask,
                                       acc);
       else
-        vector::StoreOp::create(ib, acc, y, ValueRange{n, g, c0, p, q0});
+        vector::StoreOp::create(ib, acc, to, ValueRange{n, g, c0, p, q0});
     };
     auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange npg) {
       if (full > 0)
@@ -461,6 +513,8 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     };
     emitRowLoops(b, {N, G, P}, o.threads, rows);
     rw.eraseOp(op);
+    if (epi)
+      rw.eraseOp(epi->op());
     return success();
   }
 };
@@ -508,6 +562,12 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
     int64_t wide = L * sw;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
+    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 1);
+    if (epi) {
+      b.setLoc(epi->fusedLoc(op));
+      epi->prepare(b);
+    }
+    Value to = epi ? epi->target() : y;
     auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, v);
     };
@@ -562,11 +622,13 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
           acc = combine(ib, acc, v);
         }
       }
+      if (epi)
+        acc = epi->apply(ib, acc, ValueRange{n, c, p}, q0, outMask);
       if (masked)
-        vector::MaskedStoreOp::create(ib, y, ValueRange{n, c, p, q0}, outMask,
+        vector::MaskedStoreOp::create(ib, to, ValueRange{n, c, p, q0}, outMask,
                                       acc);
       else
-        vector::StoreOp::create(ib, acc, y, ValueRange{n, c, p, q0});
+        vector::StoreOp::create(ib, acc, to, ValueRange{n, c, p, q0});
     };
     auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange ncp) {
       if (safe > 0)
@@ -582,6 +644,8 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
     };
     emitRowLoops(b, {N, C, P}, this->o.threads, rows);
     rw.eraseOp(op);
+    if (epi)
+      rw.eraseOp(epi->op());
     return success();
   }
 };

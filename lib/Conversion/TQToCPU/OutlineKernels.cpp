@@ -3,6 +3,7 @@
 // See the description of tq-cpu-outline-kernels in tq/Conversion/Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "Epilogue.h"
 #include "tq/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -88,6 +89,17 @@ void describe(Location loc, std::string &name, std::string &kind) {
     if (name.empty())
       name = n.getName().str();
     describe(n.getChildLoc(), name, kind);
+  } else if (auto f = dyn_cast<FusedLoc>(loc);
+             f && f.getMetadata() == StringAttr::get(loc->getContext(),
+                                                     mlir::tq::kFusedLayersLoc)) {
+    // A kernel and its epilogue: the first's kind, both names.
+    describe(f.getLocations().front(), name, kind);
+    for (Location inner : f.getLocations().drop_front()) {
+      std::string more, ignored;
+      describe(inner, more, ignored);
+      if (!more.empty() && more != name)
+        name += "+" + more;
+    }
   } else if (auto f = dyn_cast<FusedLoc>(loc)) {
     if (auto s = dyn_cast_or_null<StringAttr>(f.getMetadata());
         s && kind.empty())

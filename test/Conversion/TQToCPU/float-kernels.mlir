@@ -169,3 +169,88 @@ func.func @sum_pool(%x: memref<1x2x20x20xf32>, %y: memref<1x2x18x18xf32>) {
   linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : memref<1x2x20x20xf32>, memref<3x3xf32>) outs(%y : memref<1x2x18x18xf32>)
   return
 }
+
+// -----
+
+// Epilogues: the elementwise generic right after a kernel is applied to
+// each vector before it is stored. In place: bias per output channel (a
+// scalar per row), then ReLU.
+// CHECK-LABEL: func.func @conv_bias_relu
+// CHECK-NOT: linalg.generic
+// CHECK: scf.if
+// CHECK-NEXT: memref.load %{{.*}} : memref<16x1x1xf32>
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: arith.addf %{{.*}} : vector<8xf32>
+// CHECK-NEXT: arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK-NEXT: vector.store
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+func.func @conv_bias_relu(%x: memref<2x3x10x10xf32>, %w: memref<16x3x3x3xf32>, %b: memref<16x1x1xf32>, %y: memref<2x16x8x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<2x3x10x10xf32>, memref<16x3x3x3xf32>) outs(%y : memref<2x16x8x8xf32>)
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y, %b : memref<2x16x8x8xf32>, memref<16x1x1xf32>) outs(%y : memref<2x16x8x8xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %r = arith.maximumf %s, %cst : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Into another buffer: the product's own buffer is then not written at
+// all. The bias is per column: a vector load, masked in the last panel.
+// CHECK-LABEL: func.func @matmul_bias_to
+// CHECK-NOT: linalg.generic
+// CHECK: vector.load %{{.*}} : memref<20xf32>, vector<8xf32>
+// CHECK: arith.addf
+// CHECK: vector.store %{{.*}}, %[[OUT:.*]][{{.*}}] : memref<6x20xf32>
+// CHECK: vector.maskedload %{{.*}} : memref<20xf32>
+// CHECK: vector.maskedstore %[[OUT]]
+#mn = affine_map<(d0, d1) -> (d0, d1)>
+#n = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_bias_to(%a: memref<6x5xf32>, %b: memref<5x20xf32>, %bias: memref<20xf32>, %out: memref<6x20xf32>) {
+  %c = memref.alloc() : memref<6x20xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x5xf32>, memref<5x20xf32>) outs(%c : memref<6x20xf32>)
+  linalg.generic {indexing_maps = [#mn, #n, #mn], iterator_types = ["parallel", "parallel"]} ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%out : memref<6x20xf32>) {
+  ^bb0(%in: f32, %v: f32, %o: f32):
+    %s = arith.addf %in, %v : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<6x20xf32>
+  return
+}
+
+// -----
+
+// Not fused: the product is read again after the generic, and a body
+// that reads its position.
+// CHECK-LABEL: func.func @kept_epilogues
+// CHECK: linalg.generic
+// CHECK: memref.copy
+// CHECK: linalg.generic
+// CHECK: linalg.index
+#mk2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @kept_epilogues(%a: memref<6x5xf32>, %b: memref<5x20xf32>, %out: memref<6x20xf32>, %keep: memref<6x20xf32>) {
+  %c = memref.alloc() : memref<6x20xf32>
+  linalg.matmul ins(%a, %b : memref<6x5xf32>, memref<5x20xf32>) outs(%c : memref<6x20xf32>)
+  linalg.generic {indexing_maps = [#mk2, #mk2], iterator_types = ["parallel", "parallel"]} ins(%c : memref<6x20xf32>) outs(%out : memref<6x20xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %c, %keep : memref<6x20xf32> to memref<6x20xf32>
+  linalg.matmul ins(%a, %b : memref<6x5xf32>, memref<5x20xf32>) outs(%out : memref<6x20xf32>)
+  linalg.generic {indexing_maps = [#mk2], iterator_types = ["parallel", "parallel"]} outs(%out : memref<6x20xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 1 : index
+    %f = arith.index_cast %i : index to i32
+    %g = arith.sitofp %f : i32 to f32
+    %s = arith.addf %o, %g : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -211,6 +211,124 @@ func.func @main({args}) -> {ty_} {{
           inputs, want)
 
 
+def ref_min(a, b):
+    """arith.minimumf: NaN if either is NaN, and -0 < +0."""
+    return -ref_max(-a, -b)
+
+
+# Elementwise ops right after a kernel, rewriting its output in place, are
+# applied to each vector before it is stored (the epilogue). Each body is
+# given as MLIR and as numpy on f32.
+EPILOGUES = {
+    # bias (one per row of the kernel's output), then ReLU
+    "bias_relu": ("""
+      %s = arith.addf %o, %b : f32
+      %r = arith.maximumf %s, %zero : f32""",
+                  lambda o, b, res: ref_max(o + b, np.float32(0))),
+    # residual add, then clip to [-1, 2] (ReLU6-like)
+    "residual_clip": ("""
+      %s = arith.addf %o, %res : f32
+      %l = arith.maximumf %s, %m1 : f32
+      %r = arith.minimumf %l, %two : f32""",
+                      lambda o, b, res: ref_min(ref_max(o + res, np.float32(-1)),
+                                                np.float32(2))),
+    # hard swish on (o + b) * res, with a compare and select
+    "swish_select": ("""
+      %t = arith.mulf %o, %res : f32
+      %u = arith.addf %t, %b : f32
+      %v = arith.addf %u, %three : f32
+      %c = arith.cmpf olt, %v, %zero : f32
+      %w = arith.select %c, %zero, %v : f32
+      %x = arith.mulf %u, %w : f32
+      %r = arith.divf %x, %six : f32""",
+                     lambda o, b, res: swish_ref(o, b, res)),
+}
+
+
+def swish_ref(o, b, res):
+    u = o * res + b
+    v = u + np.float32(3)
+    w = np.where(v < 0, np.float32(0), v).astype(np.float32)
+    return (u * w / np.float32(6)).astype(np.float32)
+
+
+def fused(kernel, body, special=False):
+    """A kernel (conv, matmul, depthwise, pool) producing %y, then a generic
+    rewriting %y with `body`, given a per-row %b (dim 1, or 0 for a 2-D
+    output) and a same-shape %res."""
+    with np.errstate(all="ignore"):
+        if kernel == "conv":
+            x, w = data((2, 3, 9, 9), special), data((6, 3, 3, 3), special)
+            y0 = ref_conv(x, w, np.zeros(6, np.float32), (1, 1), (1, 1))
+            ins, tys = [x, w], [ty(x.shape), ty(w.shape)]
+            op = f"""%e = tensor.empty() : {ty(y0.shape)}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
+  %y = linalg.conv_2d_nchw_fchw {{strides = dense<1> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%a0, %a1 : {tys[0]}, {tys[1]}) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+        elif kernel == "matmul":
+            a, b = data((13, 7), special), data((7, 21), special)
+            y0 = ref_matmul(a, b, np.zeros((13, 21), np.float32))
+            ins, tys = [a, b], [ty(a.shape), ty(b.shape)]
+            op = f"""%e = tensor.empty() : {ty(y0.shape)}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
+  %y = linalg.matmul ins(%a0, %a1 : {tys[0]}, {tys[1]}) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+        elif kernel == "depthwise":
+            x, w = data((1, 4, 1, 10, 13), special), data((4, 1, 1, 3, 3), special)
+            y0 = ref_depthwise(x, w, np.zeros(4, np.float32), (1, 1), (1, 1))
+            ins, tys = [x, w], [ty(x.shape), ty(w.shape)]
+            op = f"""%e = tensor.empty() : {ty(y0.shape)}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
+  %y = linalg.conv_2d_ngchw_gfchw {{strides = dense<1> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%a0, %a1 : {tys[0]}, {tys[1]}) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+        else:
+            x = data((2, 3, 12, 11), special)
+            y0 = np.full((2, 3, 6, 5), -np.inf, np.float32)
+            for ri in range(2):
+                for si in range(2):
+                    y0 = ref_max(y0, x[:, :, ri:ri + 11:2, si:si + 9:2])
+            ins, tys = [x], [ty(x.shape)]
+            op = f"""%e = tensor.empty() : {ty(y0.shape)}
+  %ninf = arith.constant 0xFF800000 : f32
+  %f = linalg.fill ins(%ninf : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
+  %k = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.pooling_nchw_max {{strides = dense<2> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%a0, %k : {tys[0]}, tensor<2x2xf32>) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+        shape = y0.shape
+        rowdim = 1 if len(shape) > 2 else 0
+        bias = data((shape[rowdim],), special)
+        res = data(shape, special)
+        ir_body, ref = EPILOGUES[body]
+        dims = ", ".join(f"d{i}" for i in range(len(shape)))
+        idm = f"affine_map<({dims}) -> ({dims})>"
+        rowm = f"affine_map<({dims}) -> (d{rowdim})>"
+        bshape = [1] * len(shape)
+        bshape[rowdim] = shape[rowdim]
+        want = ref(y0, bias.reshape(bshape), res)
+    names = [f"%a{i}: {t}" for i, t in enumerate(tys)]
+    ty_ = ty(shape)
+    iters = ", ".join(['"parallel"'] * len(shape))
+    src = f"""
+func.func @main({", ".join(names)}, %bias: {ty(bias.shape)}, %resid: {ty_}) -> {ty_} {{
+  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %six = arith.constant 6.0 : f32
+  {op}
+  %z = linalg.generic {{indexing_maps = [{idm}, {rowm}, {idm}, {idm}],
+      iterator_types = [{iters}]}}
+      ins(%y, %bias, %resid : {ty_}, {ty(bias.shape)}, {ty_}) outs(%y : {ty_}) {{
+    ^bb0(%o: f32, %b: f32, %res: f32, %out: f32):{ir_body}
+      linalg.yield %r : f32
+  }} -> {ty_}
+  return %z : {ty_}
+}}"""
+    check(f"{kernel} + {body} special={special}", src, [*ins, bias, res], want)
+
+
 matmul(1, 1, 1)
 matmul(6, 16, 8)
 matmul(10, 40, 7)
@@ -239,6 +357,9 @@ pool("max", (2, 2, 9, 9), (3, 3), (1, 1), special=True)
 pool("sum", (2, 3, 9, 9), (2, 2), (2, 2))
 pool("sum", (1, 2, 17, 33), (3, 3), (2, 2), fill=False, special=True)
 pool("sum", (1, 3, 7, 7), (7, 7), (1, 1))
+for kernel in ("conv", "matmul", "depthwise", "pool"):
+    for body in EPILOGUES:
+        fused(kernel, body, special=(body != "bias_relu"))
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:

@@ -1,0 +1,204 @@
+//===- Epilogue.cpp - elementwise ops applied as a kernel stores ----------===//
+#include "Epilogue.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tq;
+
+std::optional<VectorEpilogue>
+VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(kernel->getNextNode());
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!g || !outType || !g.hasPureBufferSemantics() ||
+      g.getNumDpsInits() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
+      g.getNumLoops() != outType.getRank() || vectorDims > outType.getRank() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      !outType.getElementType().isF32())
+    return std::nullopt;
+  int64_t rank = outType.getRank(), firstVector = rank - vectorDims;
+  Value target = g.getDpsInits()[0];
+  if (target != out) {
+    // `out` is a buffer only the kernel, the generic and its dealloc use,
+    // the target one as large that the kernel does not read, and the body
+    // does not read the target's old values.
+    auto targetType = dyn_cast<MemRefType>(target.getType());
+    if (!out.getDefiningOp<memref::AllocOp>() || !targetType ||
+        targetType.getShape() != outType.getShape() ||
+        targetType.getElementType() != outType.getElementType() ||
+        !targetType.getLayout().isIdentity() ||
+        !g.getBody()->getArgument(g.getNumDpsInputs()).use_empty() ||
+        llvm::is_contained(kernel->getOperands(), target) ||
+        llvm::is_contained(g.getDpsInputs(), target))
+      return std::nullopt;
+    for (Operation *user : out.getUsers())
+      if (user != kernel && user != g.getOperation() &&
+          !isa<memref::DeallocOp>(user))
+        return std::nullopt;
+  }
+  VectorEpilogue e;
+  e.generic = g;
+  e.vectorDims = vectorDims;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(in);
+    if (in->get() == out) {
+      if (!m.isIdentity())
+        return std::nullopt;
+      e.kinds.push_back(Kind::output);
+      continue;
+    }
+    auto t = dyn_cast<MemRefType>(in->get().getType());
+    if (!t) {
+      if (!in->get().getType().isIntOrIndexOrFloat())
+        return std::nullopt;
+      e.kinds.push_back(Kind::scalar);
+      continue;
+    }
+    // Results: dims or constant 0s; the vector dims, if any, last and in
+    // order with out's sizes.
+    int64_t results = m.getNumResults(), vectorAt = -1;
+    for (int64_t r = 0; r < results; ++r) {
+      AffineExpr x = m.getResult(r);
+      if (auto c = dyn_cast<AffineConstantExpr>(x)) {
+        if (c.getValue() != 0)
+          return std::nullopt;
+        continue;
+      }
+      auto d = dyn_cast<AffineDimExpr>(x);
+      if (!d)
+        return std::nullopt;
+      if (int64_t(d.getPosition()) < firstVector)
+        continue;
+      if (vectorAt < 0)
+        vectorAt = r;
+      if (r != vectorAt + int64_t(d.getPosition()) - firstVector)
+        return std::nullopt;
+    }
+    if (vectorAt < 0) {
+      e.kinds.push_back(Kind::scalar);
+      continue;
+    }
+    if (results - vectorAt != vectorDims ||
+        m.getDimPosition(vectorAt) != unsigned(firstVector) ||
+        !t.hasStaticShape() || !t.getLayout().isIdentity())
+      return std::nullopt;
+    for (int64_t k = 0; k < vectorDims; ++k)
+      if (t.getShape()[vectorAt + k] != outType.getShape()[firstVector + k])
+        return std::nullopt;
+    e.kinds.push_back(Kind::vector);
+  }
+  for (Operation &op : g.getBody()->without_terminator())
+    if (op.getNumRegions() != 0 ||
+        !(isa<arith::ConstantOp>(op) ||
+          OpTrait::hasElementwiseMappableTraits(&op)) ||
+        op.getNumResults() != 1 ||
+        !op.getResult(0).getType().isIntOrIndexOrFloat())
+      return std::nullopt;
+  if (!g.getBody()->getTerminator()->getOperand(0).getType().isF32())
+    return std::nullopt;
+  return e;
+}
+
+void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {
+  views.clear();
+  for (auto [in, kind] : llvm::zip(generic.getDpsInputs(), kinds)) {
+    if (kind != Kind::vector || vectorDims == 1) {
+      views.push_back(in);
+      continue;
+    }
+    int64_t rank = cast<MemRefType>(in.getType()).getRank();
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < rank - vectorDims; ++d)
+      groups.push_back({d});
+    ReassociationIndices last;
+    for (int64_t d = rank - vectorDims; d < rank; ++d)
+      last.push_back(d);
+    groups.push_back(last);
+    views.push_back(memref::CollapseShapeOp::create(b, in, groups));
+  }
+}
+
+Value VectorEpilogue::apply(ImplicitLocOpBuilder &b, Value acc,
+                            ValueRange outer, Value col, Value mask) const {
+  linalg::GenericOp generic = this->generic;
+  auto accType = cast<VectorType>(acc.getType());
+  auto vectorOf = [&](Type t) {
+    return VectorType::get(accType.getShape(), t);
+  };
+  IRMapping map;
+  Block *body = generic.getBody();
+  int64_t firstVector = outer.size();
+  for (auto [i, in] : llvm::enumerate(generic.getDpsInputOperands())) {
+    Value arg = body->getArgument(i);
+    if (kinds[i] == Kind::output) {
+      map.map(arg, acc);
+      continue;
+    }
+    Value v = in->get();
+    if (!isa<MemRefType>(v.getType())) {
+      map.map(arg, vector::BroadcastOp::create(b, vectorOf(v.getType()), v));
+      continue;
+    }
+    AffineMap m = generic.getMatchingIndexingMap(in);
+    SmallVector<Value> at;
+    for (AffineExpr x : m.getResults()) {
+      if (isa<AffineConstantExpr>(x)) {
+        at.push_back(arith::ConstantIndexOp::create(b, 0));
+        continue;
+      }
+      int64_t d = cast<AffineDimExpr>(x).getPosition();
+      if (d < firstVector)
+        at.push_back(outer[d]);
+      else
+        break;
+    }
+    auto et = cast<MemRefType>(v.getType()).getElementType();
+    if (kinds[i] == Kind::scalar) {
+      Value s = memref::LoadOp::create(b, v, at);
+      map.map(arg, vector::BroadcastOp::create(b, vectorOf(et), s));
+      continue;
+    }
+    at.push_back(col);
+    if (mask) {
+      Value zero = arith::ConstantOp::create(b, vectorOf(et),
+                                             b.getZeroAttr(vectorOf(et)));
+      map.map(arg, vector::MaskedLoadOp::create(b, vectorOf(et), views[i], at,
+                                                mask, zero));
+    } else {
+      map.map(arg, vector::LoadOp::create(b, vectorOf(et), views[i], at));
+    }
+  }
+  // The output's own block argument is the value before the body: acc.
+  map.map(body->getArgument(generic.getNumDpsInputs()), acc);
+  for (Operation &op : body->without_terminator()) {
+    if (isa<arith::ConstantOp>(op)) {
+      Value c = b.clone(op)->getResult(0);
+      map.map(op.getResult(0),
+              vector::BroadcastOp::create(b, vectorOf(c.getType()), c));
+      continue;
+    }
+    OperationState state(op.getLoc(), op.getName());
+    state.addAttributes(op.getAttrs());
+    for (Value operand : op.getOperands()) {
+      if (Value mapped = map.lookupOrNull(operand)) {
+        state.addOperands(mapped);
+        continue;
+      }
+      // A value from outside the body, the same in every lane.
+      state.addOperands(
+          vector::BroadcastOp::create(b, vectorOf(operand.getType()), operand)
+              .getResult());
+    }
+    state.addTypes(vectorOf(op.getResult(0).getType()));
+    map.map(op.getResult(0), b.create(state)->getResult(0));
+  }
+  return map.lookup(body->getTerminator()->getOperand(0));
+}
+
+Location VectorEpilogue::fusedLoc(Operation *kernel) const {
+  MLIRContext *ctx = kernel->getContext();
+  return FusedLoc::get(ctx, {kernel->getLoc(), generic->getLoc()},
+                       StringAttr::get(ctx, kFusedLayersLoc));
+}

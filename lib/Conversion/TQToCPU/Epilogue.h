@@ -1,0 +1,65 @@
+//===- Epilogue.h - elementwise ops applied as a kernel stores -*- C++ -*-===//
+//
+// A kernel that writes its output one vector at a time can apply the
+// elementwise linalg.generic that follows it (bias, activation, residual
+// add) to each vector before the store, instead of writing the output and
+// reading it back.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_LIB_CONVERSION_TQTOCPU_EPILOGUE_H
+#define TQ_LIB_CONVERSION_TQTOCPU_EPILOGUE_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::tq {
+
+/// The all-parallel linalg.generic on buffers just after a kernel that
+/// reads the kernel's output `out` through the identity map, if at all,
+/// and writes either `out` in place or a buffer of the same shape (then
+/// `out` must be a buffer of its own that nothing else reads: the kernel
+/// stores into the target instead). The kernel stores vectors along the
+/// trailing `vectorDims` dims of `out`, flattened. Each other operand is read
+/// either as a scalar (its indices use only the leading, outer dims) or as a
+/// vector (its trailing indices are the vector dims, in order, over
+/// contiguous memory).
+class VectorEpilogue {
+public:
+  /// The generic after `kernel`, if it has that form and an elementwise
+  /// body on f32.
+  static std::optional<VectorEpilogue> match(Operation *kernel, Value out,
+                                             int64_t vectorDims);
+
+  /// Views of the vector operands with the vector dims collapsed, built at
+  /// `b`'s insertion point (before the kernel's loops).
+  void prepare(ImplicitLocOpBuilder &b);
+
+  /// The body on `acc`, the vector of `out` at the outer indices `outer`
+  /// (one per leading dim) and at flattened position `col` along the vector
+  /// dims. `mask` (or null) marks the lanes in range.
+  Value apply(ImplicitLocOpBuilder &b, Value acc, ValueRange outer, Value col,
+              Value mask) const;
+
+  linalg::GenericOp op() const { return generic; }
+  /// The location of the kernel with its epilogue: both layers, which the
+  /// profile names as one (`conv1+relu1`).
+  Location fusedLoc(Operation *kernel) const;
+  /// Where the kernel stores: `out`, or the generic's own output.
+  Value target() const {
+    return generic->getOperand(generic->getNumOperands() - 1);
+  }
+
+private:
+  enum class Kind { output, scalar, vector };
+  linalg::GenericOp generic;
+  int64_t vectorDims = 1;
+  SmallVector<Kind> kinds;  // per input
+  SmallVector<Value> views; // per input: the collapsed view of a vector one
+};
+
+/// The metadata of a location that names a kernel and its epilogue.
+constexpr llvm::StringLiteral kFusedLayersLoc = "tq.fused_layers";
+
+} // namespace mlir::tq
+
+#endif // TQ_LIB_CONVERSION_TQTOCPU_EPILOGUE_H
