@@ -346,12 +346,17 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
         Bm = collapse(b, xn, {{0}, {1, 2}});
       } else {
         // cols[(c·R + r)·S + s][p·Q + q] = x[n, c, p·sh + r·dh, q·sw + s·dw],
-        // q innermost (unit stride for unit strides).
+        // q innermost: L at a time for a unit W stride, the last masked.
+        int64_t L = o.lanes, fullQ = st[1] == 1 ? Q / L * L : 0;
+        auto vF32 = VectorType::get({L}, b.getF32Type());
+        auto vMask = VectorType::get({L}, b.getI1Type());
+        Value zeroV = arith::ConstantOp::create(
+            b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
         scf::buildLoopNest(
             b, b.getLoc(),
-            ValueRange{idx(b, 0), idx(b, 0), idx(b, 0), idx(b, 0), idx(b, 0)},
-            ValueRange{idx(b, C), idx(b, R), idx(b, S), idx(b, P), idx(b, Q)},
-            ValueRange{idx(b, 1), idx(b, 1), idx(b, 1), idx(b, 1), idx(b, 1)},
+            ValueRange{idx(b, 0), idx(b, 0), idx(b, 0), idx(b, 0)},
+            ValueRange{idx(b, C), idx(b, R), idx(b, S), idx(b, P)},
+            ValueRange{idx(b, 1), idx(b, 1), idx(b, 1), idx(b, 1)},
             [&](OpBuilder &nb, Location loc, ValueRange iv) {
               ImplicitLocOpBuilder ib(loc, nb);
               auto mul = [&](Value v, int64_t k) -> Value {
@@ -361,12 +366,52 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
                 return arith::AddIOp::create(ib, u, v);
               };
               Value h = add(mul(iv[3], st[0]), mul(iv[1], dl[0]));
-              Value wv = add(mul(iv[4], st[1]), mul(iv[2], dl[1]));
-              Value v =
-                  memref::LoadOp::create(ib, xn, ValueRange{iv[0], h, wv});
+              Value w0 = mul(iv[2], dl[1]);
               Value k = add(mul(add(mul(iv[0], R), iv[1]), S), iv[2]);
-              memref::StoreOp::create(ib, v, cols,
-                                      ValueRange{k, add(mul(iv[3], Q), iv[4])});
+              Value row = mul(iv[3], Q);
+              auto copy = [&](ImplicitLocOpBuilder &qb, Value q, bool masked) {
+                SmallVector<Value> from = {iv[0], h, add(q, w0)},
+                                   to = {k, add(row, q)};
+                if (!masked) {
+                  Value v = vector::LoadOp::create(qb, vF32, xn, from);
+                  vector::StoreOp::create(qb, v, cols, to);
+                  return;
+                }
+                Value m = vector::CreateMaskOp::create(
+                    qb, vMask, ValueRange{idx(qb, Q - fullQ)});
+                Value v =
+                    vector::MaskedLoadOp::create(qb, vF32, xn, from, m, zeroV);
+                vector::MaskedStoreOp::create(qb, cols, to, m, v);
+              };
+              if (fullQ > 0)
+                scf::buildLoopNest(
+                    ib, loc, ValueRange{idx(ib, 0)}, ValueRange{idx(ib, fullQ)},
+                    ValueRange{idx(ib, L)},
+                    [&](OpBuilder &qb, Location l, ValueRange q) {
+                      ImplicitLocOpBuilder vb(l, qb);
+                      copy(vb, q[0], false);
+                    });
+              if (st[1] == 1 && fullQ < Q)
+                copy(ib, idx(ib, fullQ), true);
+              if (st[1] == 1)
+                return;
+              scf::buildLoopNest(
+                  ib, loc, ValueRange{idx(ib, 0)}, ValueRange{idx(ib, Q)},
+                  ValueRange{idx(ib, 1)},
+                  [&](OpBuilder &qb, Location l, ValueRange q) {
+                    ImplicitLocOpBuilder sb(l, qb);
+                    Value v = memref::LoadOp::create(
+                        sb, xn,
+                        ValueRange{
+                            iv[0], h,
+                            arith::AddIOp::create(
+                                sb,
+                                arith::MulIOp::create(sb, q[0], idx(sb, st[1])),
+                                w0)});
+                    memref::StoreOp::create(
+                        sb, v, cols,
+                        ValueRange{k, arith::AddIOp::create(sb, row, q[0])});
+                  });
             });
         Bm = cols;
       }

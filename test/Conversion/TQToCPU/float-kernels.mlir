@@ -33,12 +33,14 @@ func.func @matmul(%a: memref<10x7xf32>, %b: memref<7x40xf32>, %c: memref<10x40xf
 // -----
 
 // A convolution: im2col of one image at a time into a (C*KH*KW) x (OH*OW)
-// buffer, then the product with the filter as F x (C*KH*KW).
+// buffer, then the product with the filter as F x (C*KH*KW). With a unit
+// W stride a row of 6 outputs is one masked vector copy.
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d
 // CHECK: memref.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : memref<4x3x3x3xf32> into memref<4x27xf32>
 // CHECK: %[[COLS:.*]] = memref.alloc() : memref<27x36xf32>
-// CHECK: memref.store %{{.*}}, %[[COLS]]
+// CHECK: vector.maskedload %{{.*}} : memref<3x8x8xf32, strided<[64, 8, 1], offset: ?>>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK-NEXT: vector.maskedstore %[[COLS]]
 // CHECK: arith.mulf
 // CHECK: memref.dealloc %[[COLS]]
 func.func @conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x6x6xf32>) {
