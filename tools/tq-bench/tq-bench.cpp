@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "tq/ExecutionEngine/CPUModule.h"
 #include "tq/Runtime/PPUSim.h"
+#include "tq/Support/ToolOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -107,6 +108,7 @@ int runCPUMatmul();
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  tq::hideLLVMOptions();
   cl::ParseCommandLineOptions(argc, argv, "tile-quant benchmarks\n");
   tq::cpu::keepFreedMemory(); // steady call times (see CPUModule.h)
   if (cpuMatmulCmd)

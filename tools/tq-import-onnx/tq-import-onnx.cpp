@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "tq/Importer/ONNX.h"
 #include "tq/Runtime/Npy.h"
+#include "tq/Support/ToolOptions.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -21,26 +22,29 @@
 
 using namespace llvm;
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.onnx>"));
-static cl::opt<std::string> outputPath("o", cl::desc("output file"),
-                                       cl::init("-"));
+static cl::OptionCategory toolOptions("tq-import-onnx options");
+
+static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional,
+                                      cl::Required, cl::desc("<model.onnx>"));
+static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o",
+                                       cl::desc("output file"), cl::init("-"));
 static cl::list<std::string>
-    inputShapes("input-shape",
+    inputShapes(cl::cat(toolOptions), "input-shape",
                 cl::desc("NAME:D0xD1x...: fix the shape of a graph input"));
 static cl::list<std::string>
-    dims("dim", cl::desc("NAME=N: give symbolic dimension NAME the value N "
-                         "in every graph input"));
+    dims(cl::cat(toolOptions), "dim",
+         cl::desc("NAME=N: give symbolic dimension NAME the value N "
+                  "in every graph input"));
 static cl::opt<bool>
-    locations("locations",
+    locations(cl::cat(toolOptions), "locations",
               cl::desc("print each op's location, the name of its ONNX node "
                        "(default on; --locations=false to omit them)"),
               cl::init(true));
 static cl::list<std::string> constantInputs(
-    "constant-input",
+    cl::cat(toolOptions), "constant-input",
     cl::desc("NAME=FILE.npy: make graph input NAME this constant (for "
              "indices, shapes and other integer inputs)"));
-static cl::opt<std::string> function("function",
+static cl::opt<std::string> function(cl::cat(toolOptions), "function",
                                      cl::desc("name of the generated function"),
                                      cl::init("main"));
 
@@ -51,6 +55,7 @@ static int fail(const Twine &msg) {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  tq::initToolOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "ONNX model to MLIR\n");
   mlir::tq::ONNXImportOptions options;
   options.function = function;

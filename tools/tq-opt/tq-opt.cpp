@@ -12,8 +12,10 @@
 #include "tq/Dialect/TQ/IR/TQ.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 #include "tq/Pipelines/Pipelines.h"
+#include "tq/Support/ToolOptions.h"
 
 int main(int argc, char **argv) {
+  tq::hideLLVMOptions();
   // Upstream passes too, so that tq-to-cpu can be run (and debugged) step
   // by step.
   mlir::registerAllPasses();

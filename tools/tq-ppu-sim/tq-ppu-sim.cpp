@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "tq/Runtime/Npy.h"
 #include "tq/Runtime/PPUSim.h"
+#include "tq/Support/ToolOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -18,24 +19,30 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+
+static cl::OptionCategory toolOptions("tq-ppu-sim options");
 namespace ppu = tq::ppu;
 namespace npy = tq::npy;
 
-static cl::opt<std::string> streamPath(cl::Positional, cl::Required,
-                                       cl::desc("<stream>"));
-static cl::list<std::string> inputs("input",
+static cl::opt<std::string> streamPath(cl::cat(toolOptions), cl::Positional,
+                                       cl::Required, cl::desc("<stream>"));
+static cl::list<std::string> inputs(cl::cat(toolOptions), "input",
                                     cl::desc("NAME=FILE.npy: bind an input"));
 static cl::list<std::string>
-    widthInputs("width", cl::desc("NAME=BITS: set a width input (2..16)"));
+    widthInputs(cl::cat(toolOptions), "width",
+                cl::desc("NAME=BITS: set a width input (2..16)"));
 static cl::list<std::string>
-    outputs("output", cl::desc("NAME=FILE.npy: write an output"));
+    outputs(cl::cat(toolOptions), "output",
+            cl::desc("NAME=FILE.npy: write an output"));
 static cl::opt<std::string>
-    statsFormat("report", cl::desc("statistics report: text, json or none"),
+    statsFormat(cl::cat(toolOptions), "report",
+                cl::desc("statistics report: text, json or none"),
                 cl::init("text"));
-static cl::opt<std::string>
-    statsFile("report-file", cl::desc("write statistics here"), cl::init("-"));
+static cl::opt<std::string> statsFile(cl::cat(toolOptions), "report-file",
+                                      cl::desc("write statistics here"),
+                                      cl::init("-"));
 static cl::opt<std::string> machineOpt(
-    "machine",
+    cl::cat(toolOptions), "machine",
     cl::desc("the machine to run on, e.g. \"V=16 mac=16 ub=1024 rows=8 "
              "acc=64 fmem=4096\"; a stream compiled for another is rejected"));
 
@@ -53,6 +60,7 @@ static bool splitBinding(StringRef arg, std::string &name, std::string &file) {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  tq::initToolOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "PPU simulator\n");
   if (statsFormat != "text" && statsFormat != "json" && statsFormat != "none")
     return fail("--report must be text, json or none, got '" + statsFormat +

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "tq/Runtime/Npy.h"
 #include "tq/Runtime/Quant.h"
+#include "tq/Support/ToolOptions.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -27,6 +28,8 @@
 #include <cmath>
 
 using namespace llvm;
+
+static cl::OptionCategory toolOptions("tq-ref options");
 namespace ref = tq::ref;
 namespace npy = tq::npy;
 
@@ -34,27 +37,31 @@ static cl::SubCommand quantizeCmd("quantize", "Quantize a tensor into tiles");
 static cl::SubCommand matmulCmd("matmul", "Tiled matmul of two tensors");
 static cl::SubCommand searchCmd("search", "A4 bit-width search");
 
-static cl::list<std::string> inputs(cl::Positional, cl::OneOrMore,
+static cl::list<std::string> inputs(cl::cat(toolOptions), cl::Positional,
+                                    cl::OneOrMore,
                                     cl::desc("<input .npy files>"),
                                     cl::sub(quantizeCmd), cl::sub(matmulCmd),
                                     cl::sub(searchCmd));
-static cl::opt<std::string> output("o", cl::desc("output path or prefix"),
+static cl::opt<std::string> output(cl::cat(toolOptions), "o",
+                                   cl::desc("output path or prefix"),
                                    cl::sub(quantizeCmd), cl::sub(matmulCmd));
-static cl::opt<std::string> tileOpt("tile", cl::desc("tile shape RxC"),
+static cl::opt<std::string> tileOpt(cl::cat(toolOptions), "tile",
+                                    cl::desc("tile shape RxC"),
                                     cl::init("32x32"), cl::sub(quantizeCmd),
                                     cl::sub(matmulCmd), cl::sub(searchCmd));
-static cl::opt<std::string> dimsOpt("dims",
+static cl::opt<std::string> dimsOpt(cl::cat(toolOptions), "dims",
                                     cl::desc("split dims d0,d1 (default: the "
                                              "two innermost)"),
                                     cl::init(""), cl::sub(quantizeCmd),
                                     cl::sub(searchCmd));
-static cl::opt<int> bitsOpt("bits", cl::desc("bit width N (2..16)"),
-                            cl::init(8), cl::sub(quantizeCmd),
-                            cl::sub(matmulCmd));
-static cl::opt<int> bitsBOpt("bits-b", cl::desc("bit width of b (matmul)"),
-                             cl::init(0), cl::sub(matmulCmd));
+static cl::opt<int> bitsOpt(cl::cat(toolOptions), "bits",
+                            cl::desc("bit width N (2..16)"), cl::init(8),
+                            cl::sub(quantizeCmd), cl::sub(matmulCmd));
+static cl::opt<int> bitsBOpt(cl::cat(toolOptions), "bits-b",
+                             cl::desc("bit width of b (matmul)"), cl::init(0),
+                             cl::sub(matmulCmd));
 static cl::opt<ref::QuantForm> formOpt(
-    "form", cl::desc("quantization form (SPEC A2)"),
+    cl::cat(toolOptions), "form", cl::desc("quantization form (SPEC A2)"),
     cl::values(clEnumValN(ref::QuantForm::Pow2, "pow2", "round(x / 2^s)"),
                clEnumValN(ref::QuantForm::Pow2Scaled, "pow2_scaled",
                           "round(x / (2^s f1))"),
@@ -69,7 +76,7 @@ static cl::opt<ref::QuantForm> formOpt(
     cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd), cl::sub(matmulCmd),
     cl::sub(searchCmd));
 static cl::opt<ref::Rounding> roundingOpt(
-    "rounding", cl::desc("rounding mode"),
+    cl::cat(toolOptions), "rounding", cl::desc("rounding mode"),
     cl::values(clEnumValN(ref::Rounding::NearestEven, "nearest_even", ""),
                clEnumValN(ref::Rounding::Up, "up", ""),
                clEnumValN(ref::Rounding::Down, "down", ""),
@@ -77,17 +84,27 @@ static cl::opt<ref::Rounding> roundingOpt(
                clEnumValN(ref::Rounding::Stochastic, "stochastic",
                           "floor(v + u), u from --seed")),
     cl::init(ref::Rounding::NearestEven), cl::sub(quantizeCmd));
-static cl::opt<uint64_t> seedOpt("seed", cl::desc("stochastic rounding seed"),
+static cl::opt<uint64_t> seedOpt(cl::cat(toolOptions), "seed",
+                                 cl::desc("stochastic rounding seed"),
                                  cl::init(0), cl::sub(quantizeCmd));
-static cl::opt<bool> transA("transpose-a", cl::sub(matmulCmd));
-static cl::opt<bool> transB("transpose-b", cl::sub(matmulCmd));
-static cl::opt<bool> bf16Product("bf16-scale-product", cl::sub(matmulCmd));
-static cl::opt<double> lowOpt("low", cl::init(0.01), cl::sub(searchCmd));
-static cl::opt<double> highOpt("high", cl::init(0.05), cl::sub(searchCmd));
-static cl::opt<int> initOpt("init", cl::init(8), cl::sub(searchCmd));
-static cl::opt<int> minOpt("min", cl::init(2), cl::sub(searchCmd));
-static cl::opt<int> maxOpt("max", cl::init(16), cl::sub(searchCmd));
-static cl::opt<bool> perTile("per-tile", cl::sub(searchCmd));
+static cl::opt<bool> transA(cl::cat(toolOptions), "transpose-a",
+                            cl::sub(matmulCmd));
+static cl::opt<bool> transB(cl::cat(toolOptions), "transpose-b",
+                            cl::sub(matmulCmd));
+static cl::opt<bool> bf16Product(cl::cat(toolOptions), "bf16-scale-product",
+                                 cl::sub(matmulCmd));
+static cl::opt<double> lowOpt(cl::cat(toolOptions), "low", cl::init(0.01),
+                              cl::sub(searchCmd));
+static cl::opt<double> highOpt(cl::cat(toolOptions), "high", cl::init(0.05),
+                               cl::sub(searchCmd));
+static cl::opt<int> initOpt(cl::cat(toolOptions), "init", cl::init(8),
+                            cl::sub(searchCmd));
+static cl::opt<int> minOpt(cl::cat(toolOptions), "min", cl::init(2),
+                           cl::sub(searchCmd));
+static cl::opt<int> maxOpt(cl::cat(toolOptions), "max", cl::init(16),
+                           cl::sub(searchCmd));
+static cl::opt<bool> perTile(cl::cat(toolOptions), "per-tile",
+                             cl::sub(searchCmd));
 
 static int fail(const Twine &msg) {
   errs() << "tq-ref: error: " << msg << "\n";
@@ -258,6 +275,7 @@ static int runSearch() {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  tq::initToolOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "tile-quant reference numerics on .npy files\n");
   if (quantizeCmd)

@@ -23,6 +23,7 @@
 #include "tq/ExecutionEngine/CPUModule.h"
 #include "tq/ExecutionEngine/PPUModule.h"
 #include "tq/Runtime/Npy.h"
+#include "tq/Support/ToolOptions.h"
 
 #include "mlir/Support/Timing.h"
 
@@ -39,58 +40,65 @@
 #include <chrono>
 
 using namespace llvm;
+
+static cl::OptionCategory toolOptions("tq-run options");
 namespace cpu = tq::cpu;
 namespace npy = tq::npy;
 
-static cl::opt<std::string> programPath(cl::Positional, cl::Required,
+static cl::opt<std::string> programPath(cl::cat(toolOptions), cl::Positional,
+                                        cl::Required,
                                         cl::desc("<program.mlir>"));
-static cl::opt<std::string> entry("entry", cl::desc("function to call"),
+static cl::opt<std::string> entry(cl::cat(toolOptions), "entry",
+                                  cl::desc("function to call"),
                                   cl::init("main"));
 static cl::opt<std::string> target(
-    "target",
+    cl::cat(toolOptions), "target",
     cl::desc("instruction set: native, avx512, avxvnni, avx2 or generic; or "
              "ppu: the tq ops on the PPU simulator, the rest natively"),
     cl::init("native"));
 static cl::opt<std::string>
-    machine("machine",
+    machine(cl::cat(toolOptions), "machine",
             cl::desc("--target=ppu: the machine, as tq-to-ppu options "
                      "(\"v=16 rows=2 acc=64\"); v defaults to the tile size"),
             cl::init(""));
 static cl::opt<std::string>
-    ppuReport("ppu-report",
+    ppuReport(cl::cat(toolOptions), "ppu-report",
               cl::desc("--target=ppu: print the simulator's statistics of "
                        "one call: text, json or none"),
               cl::init("none"));
 static cl::list<std::string>
-    inputs("input", cl::desc("FILE.npy: the next input buffer, in order"));
+    inputs(cl::cat(toolOptions), "input",
+           cl::desc("FILE.npy: the next input buffer, in order"));
 static cl::list<std::string>
-    outputs("output", cl::desc("FILE.npy: the next output buffer, in order"));
-static cl::opt<unsigned> repeat("repeat",
+    outputs(cl::cat(toolOptions), "output",
+            cl::desc("FILE.npy: the next output buffer, in order"));
+static cl::opt<unsigned> repeat(cl::cat(toolOptions), "repeat",
                                 cl::desc("call the function N times and "
                                          "report the time"),
                                 cl::init(1));
-static cl::opt<int64_t> threads("num-threads",
+static cl::opt<int64_t> threads(cl::cat(toolOptions), "num-threads",
                                 cl::desc("threads sharing each matmul"),
                                 cl::init(1));
-static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
+static cl::opt<unsigned> optLevel(cl::cat(toolOptions), "O",
+                                  cl::desc("LLVM optimization level"),
                                   cl::init(3));
 static cl::opt<bool>
-    outlineKernels("outline-kernels",
+    outlineKernels(cl::cat(toolOptions), "outline-kernels",
                    cl::desc("compile each distinct loop nest once, as its "
                             "own function (tq-to-cpu outline-kernels)"),
                    cl::init(true));
 static cl::opt<std::string> profileFormat(
-    "profile", cl::ValueOptional,
+    cl::cat(toolOptions), "profile", cl::ValueOptional,
     cl::desc("time each layer's kernels (tq-to-cpu profile): print the time "
              "per layer, named by its ONNX node, and per op kind, with each "
              "one's share; --profile or --profile=table, --profile=json"));
-static cl::opt<bool> printSignature("print-signature",
+static cl::opt<bool> printSignature(cl::cat(toolOptions), "print-signature",
                                     cl::desc("print the entry's buffers"));
 static cl::opt<std::string>
-    emitObject("emit-object",
+    emitObject(cl::cat(toolOptions), "emit-object",
                cl::desc("write the compiled object file (AOT) here"));
 static cl::opt<std::string>
-    emitShared("emit-shared",
+    emitShared(cl::cat(toolOptions), "emit-shared",
                cl::desc("link the compiled code into this shared library "
                         "(AOT, with ld.lld)"));
 
@@ -193,6 +201,7 @@ int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   // -mlir-timing: the time of each compile phase, as in tq-opt.
   mlir::registerDefaultTimingManagerCLOptions();
+  tq::initToolOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "compile a tq program and run it on the CPU\n");
   // Steady call times: intermediate buffers reuse freed memory.
