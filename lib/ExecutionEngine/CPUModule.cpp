@@ -12,6 +12,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -186,6 +187,9 @@ struct CPUModule::Impl {
   std::unique_ptr<ExecutionEngine> engine;
   std::vector<std::string> functions;
   std::map<std::string, Signature> signatures;
+  /// The symbol of each function in the compiled code: its name, but for
+  /// @main (see kMainSymbol).
+  std::map<std::string, std::string> symbols;
   std::string target;
   bool usesOpenMP = false;
   std::string object; // AOT object code, with CompileOptions::keepObject
@@ -282,7 +286,26 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   }
 
   // C wrappers (_mlir_ciface_<f>, memref descriptors by pointer) for code
-  // linked ahead of time.
+  // linked ahead of time. A C program that loads the library has a main of
+  // its own, which @main's symbols would shadow (or call): @main is
+  // compiled as kMainSymbol.
+  SymbolTable symbols(*module);
+  for (const std::string &f : m->impl->functions)
+    m->impl->symbols[f] = f;
+  if (symbols.lookup("main") && m->impl->symbols.count("main")) {
+    if (symbols.lookup(kMainSymbol)) {
+      errs << name << ": error: @main is compiled as @" << kMainSymbol
+           << " (a C program has a main of its own), but the module has a @"
+           << kMainSymbol << " too\n";
+      return nullptr;
+    }
+    if (failed(symbols.rename(symbols.lookup("main"), kMainSymbol))) {
+      errs << name << ": error: cannot rename @main to @" << kMainSymbol
+           << "\n";
+      return nullptr;
+    }
+    m->impl->symbols["main"] = kMainSymbol;
+  }
   for (auto f : module->getOps<func::FuncOp>())
     if (f.isPublic() && !f.isExternal())
       f->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
@@ -417,7 +440,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   // errors surface now and the phase is timed.
   TimingScope codegenTimer = llvmTimer.nest("code generation");
   for (const std::string &f : m->impl->functions)
-    if (auto fn = (*engine)->lookupPacked(f); !fn) {
+    if (auto fn = (*engine)->lookupPacked(m->impl->symbols[f]); !fn) {
       errs << name << ": error: JIT compilation of @" << f
            << " failed: " << llvm::toString(fn.takeError()) << "\n";
       return nullptr;
@@ -425,6 +448,11 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   codegenTimer.stop();
   m->impl->engine = std::move(*engine);
   return m;
+}
+
+std::string CPUModule::symbol(const std::string &function) const {
+  auto it = impl->symbols.find(function);
+  return it == impl->symbols.end() ? std::string() : it->second;
 }
 
 bool CPUModule::signature(const std::string &function, Signature &out,
@@ -516,7 +544,8 @@ bool CPUModule::invoke(const std::string &function,
     if (sig.outputs[i].scalar)
       packed.push_back(outputs[i].data);
   detail::ActiveProfile profiling(&impl->profile);
-  if (llvm::Error e = impl->engine->invokePacked(function, packed)) {
+  if (llvm::Error e =
+          impl->engine->invokePacked(impl->symbols[function], packed)) {
     error = llvm::toString(std::move(e));
     return false;
   }

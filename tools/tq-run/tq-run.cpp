@@ -276,6 +276,10 @@ int main(int argc, char **argv) {
   std::string targetName = onPPU ? "ppu" : module->target();
   if (printSignature) {
     outs() << "@" << entry << " (target " << targetName << ")\n";
+    if (module && module->symbol(entry) != entry)
+      outs() << "  compiled as " << module->symbol(entry)
+             << " (C interface _mlir_ciface_" << module->symbol(entry)
+             << "): a C program has a main of its own\n";
     if (onPPU)
       for (const tq::ppu::KernelInfo &k : ppuModule->kernels())
         outs() << "  kernel @" << k.name << ": " << k.instructions

@@ -83,6 +83,10 @@ struct CompileOptions {
   bool profile = false;
 };
 
+/// The symbol @main is compiled as: a C program that loads the code has a
+/// main of its own.
+inline constexpr const char *kMainSymbol = "tq_main";
+
 class CPUModule {
 public:
   ~CPUModule();
@@ -110,11 +114,15 @@ public:
   void resetProfile();
   /// The instruction set the kernels were generated for.
   const std::string &target() const;
+  /// The symbol `function` has in the compiled code: its name, or
+  /// kMainSymbol for main. Empty if there is no such function.
+  std::string symbol(const std::string &function) const;
   /// Writes position-independent object code for this host (needs
   /// CompileOptions::keepObject). Each public function @f is there as `f`
   /// (memref arguments expanded to pointers, offset, sizes, strides) and as
   /// `_mlir_ciface_f` (a pointer to each memref descriptor struct); shaped
-  /// results are out-parameters after the inputs.
+  /// results are out-parameters after the inputs. @main is there as
+  /// kMainSymbol.
   bool dumpObject(const std::string &path, std::string &error);
   /// Links the object into a shared library with ld.lld (AOT deployment;
   /// needs CompileOptions::keepObject).
