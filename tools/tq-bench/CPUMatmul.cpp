@@ -198,6 +198,12 @@ int runCPUMatmul() {
   std::vector<unsigned> vs(tiles.begin(), tiles.end());
   if (vs.empty())
     vs = {32, 128};
+  for (unsigned v : vs)
+    if (v < 1 || v > 1024) {
+      errs() << "tq-bench: error: tile sizes must be in [1, 1024], got " << v
+             << "\n";
+      return 1;
+    }
   std::vector<unsigned> ts(threadCounts.begin(), threadCounts.end());
   if (ts.empty())
     ts = {1, 2};
