@@ -18,6 +18,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace llvm;
 
 static cl::OptionCategory toolOptions("tq-ppu-sim options");
@@ -90,13 +92,21 @@ int main(int argc, char **argv) {
                   ")");
   }
   ppu::Simulator sim(stream);
+  std::set<std::string> bound;
   for (const std::string &arg : inputs) {
     std::string name, path;
     if (!splitBinding(arg, name, path))
       return fail("--input expects NAME=FILE.npy, got '" + arg + "'");
+    if (!bound.insert(name).second)
+      return fail("input '" + name + "' is bound twice");
     npy::Array a;
     if (!npy::read(path, a, error))
       return fail(error);
+    // fmem holds f32: other dtypes would be converted silently (tq-run
+    // rejects them too).
+    if (a.dtype != npy::DType::F32)
+      return fail(path + ": input '" + name + "' must be float32 (<f4), got " +
+                  npy::descr(a.dtype));
     std::vector<uint32_t> shape(a.shape.begin(), a.shape.end());
     if (!sim.setInput(name, a.toFloat(), shape, error))
       return fail(path + ": " + error);
@@ -109,6 +119,11 @@ int main(int argc, char **argv) {
     if (!sim.setWidth(name.str(), bits, error))
       return fail(error);
   }
+  // An input left unbound would run on zeros.
+  for (const ppu::Binding &b : stream.bindings)
+    if (!b.output && !b.isWidth() && !bound.count(b.name))
+      return fail("input '" + b.name + "' is not bound (--input=" + b.name +
+                  "=FILE.npy)");
   if (!sim.run(error))
     return fail(error);
   for (const std::string &arg : outputs) {
