@@ -297,6 +297,17 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     initializers[name] = t;
   }
 
+  for (const auto &[name, value] : options.inputShapes)
+    if (llvm::none_of(g.input(), [&, &name = name](const auto &in) {
+          return in.name() == name && !initializers.count(name);
+        })) {
+      std::string known;
+      for (const onnx::ValueInfoProto &in : g.input())
+        if (!initializers.count(in.name()))
+          known += (known.empty() ? "" : ", ") + in.name();
+      fail("--input-shape " + name + ": the graph has no input named '" + name +
+           "' (its inputs: " + known + ")");
+    }
   // The function's arguments: graph inputs that are not initializers.
   std::set<std::string> usedDims;
   SmallVector<Type> argTypes;
@@ -316,6 +327,13 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     auto given = options.inputShapes.find(in.name());
     if (given != options.inputShapes.end()) {
       shape.assign(given->second.begin(), given->second.end());
+      // Any dim may be set (a batch of 22 where the model says 1), not the
+      // rank.
+      if (t.tensor_type().has_shape() &&
+          t.tensor_type().shape().dim_size() != int(shape.size()))
+        fail("--input-shape " + in.name() + ": the input has rank " +
+             std::to_string(t.tensor_type().shape().dim_size()) + ", got " +
+             std::to_string(shape.size()) + " dims");
     } else {
       for (const onnx::TensorShapeProto::Dimension &d :
            t.tensor_type().shape().dim()) {
