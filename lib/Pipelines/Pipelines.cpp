@@ -172,8 +172,25 @@ void mlir::tq::registerTQPipelines() {
   PassPipelineRegistration<ToPPUPipelineOptions>(
       "tq-to-ppu", "Lower a tq program to a PPU instruction program",
       buildToPPUPipeline);
-  PassPipelineRegistration<QuantizePipelineOptions>(
+  // tq-quantize checks the options that only the pipeline sees (whether
+  // one was given at all) before building.
+  registerPassPipeline(
       "tq-quantize",
       "Quantize a float program (linalg on tensors) into tiled tq ops",
-      buildQuantizePipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        QuantizePipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (options.policy == BitWidthPolicy::adaptive &&
+            options.weightBits.hasValue())
+          return errorHandler(
+              "tq-quantize: weight-bits has no effect with policy=adaptive "
+              "(the widths are searched in [min-bits, max-bits])");
+        buildQuantizePipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(QuantizePipelineOptions());
+      });
 }

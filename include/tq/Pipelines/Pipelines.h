@@ -102,7 +102,9 @@ struct QuantizePipelineOptions
       llvm::cl::desc("Write the per-layer parameters chosen to this file"),
       llvm::cl::init("")};
   ListOption<std::string> keepFloat{
-      *this, "keep-float", llvm::cl::desc("Names of ops to leave in float")};
+      *this, "keep-float",
+      llvm::cl::desc("Op names (linalg.matmul) or layer names (ONNX nodes) to "
+                     "leave in float; each must match one in the input")};
   Option<int64_t> minChannels{
       *this, "min-channels",
       llvm::cl::desc("Leave in float a convolution with fewer input "

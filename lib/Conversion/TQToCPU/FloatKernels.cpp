@@ -721,13 +721,15 @@ struct TQCPUFloatKernelsPass
   void runOnOperation() override {
     std::optional<CPUTarget> t = parseCPUTarget(target);
     if (!t) {
-      getOperation()->emitError("tq-cpu-float-kernels: unknown target '")
+      mlir::emitError(getOperation()->getLoc(),
+                      "tq-cpu-float-kernels: unknown target '")
           << target << "' (expected " << cpuTargetNames() << ")";
       return signalPassFailure();
     }
     if (threads < 1) {
-      getOperation()->emitError("tq-cpu-float-kernels: threads must be at "
-                                "least 1, got ")
+      mlir::emitError(getOperation()->getLoc(),
+                      "tq-cpu-float-kernels: threads must be at "
+                      "least 1, got ")
           << int64_t(threads);
       return signalPassFailure();
     }

@@ -113,8 +113,8 @@ struct TQCPUShareLoopsPass
   using TQCPUShareLoopsBase::TQCPUShareLoopsBase;
   void runOnOperation() override {
     if (threads < 1) {
-      getOperation()->emitError(
-          "tq-cpu-share-loops: threads must be at least 1, got ")
+      mlir::emitError(getOperation()->getLoc(),
+                      "tq-cpu-share-loops: threads must be at least 1, got ")
           << int64_t(threads);
       return signalPassFailure();
     }

@@ -2,8 +2,10 @@
 // RUN: tq-opt %s -tq-insert-quantization="tile=16 act-bits=4 weight-bits=12 scale=pow2" -split-input-file | FileCheck %s --check-prefix=OPTS
 // RUN: tq-opt %s -tq-insert-quantization="quantize=weights" -split-input-file | FileCheck %s --check-prefix=WEIGHTS
 // RUN: tq-opt %s -tq-insert-quantization="quantize=activations" -split-input-file | FileCheck %s --check-prefix=ACTS
-// RUN: tq-opt %s -tq-insert-quantization="keep-float=linalg.matmul" -split-input-file | FileCheck %s --check-prefix=KEEP
-// RUN: tq-opt %s -tq-insert-quantization="keep-float=backward#1,fc" -split-input-file | FileCheck %s --check-prefix=LAYER
+// keep-float names must match an op or layer of the module, so these two
+// runs take the whole file as one module.
+// RUN: tq-opt %s -tq-insert-quantization="keep-float=linalg.matmul" | FileCheck %s --check-prefix=KEEP
+// RUN: tq-opt %s -tq-insert-quantization="keep-float=backward#1,fc" | FileCheck %s --check-prefix=LAYER
 
 // CHECK-LABEL: func.func @matmul
 // CHECK-DAG: %[[W:.*]] = arith.constant dense<5.000000e-01> : tensor<256x128xf32>

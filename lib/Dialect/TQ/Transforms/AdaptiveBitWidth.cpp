@@ -82,7 +82,8 @@ struct TQAdaptiveBitWidthPass
         !(2 <= minBits && minBits <= initBits && initBits <= maxBits &&
           maxBits <= 16) ||
         step < 1 || farStep < 0) {
-      getOperation()->emitError(
+      mlir::emitError(
+          getOperation()->getLoc(),
           "tq-adaptive-bit-width: options must satisfy 0 <= low < high, 2 <= "
           "min-bits <= init-bits <= max-bits <= 16, step >= 1, far-step >= 0");
       return signalPassFailure();

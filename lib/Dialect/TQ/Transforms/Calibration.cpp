@@ -262,7 +262,9 @@ struct TQExportCalibrationPass
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(file, &error);
     if (!out) {
-      getOperation()->emitError("cannot write calibration file: ") << error;
+      mlir::emitError(getOperation()->getLoc(),
+                      "cannot write calibration file: ")
+          << error;
       return signalPassFailure();
     }
     out->os() << printCalibration(*table);

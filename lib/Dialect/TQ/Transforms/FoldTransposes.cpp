@@ -91,7 +91,8 @@ struct TQFoldTransposesPass
     int64_t folded = 0;
     populateFoldTransposesPatterns(patterns, &folded);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
-      getOperation()->emitError("tq-fold-transposes did not converge");
+      mlir::emitError(getOperation()->getLoc(),
+                      "tq-fold-transposes did not converge");
       return signalPassFailure();
     }
     int64_t requantized = shareQuantizations(getOperation());

@@ -81,7 +81,8 @@ struct TQFusePostprocessPass
     int64_t fused = 0, relu = 0;
     populateFusePostprocessPatterns(patterns, &fused, &relu);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
-      getOperation()->emitError("tq-fuse-postprocess did not converge");
+      mlir::emitError(getOperation()->getLoc(),
+                      "tq-fuse-postprocess did not converge");
       return signalPassFailure();
     }
     numFused += fused;

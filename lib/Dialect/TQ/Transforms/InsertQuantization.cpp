@@ -294,23 +294,28 @@ static LogicalResult verifyCalibratedLayer(const ComputeOp &c,
 LogicalResult mlir::tq::verifyQuantization(Operation *root,
                                            const QuantizationOptions &o) {
   if (o.tile <= 0)
-    return root->emitError("tile must be positive, got ") << o.tile;
+    return mlir::emitError(root->getLoc(), "tile must be positive, got ")
+           << o.tile;
   if (o.minChannels < 0)
-    return root->emitError("min-channels must be 0 or more, got ")
+    return mlir::emitError(root->getLoc(),
+                           "min-channels must be 0 or more, got ")
            << o.minChannels;
   for (auto [name, bits] :
        {std::pair<const char *, int64_t>{"act-bits", o.actBits},
         {"weight-bits", o.weightBits},
         {"grad-bits", o.gradBits}})
     if (bits < 2 || bits > 16)
-      return root->emitError() << name << " must be in [2, 16], got " << bits;
+      return mlir::emitError(root->getLoc())
+             << name << " must be in [2, 16], got " << bits;
   if (o.policy == BitWidthPolicy::adaptive &&
       (!(o.low >= 0 && o.low < o.high) ||
        !(2 <= o.minBits && o.minBits <= o.maxBits && o.maxBits <= 16)))
-    return root->emitError("policy=adaptive needs 0 <= low < high and 2 <= "
+    return mlir::emitError(root->getLoc(),
+                           "policy=adaptive needs 0 <= low < high and 2 <= "
                            "min-bits <= max-bits <= 16");
   if (o.policy == BitWidthPolicy::schedule && o.schedule.empty())
-    return root->emitError("policy=schedule needs a 'schedule' such as "
+    return mlir::emitError(root->getLoc(),
+                           "policy=schedule needs a 'schedule' such as "
                            "0-75:4,76-86:8");
   WalkResult result = root->walk([&](Operation *op) {
     if (keptInFloat(op, o))
@@ -761,7 +766,7 @@ struct TQInsertQuantizationPass
       FailureOr<SmallVector<ScheduleEntry>> entries =
           parseSchedule(schedule, error);
       if (failed(entries)) {
-        getOperation()->emitError("invalid schedule '")
+        mlir::emitError(getOperation()->getLoc(), "invalid schedule '")
             << schedule << "': " << error;
         return signalPassFailure();
       }
@@ -773,6 +778,26 @@ struct TQInsertQuantizationPass
     llvm::DenseMap<Operation *, const CalibratedLayer *> calibrated;
     llvm::DenseMap<Operation *, std::string> layerNames = nameLayers(root);
     o.layerNames = &layerNames;
+    // Every keep-float entry names an op kind or a layer of the input.
+    for (const std::string &keep : o.keepFloat) {
+      bool found = llvm::any_of(
+          layerNames, [&](const auto &entry) { return entry.second == keep; });
+      if (!found)
+        root->walk([&](Operation *op) {
+          if (op->getName().getStringRef() == keep) {
+            found = true;
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
+      if (!found) {
+        mlir::emitError(root->getLoc(), "keep-float '")
+            << keep
+            << "' names no op (such as linalg.matmul) or layer (an ONNX node "
+               "name, or function#ordinal) of the input";
+        return signalPassFailure();
+      }
+    }
     FailureOr<CalibrationTable> table;
     if (!calibration.empty()) {
       table = readCalibrationFile(calibration, root->getLoc());
@@ -786,7 +811,7 @@ struct TQInsertQuantizationPass
         }
       for (const CalibratedLayer &layer : table->layers)
         if (!matched.contains(layer.name)) {
-          root->emitError("calibration layer '")
+          mlir::emitError(root->getLoc(), "calibration layer '")
               << layer.name << "' matches no compute op in the input";
           return signalPassFailure();
         }
@@ -796,9 +821,17 @@ struct TQInsertQuantizationPass
       return signalPassFailure();
     llvm::DenseMap<Operation *, int64_t> layerTiles;
     o.tileCandidates.assign(tileCandidates.begin(), tileCandidates.end());
+    for (int64_t v : o.tileCandidates)
+      if (v <= 0) {
+        mlir::emitError(root->getLoc(),
+                        "tile-candidates must be positive, got ")
+            << v;
+        return signalPassFailure();
+      }
     if (!o.tileCandidates.empty()) {
       if (o.policy != BitWidthPolicy::adaptive) {
-        root->emitError("tile-candidates needs policy=adaptive");
+        mlir::emitError(root->getLoc(),
+                        "tile-candidates needs policy=adaptive");
         return signalPassFailure();
       }
       chooseLayerTiles(root, o, layerTiles);

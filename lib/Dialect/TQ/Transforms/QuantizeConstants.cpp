@@ -51,7 +51,8 @@ struct TQQuantizeConstantsPass
     RewritePatternSet patterns(&getContext());
     populateQuantizeConstantsPatterns(patterns, maxElements);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
-      getOperation()->emitError("tq-quantize-constants did not converge");
+      mlir::emitError(getOperation()->getLoc(),
+                      "tq-quantize-constants did not converge");
       signalPassFailure();
     }
   }

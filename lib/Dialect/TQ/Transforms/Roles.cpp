@@ -172,7 +172,8 @@ mlir::tq::annotateRolesAndSplitDims(Operation *root,
   for (const SmallVector<int64_t, 2> *o :
        {&overrides.activation, &overrides.weight, &overrides.gradient})
     if (!o->empty() && (o->size() != 2 || (*o)[0] < 0 || (*o)[0] >= (*o)[1]))
-      return root->emitError("split dims overrides must be two dims d0,d1 "
+      return mlir::emitError(root->getLoc(),
+                             "split dims overrides must be two dims d0,d1 "
                              "with 0 <= d0 < d1");
   RoleAnalysis analysis;
   // Infer every role before changing anything, so that the answers do not

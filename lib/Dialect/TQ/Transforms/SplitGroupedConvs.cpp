@@ -120,7 +120,8 @@ struct TQSplitGroupedConvsPass
   using Base::Base;
   void runOnOperation() override {
     if (minChannels < 0) {
-      getOperation()->emitError("min-channels must be 0 or more, got ")
+      mlir::emitError(getOperation()->getLoc(),
+                      "min-channels must be 0 or more, got ")
           << static_cast<int64_t>(minChannels);
       return signalPassFailure();
     }

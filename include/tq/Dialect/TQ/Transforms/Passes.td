@@ -224,7 +224,8 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "layers are quantized as recorded">,
     ListOption<"keepFloat", "keep-float", "std::string",
                "Op names (linalg.batch_matmul) or layer names (a name "
-               "location, or function#ordinal) to leave in float">,
+               "location, or function#ordinal) to leave in float; each must "
+               "match one in the input">,
     Option<"minChannels", "min-channels", "int64_t", /*default=*/"4",
            "Leave in float a convolution with fewer input channels (per "
            "group), or a matmul with a shorter contraction, than this: its "
