@@ -231,6 +231,16 @@ int main(int argc, char **argv) {
     return fail("cannot open '" + programPath +
                 "': " + file.getError().message());
 
+  // An ONNX model (binary protobuf) would give a parse error on garbage.
+  StringRef head = (*file)->getBuffer().take_front(4096);
+  if (!head.starts_with("ML\xefR") &&
+      (StringRef(programPath).ends_with(".onnx") ||
+       head.find('\0') != StringRef::npos))
+    return fail("'" + programPath +
+                "' is not MLIR text (an ONNX model?): import it first, e.g. "
+                "tq-import-onnx " +
+                programPath + " -o model.mlir");
+
   cpu::CompileOptions options;
   options.target = onPPU ? "native" : target.getValue();
   options.optLevel = optLevel;
@@ -265,6 +275,10 @@ int main(int argc, char **argv) {
     errs() << error;
     return 1;
   }
+  if (ppuModule && ppuModule->kernels().empty())
+    return fail("--target=ppu: the program has no tq ops to run on the PPU "
+                "(it is not quantized): quantize it first (tq-opt "
+                "-tq-quantize)");
   if (!emitObject.empty() && !module->dumpObject(emitObject, error))
     return fail(error);
   if (!emitShared.empty() && !module->writeSharedLibrary(emitShared, error))
@@ -326,6 +340,8 @@ int main(int argc, char **argv) {
     outBuffers.push_back({out[i].bytes.data(), want.element, want.shape});
   }
 
+  if (outputs.empty() && repeat == 1 && !profiling)
+    errs() << "tq-run: warning: no --output: the results are not written\n";
   std::vector<double> ms;
   for (unsigned r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
