@@ -1,6 +1,12 @@
 //===- PPUISAEmitter.cpp - ppu programs to instruction streams ------------===//
 #include "tq/Target/PPUISA/PPUISAEmitter.h"
 #include "tq/Dialect/PPU/IR/PPU.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -14,8 +20,12 @@ LogicalResult mlir::ppu::emitStream(Operation *root, raw_ostream &os,
                                     bool listing) {
   SmallVector<ProgramOp> programs;
   root->walk([&](ProgramOp p) { programs.push_back(p); });
+  if (programs.empty())
+    return emitError(root->getLoc(),
+                     "no ppu.program to translate: lower the program first "
+                     "(tq-opt -tq-to-ppu)");
   if (programs.size() != 1)
-    return root->emitError("expected exactly one ppu.program, found ")
+    return emitError(root->getLoc(), "expected exactly one ppu.program, found ")
            << programs.size();
   ::tq::ppu::Stream stream = toStream(programs.front());
   std::string error;
@@ -31,8 +41,12 @@ LogicalResult mlir::ppu::emitStream(Operation *root, raw_ostream &os,
 }
 
 void mlir::ppu::registerPPUTranslations() {
+  // The dialects of a program before -tq-to-ppu too, so that one gets
+  // told what to run rather than a parse error.
   auto dialects = [](DialectRegistry &registry) {
-    registry.insert<PPUDialect>();
+    registry.insert<PPUDialect, mlir::tq::TQDialect, arith::ArithDialect,
+                    func::FuncDialect, linalg::LinalgDialect,
+                    tensor::TensorDialect>();
   };
   TranslateFromMLIRRegistration toBinary(
       "ppu-to-binary", "Write a ppu.program as a binary instruction stream",
