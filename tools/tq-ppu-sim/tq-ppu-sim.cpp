@@ -45,8 +45,9 @@ static cl::opt<std::string> statsFile(cl::cat(toolOptions), "report-file",
                                       cl::init("-"));
 static cl::opt<std::string> machineOpt(
     cl::cat(toolOptions), "machine",
-    cl::desc("the machine to run on, e.g. \"V=16 mac=16 ub=1024 rows=8 "
-             "acc=64 fmem=4096\"; a stream compiled for another is rejected"));
+    cl::desc("the machine to run on, as tq-run --machine (tq-to-ppu "
+             "options), e.g. \"v=16 rows=2\": a stream compiled for another "
+             "is rejected"));
 
 static int fail(const Twine &msg) {
   errs() << "tq-ppu-sim: error: " << msg << "\n";
@@ -82,14 +83,38 @@ int main(int argc, char **argv) {
   if (!ok)
     return fail(streamPath + ": " + error);
   if (!machineOpt.empty()) {
-    ppu::Stream probe;
-    std::string e;
-    if (!ppu::parse("ppu v1 " + machineOpt + "\n", probe, e))
-      return fail("malformed --machine '" + machineOpt + "'");
-    if (probe.machine != stream.machine)
-      return fail("the stream was compiled for the machine (" +
-                  stream.machine.str() + "), not (" + probe.machine.str() +
-                  ")");
+    // The syntax of tq-run --machine (tq-to-ppu options): any of v (or V),
+    // mac, ub, rows, acc, fmem; each one given must be the stream's.
+    const ppu::MachineConfig &m = stream.machine;
+    SmallVector<StringRef> fields;
+    StringRef(machineOpt).split(fields, ' ', -1, /*KeepEmpty=*/false);
+    for (StringRef field : fields) {
+      auto [key, value] = field.split('=');
+      uint64_t n;
+      if (value.empty() || value.getAsInteger(10, n))
+        return fail("malformed --machine '" + machineOpt +
+                    "': expected KEY=N fields, got '" + field + "'");
+      std::optional<uint64_t> have;
+      if (key == "v" || key == "V")
+        have = m.V;
+      else if (key == "mac")
+        have = m.macUnits;
+      else if (key == "ub")
+        have = m.ubTiles;
+      else if (key == "rows")
+        have = m.dataRows;
+      else if (key == "acc")
+        have = m.accTiles;
+      else if (key == "fmem")
+        have = m.fmemTiles;
+      else
+        return fail("unknown --machine key '" + key +
+                    "' (expected v, mac, ub, rows, acc or fmem)");
+      if (*have != n)
+        return fail("the stream was compiled for the machine (" + m.str() +
+                    "): its " + key + " is " + Twine(*have) + ", not " +
+                    Twine(n));
+    }
   }
   ppu::Simulator sim(stream);
   std::set<std::string> bound;
