@@ -64,6 +64,16 @@ bool isKernelOperand(Value v, int64_t rank) {
   return strides.back() == 1 && llvm::none_of(strides, ShapedType::isDynamic);
 }
 
+Value idx(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+/// An f32 vector of zeros.
+Value zeros(ImplicitLocOpBuilder &b, VectorType t) {
+  return arith::ConstantOp::create(b, t,
+                                   DenseElementsAttr::get(t, APFloat(0.0f)));
+}
+
 /// What a kernel applies to a vector of its output (at row `row`, columns
 /// from `col`, lanes in range marked by `mask` or all) before storing it.
 using StoreEpilogue = llvm::function_ref<Value(
@@ -77,9 +87,6 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
               Value to = Value()) {
   if (!to)
     to = C;
-  auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(ib, v);
-  };
   int64_t L = s.L, NR = s.NR(), MR = std::min(s.M, kRows);
   auto vF32 = VectorType::get({L}, b.getF32Type());
   auto vMask = VectorType::get({L}, b.getI1Type());
@@ -92,8 +99,7 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
     for (int64_t r = 0; r < MR; ++r)
       rows.push_back(arith::MinUIOp::create(
           ib, arith::AddIOp::create(ib, i0, idx(ib, r)), idx(ib, s.M - 1)));
-    Value zero = arith::ConstantOp::create(
-        ib, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+    Value zero = zeros(ib, vF32);
     for (int64_t c = 0; c < 2; ++c) {
       Value j = arith::AddIOp::create(ib, j0, idx(ib, c * L));
       cols.push_back(j);
@@ -222,6 +228,30 @@ Value takeFill(Operation *op, Value c, PatternRewriter &rw) {
   return v;
 }
 
+/// The elementwise generic after `op` that its kernel applies as it stores
+/// `out` (vectors along its trailing `vectorDims` dims), with its views
+/// built at `b`, whose location then names both layers; none if there is
+/// no such generic.
+std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
+                                           int64_t vectorDims,
+                                           ImplicitLocOpBuilder &b) {
+  std::optional<VectorEpilogue> epi =
+      VectorEpilogue::match(op, out, vectorDims);
+  if (epi) {
+    b.setLoc(epi->fusedLoc(op));
+    epi->prepare(b);
+  }
+  return epi;
+}
+
+/// Erases a kernel's op and the epilogue it took.
+void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
+                       PatternRewriter &rw) {
+  rw.eraseOp(op);
+  if (epi)
+    rw.eraseOp(epi->op());
+}
+
 struct KernelOptions {
   int64_t lanes = 8;
   int64_t threads = 1;
@@ -254,11 +284,7 @@ template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
     s.threads = this->o.threads;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, C, rw);
-    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, C, 1);
-    if (epi) {
-      b.setLoc(epi->fusedLoc(op));
-      epi->prepare(b);
-    }
+    std::optional<VectorEpilogue> epi = takeEpilogue(op, C, 1, b);
     Value batch;
     auto store = [&](ImplicitLocOpBuilder &ib, Value acc, Value row, Value col,
                      Value mask) {
@@ -281,9 +307,7 @@ template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
       emitGemm(b, s, slice(b, A, i), slice(b, B, i), slice(b, C, i), fill,
                applied, slice(b, to, i));
     }
-    rw.eraseOp(op);
-    if (epi)
-      rw.eraseOp(epi->op());
+    eraseWithEpilogue(op, epi, rw);
     return success();
   }
 };
@@ -321,15 +345,8 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     bool inPlace =
         R == 1 && S == 1 && st[0] == 1 && st[1] == 1 && xs[2] == P && W == Q;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
-    auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(ib, v);
-    };
     Value fill = takeFill(op, y, rw);
-    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 2);
-    if (epi) {
-      b.setLoc(epi->fusedLoc(op));
-      epi->prepare(b);
-    }
+    std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 2, b);
     Value A = collapse(b, w, {{0}, {1, 2, 3}});
     Value cols;
     if (!inPlace)
@@ -350,8 +367,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
         int64_t L = o.lanes, fullQ = st[1] == 1 ? Q / L * L : 0;
         auto vF32 = VectorType::get({L}, b.getF32Type());
         auto vMask = VectorType::get({L}, b.getI1Type());
-        Value zeroV = arith::ConstantOp::create(
-            b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+        Value zeroV = zeros(b, vF32);
         scf::buildLoopNest(
             b, b.getLoc(),
             ValueRange{idx(b, 0), idx(b, 0), idx(b, 0), idx(b, 0)},
@@ -426,9 +442,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     }
     if (cols)
       memref::DeallocOp::create(b, cols);
-    rw.eraseOp(op);
-    if (epi)
-      rw.eraseOp(epi->op());
+    eraseWithEpilogue(op, epi, rw);
     return success();
   }
 };
@@ -466,6 +480,22 @@ void emitRowLoops(
                      ValueRange{c1, c1, c1}, inner);
 }
 
+/// The vectors of L outputs of a row of Q: a loop over those before
+/// `unmasked`, then each one left, masked.
+void emitRowVectors(
+    ImplicitLocOpBuilder &b, int64_t L, int64_t unmasked, int64_t Q,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, bool)> vectorAt) {
+  if (unmasked > 0)
+    scf::buildLoopNest(b, b.getLoc(), ValueRange{idx(b, 0)},
+                       ValueRange{idx(b, unmasked)}, ValueRange{idx(b, L)},
+                       [&](OpBuilder &nb, Location l, ValueRange q) {
+                         ImplicitLocOpBuilder qb(l, nb);
+                         vectorAt(qb, q[0], false);
+                       });
+  for (int64_t q0 = unmasked; q0 < Q; q0 += L)
+    vectorAt(b, idx(b, q0), true);
+}
+
 /// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
 /// filter per group) with unit strides along W: per output row, vectors
 /// of L outputs held in registers over the window (kh, kw in order), the
@@ -492,19 +522,11 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     int64_t L = o.lanes;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
-    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 1);
-    if (epi) {
-      b.setLoc(epi->fusedLoc(op));
-      epi->prepare(b);
-    }
+    std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     Value to = epi ? epi->target() : y;
-    auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(ib, v);
-    };
     auto vF32 = VectorType::get({L}, b.getF32Type());
     auto vMask = VectorType::get({L}, b.getI1Type());
-    Value zeroV = arith::ConstantOp::create(
-        b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+    Value zeroV = zeros(b, vF32);
     int64_t full = Q / L;
     // Outputs [q0, q0 + L) of row (n, g, p); masked past Q.
     auto vectorAt = [&](ImplicitLocOpBuilder &ib, ValueRange npg, Value q0,
@@ -545,21 +567,13 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
         vector::StoreOp::create(ib, acc, to, ValueRange{n, g, c0, p, q0});
     };
     auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange npg) {
-      if (full > 0)
-        scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
-                           ValueRange{idx(ib, full * L)},
-                           ValueRange{idx(ib, L)},
-                           [&](OpBuilder &nb2, Location l2, ValueRange q) {
-                             ImplicitLocOpBuilder qb(l2, nb2);
-                             vectorAt(qb, npg, q[0], false);
-                           });
-      if (Q % L != 0)
-        vectorAt(ib, npg, idx(ib, full * L), true);
+      emitRowVectors(ib, L, full * L, Q,
+                     [&](ImplicitLocOpBuilder &vb, Value q0, bool masked) {
+                       vectorAt(vb, npg, q0, masked);
+                     });
     };
     emitRowLoops(b, {N, G, P}, o.threads, rows);
-    rw.eraseOp(op);
-    if (epi)
-      rw.eraseOp(epi->op());
+    eraseWithEpilogue(op, epi, rw);
     return success();
   }
 };
@@ -607,23 +621,14 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
     int64_t wide = L * sw;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
-    std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 1);
-    if (epi) {
-      b.setLoc(epi->fusedLoc(op));
-      epi->prepare(b);
-    }
+    std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     Value to = epi ? epi->target() : y;
-    auto idx = [&](ImplicitLocOpBuilder &ib, int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(ib, v);
-    };
     auto vOut = VectorType::get({L}, b.getF32Type());
     auto vIn = VectorType::get({wide}, b.getF32Type());
     auto mOut = VectorType::get({L}, b.getI1Type());
     auto mIn = VectorType::get({wide}, b.getI1Type());
-    Value zeroIn = arith::ConstantOp::create(
-        b, vIn, DenseElementsAttr::get(vIn, APFloat(0.0f)));
-    Value zeroOut = arith::ConstantOp::create(
-        b, vOut, DenseElementsAttr::get(vOut, APFloat(0.0f)));
+    Value zeroIn = zeros(b, vIn);
+    Value zeroOut = zeros(b, vOut);
     SmallVector<int64_t> pick;
     for (int64_t l = 0; l < L; ++l)
       pick.push_back(l * sw);
@@ -676,21 +681,13 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
         vector::StoreOp::create(ib, acc, to, ValueRange{n, c, p, q0});
     };
     auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange ncp) {
-      if (safe > 0)
-        scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
-                           ValueRange{idx(ib, safe * L)},
-                           ValueRange{idx(ib, L)},
-                           [&](OpBuilder &nb, Location l, ValueRange q) {
-                             ImplicitLocOpBuilder qb(l, nb);
-                             vectorAt(qb, ncp, q[0], false);
-                           });
-      for (int64_t q0 = safe * L; q0 < Q; q0 += L)
-        vectorAt(ib, ncp, idx(ib, q0), true);
+      emitRowVectors(ib, L, safe * L, Q,
+                     [&](ImplicitLocOpBuilder &vb, Value q0, bool masked) {
+                       vectorAt(vb, ncp, q0, masked);
+                     });
     };
     emitRowLoops(b, {N, C, P}, this->o.threads, rows);
-    rw.eraseOp(op);
-    if (epi)
-      rw.eraseOp(epi->op());
+    eraseWithEpilogue(op, epi, rw);
     return success();
   }
 };

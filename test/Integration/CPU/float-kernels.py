@@ -257,45 +257,39 @@ def fused(kernel, body, special=False):
     rewriting %y with `body`, given a per-row %b (dim 1, or 0 for a 2-D
     output) and a same-shape %res."""
     with np.errstate(all="ignore"):
+        unit = """{{strides = dense<1> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}"""
+        init, args = "%zero", "%a0, %a1"
         if kernel == "conv":
             x, w = data((2, 3, 9, 9), special), data((6, 3, 3, 3), special)
             y0 = ref_conv(x, w, np.zeros(6, np.float32), (1, 1), (1, 1))
-            ins, tys = [x, w], [ty(x.shape), ty(w.shape)]
-            op = f"""%e = tensor.empty() : {ty(y0.shape)}
-  %f = linalg.fill ins(%zero : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
-  %y = linalg.conv_2d_nchw_fchw {{strides = dense<1> : tensor<2xi64>,
-      dilations = dense<1> : tensor<2xi64>}}
-      ins(%a0, %a1 : {tys[0]}, {tys[1]}) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+            ins, name = [x, w], "linalg.conv_2d_nchw_fchw " + unit
         elif kernel == "matmul":
-            a, b = data((13, 7), special), data((7, 21), special)
-            y0 = ref_matmul(a, b, np.zeros((13, 21), np.float32))
-            ins, tys = [a, b], [ty(a.shape), ty(b.shape)]
-            op = f"""%e = tensor.empty() : {ty(y0.shape)}
-  %f = linalg.fill ins(%zero : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
-  %y = linalg.matmul ins(%a0, %a1 : {tys[0]}, {tys[1]}) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+            ins = [data((13, 7), special), data((7, 21), special)]
+            y0 = ref_matmul(*ins, np.zeros((13, 21), np.float32))
+            name = "linalg.matmul"
         elif kernel == "depthwise":
             x, w = data((1, 4, 1, 10, 13), special), data((4, 1, 1, 3, 3), special)
             y0 = ref_depthwise(x, w, np.zeros(4, np.float32), (1, 1), (1, 1))
-            ins, tys = [x, w], [ty(x.shape), ty(w.shape)]
-            op = f"""%e = tensor.empty() : {ty(y0.shape)}
-  %f = linalg.fill ins(%zero : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
-  %y = linalg.conv_2d_ngchw_gfchw {{strides = dense<1> : tensor<2xi64>,
-      dilations = dense<1> : tensor<2xi64>}}
-      ins(%a0, %a1 : {tys[0]}, {tys[1]}) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+            ins, name = [x, w], "linalg.conv_2d_ngchw_gfchw " + unit
         else:
             x = data((2, 3, 12, 11), special)
             y0 = np.full((2, 3, 6, 5), -np.inf, np.float32)
             for ri in range(2):
                 for si in range(2):
                     y0 = ref_max(y0, x[:, :, ri:ri + 11:2, si:si + 9:2])
-            ins, tys = [x], [ty(x.shape)]
-            op = f"""%e = tensor.empty() : {ty(y0.shape)}
+            ins, init, args = [x], "%ninf", "%a0, %k"
+            name = """linalg.pooling_nchw_max {{strides = dense<2> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}"""
+        tys = [ty(a.shape) for a in ins] + (["tensor<2x2xf32>"] if kernel == "pool" else [])
+        t = ty(y0.shape)
+        op = f"""%e = tensor.empty() : {t}
   %ninf = arith.constant 0xFF800000 : f32
-  %f = linalg.fill ins(%ninf : f32) outs(%e : {ty(y0.shape)}) -> {ty(y0.shape)}
   %k = tensor.empty() : tensor<2x2xf32>
-  %y = linalg.pooling_nchw_max {{strides = dense<2> : tensor<2xi64>,
-      dilations = dense<1> : tensor<2xi64>}}
-      ins(%a0, %k : {tys[0]}, tensor<2x2xf32>) outs(%f : {ty(y0.shape)}) -> {ty(y0.shape)}"""
+  %f = linalg.fill ins({init} : f32) outs(%e : {t}) -> {t}
+  %y = {name.format()}
+      ins({args} : {", ".join(tys)}) outs(%f : {t}) -> {t}"""
+        tys = tys[:len(ins)]
         shape = y0.shape
         rowdim = 1 if len(shape) > 2 else 0
         bias = data((shape[rowdim],), special)
