@@ -90,8 +90,9 @@ void describe(Location loc, std::string &name, std::string &kind) {
       name = n.getName().str();
     describe(n.getChildLoc(), name, kind);
   } else if (auto f = dyn_cast<FusedLoc>(loc);
-             f && f.getMetadata() == StringAttr::get(loc->getContext(),
-                                                     mlir::tq::kFusedLayersLoc)) {
+             f &&
+             f.getMetadata() == StringAttr::get(loc->getContext(),
+                                                mlir::tq::kFusedLayersLoc)) {
     // A kernel and its epilogue: the first's kind, both names.
     describe(f.getLocations().front(), name, kind);
     for (Location inner : f.getLocations().drop_front()) {
