@@ -381,6 +381,56 @@ def TQFusePostprocess : Pass<"tq-fuse-postprocess"> {
   ];
 }
 
+def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
+  let summary = "Generate a training step from a float forward function";
+  let description = [{
+    From a forward function in the float form `tq-import-onnx` produces
+    (`function`, one `[B, K]` f32 result: the logits), this pass adds two
+    functions to the module:
+
+    - `@train_step(params..., momenta..., inputs..., labels, lr)
+      -> (new params..., new momenta..., loss, logits)`: the forward pass,
+      the mean softmax cross-entropy against `labels` (`tensor<Bxi64>`
+      class indices), the gradients of every parameter, and one SGD step
+      with momentum μ and weight decay λ on f32 master weights:
+      `v ← μ·v + g + λ·p`, `p ← p − lr·v` (`lr` is a `tensor<f32>`; with
+      `momentum=0` there are no momenta);
+    - `@predict(params..., inputs...) -> logits`: the forward pass with the
+      parameters as arguments.
+
+    The parameters are the function's f32 tensor constants, in program
+    order; each becomes an argument marked `tq.parameter` and named
+    `tq.name` after the constant's location (the ONNX initializer).
+
+    Gradients are derived op by op (reverse mode): element-wise
+    `linalg.generic` bodies of arith and math ops (bias, ReLU, residual
+    adds, sigmoid, tanh, frozen normalization), broadcasts (their gradient
+    is reduced over the broadcast dims), `linalg.matmul`,
+    `linalg.conv_2d_nchw_fchw` (any stride and dilation), NCHW max and sum
+    pooling (a max routes dY to the first maximum of each window, as torch
+    does), reshapes, pads, slices and transposes. The gradient GEMMs are
+    `linalg.matmul`s on transposed operands marked with their roles
+    (SPEC T2, T7): `dX = dY·Wᵀ` and `dW = Xᵀ·dY`, and a convolution's
+    `dW = dYᵀ·im2col(X)` and `dX = col2im(dY·W)`, so that `tq-quantize`
+    quantizes all three roles on V×V tiles and `tq-fold-transposes` reads
+    the stored tiles transposed (SPEC T4). An op on the path with no rule
+    is an error naming it.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The forward function">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "SGD momentum μ in [0, 1)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 weight decay λ >= 0">
+  ];
+  let dependentDialects = ["::mlir::tq::TQDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def TQPartitionPPU : Pass<"tq-partition-ppu", "::mlir::ModuleOp"> {
   let summary = "Split functions into PPU kernels and host functions";
   let description = [{

@@ -1,0 +1,241 @@
+//===- AdjointElementwise.cpp - gradients of element-wise linalg.generic --===//
+//
+// An all-parallel linalg.generic computes out[i] = f(in_0[m_0(i)], ...) with a
+// scalar body f. The gradient of input k is Σ dY[i] · ∂f/∂in_k over the
+// iterations that read each of its elements: a linalg.generic over the same
+// iteration space whose output is indexed by m_k, with the dims m_k drops
+// (a broadcast: a bias, a per-channel scale) as reductions. ∂f/∂in_k is
+// derived from the body by forward tangents, op by op, inside the new body.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Dialect/TQ/Transforms/Autodiff.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::tq;
+
+namespace {
+
+/// Forward tangents of the scalar values of one body: `tangent(v)` is
+/// ∂v/∂x for the block argument x being differentiated (null: zero).
+class Tangents {
+public:
+  Tangents(OpBuilder &b, Location loc, Type type)
+      : b(b), loc(loc), type(type) {}
+
+  void seed(Value x) { map[x] = constant(1.0); }
+  Value get(Value v) const { return map.lookup(v); }
+
+  /// Derives the tangent of `op`'s result from those of its operands.
+  /// Fails (with `op` in `failedOp`) for an op with no derivative rule.
+  LogicalResult derive(Operation *op) {
+    if (op->getNumResults() != 1 ||
+        llvm::none_of(op->getOperands(), [&](Value v) { return get(v); }))
+      return success();
+    Value r = op->getResult(0);
+    auto t = [&](unsigned i) { return get(op->getOperand(i)); };
+    auto x = [&](unsigned i) { return op->getOperand(i); };
+    Value d;
+    if (isa<arith::AddFOp>(op)) {
+      d = add(t(0), t(1));
+    } else if (isa<arith::SubFOp>(op)) {
+      d = add(t(0), neg(t(1)));
+    } else if (isa<arith::MulFOp>(op)) {
+      d = add(mul(t(0), x(1)), mul(x(0), t(1)));
+    } else if (isa<arith::DivFOp>(op)) {
+      // (a/b)' = a'/b - (a/b)·b'/b
+      d = add(div(t(0), x(1)), neg(mul(r, div(t(1), x(1)))));
+    } else if (isa<arith::NegFOp>(op)) {
+      d = neg(t(0));
+    } else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op)) {
+      d = choose(arith::CmpFPredicate::OGT, x(0), x(1), t(0), t(1));
+    } else if (isa<arith::MinimumFOp, arith::MinNumFOp>(op)) {
+      d = choose(arith::CmpFPredicate::OLT, x(0), x(1), t(0), t(1));
+    } else if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+      d = arith::SelectOp::create(b, loc, sel.getCondition(), orZero(t(1)),
+                                  orZero(t(2)));
+    } else if (isa<math::ExpOp>(op)) {
+      d = mul(r, t(0));
+    } else if (isa<math::LogOp>(op)) {
+      d = div(t(0), x(0));
+    } else if (isa<math::TanhOp>(op)) {
+      d = mul(add(constant(1.0), neg(mul(r, r))), t(0));
+    } else if (isa<math::SqrtOp>(op)) {
+      d = div(t(0), mul(constant(2.0), r));
+    } else if (isa<math::RsqrtOp>(op)) {
+      d = mul(mul(constant(-0.5), mul(r, mul(r, r))), t(0));
+    } else if (isa<math::AbsFOp>(op)) {
+      Value zero = constant(0.0);
+      d = choose(arith::CmpFPredicate::OLT, x(0), zero, neg(t(0)), t(0));
+    } else if (isa<arith::CmpFOp>(op)) {
+      return success(); // a condition carries no gradient
+    } else {
+      failedOp = op;
+      return failure();
+    }
+    if (d)
+      map[r] = d;
+    return success();
+  }
+
+  Operation *failedOp = nullptr;
+
+private:
+  Value constant(double v) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
+  }
+  Value orZero(Value v) { return v ? v : constant(0.0); }
+  Value add(Value p, Value q) {
+    if (!p || !q)
+      return p ? p : q;
+    return arith::AddFOp::create(b, loc, p, q);
+  }
+  Value neg(Value p) { return p ? arith::NegFOp::create(b, loc, p) : p; }
+  Value mul(Value p, Value q) {
+    return p && q ? arith::MulFOp::create(b, loc, p, q) : Value();
+  }
+  Value div(Value p, Value q) {
+    return p ? arith::DivFOp::create(b, loc, p, q) : p;
+  }
+  /// `lhs pred rhs ? ta : tb`.
+  Value choose(arith::CmpFPredicate pred, Value lhs, Value rhs, Value ta,
+               Value tb) {
+    Value c = arith::CmpFOp::create(b, loc, pred, lhs, rhs);
+    return arith::SelectOp::create(b, loc, c, orZero(ta), orZero(tb));
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type type;
+  llvm::DenseMap<Value, Value> map;
+};
+
+/// The dims an input map reads (each result a dim, or the constant 0 of a
+/// size-1 dim), or failure.
+FailureOr<SmallVector<unsigned>> readDims(AffineMap map,
+                                          SmallVector<bool> &isConstant) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (llvm::is_contained(dims, d.getPosition()))
+        return failure();
+      dims.push_back(d.getPosition());
+      isConstant.push_back(false);
+    } else if (auto c = dyn_cast<AffineConstantExpr>(e); c && !c.getValue()) {
+      isConstant.push_back(true);
+    } else {
+      return failure();
+    }
+  }
+  return dims;
+}
+
+} // namespace
+
+LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
+                                               Operation *op) {
+  auto generic = cast<linalg::GenericOp>(op);
+  OpBuilder &b = ctx.builder;
+  Location loc = op->getLoc();
+  if (generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.hasPureTensorSemantics())
+    return op->emitOpError("is not an element-wise linalg.generic with one "
+                           "result: no gradient rule");
+  Block &body = generic.getRegion().front();
+  BlockArgument outArg = body.getArguments().back();
+  if (!outArg.use_empty())
+    return op->emitOpError("reads its output in the body: no gradient rule");
+  Value gY = ctx.grads.lookup(generic.getResult(0));
+  AffineMap outMap = generic.getIndexingMapsArray().back();
+  auto resultType = cast<RankedTensorType>(generic.getResult(0).getType());
+  if (!outMap.isIdentity() || !resultType.getElementType().isF32())
+    return op->emitOpError("needs an f32 result with an identity map for its "
+                           "gradient rule");
+
+  unsigned numInputs = generic.getNumDpsInputs();
+  unsigned numLoops = generic.getNumLoops();
+  for (unsigned k = 0; k < numInputs; ++k) {
+    Value in = generic.getDpsInputOperand(k)->get();
+    if (!ctx.isActive(in))
+      continue;
+    auto inType = cast<RankedTensorType>(in.getType());
+    SmallVector<bool> isConstant;
+    AffineMap inMap = generic.getIndexingMapsArray()[k];
+    FailureOr<SmallVector<unsigned>> dims = readDims(inMap, isConstant);
+    if (failed(dims))
+      return op->emitOpError("input #")
+             << k << " is not read through a broadcast map: no gradient rule";
+
+    // The gradient's shape: the input's, without its constant-indexed dims.
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, c] : llvm::enumerate(isConstant))
+      if (!c)
+        shape.push_back(inType.getDimSize(i));
+    for (unsigned d : *dims)
+      exprs.push_back(b.getAffineDimExpr(d));
+    auto gradType = RankedTensorType::get(shape, inType.getElementType());
+    SmallVector<utils::IteratorType> iters(numLoops,
+                                           utils::IteratorType::reduction);
+    for (unsigned d : *dims)
+      iters[d] = utils::IteratorType::parallel;
+    SmallVector<AffineMap> maps{outMap};
+    SmallVector<Value> inputs{gY};
+    for (unsigned i = 0; i < numInputs; ++i) {
+      maps.push_back(generic.getIndexingMapsArray()[i]);
+      inputs.push_back(generic.getDpsInputOperand(i)->get());
+    }
+    maps.push_back(AffineMap::get(numLoops, 0, exprs, b.getContext()));
+
+    Operation *failedOp = nullptr;
+    auto grad = linalg::GenericOp::create(
+        b, loc, gradType, inputs, emitZeros(b, loc, gradType), maps, iters,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          IRMapping mapping;
+          for (unsigned i = 0; i < numInputs; ++i)
+            mapping.map(body.getArgument(i), args[1 + i]);
+          mapping.map(outArg, args.back());
+          Tangents tangents(nb, nloc, nb.getF32Type());
+          tangents.seed(args[1 + k]);
+          for (Operation &bodyOp : body.without_terminator()) {
+            Operation *clone = nb.clone(bodyOp, mapping);
+            if (failed(tangents.derive(clone)) && !failedOp)
+              failedOp = &bodyOp;
+          }
+          Value yielded = mapping.lookup(body.getTerminator()->getOperand(0));
+          Value acc = args.back();
+          if (Value t = tangents.get(yielded))
+            acc = arith::AddFOp::create(
+                nb, nloc, acc, arith::MulFOp::create(nb, nloc, args[0], t));
+          linalg::YieldOp::create(nb, nloc, acc);
+        });
+    if (failedOp)
+      return failedOp->emitOpError("has no derivative rule (in the body of an "
+                                   "element-wise op being differentiated)");
+    Value g = grad.getResult(0);
+    if (gradType != inType) {
+      // Put the size-1 dims back: each joins the group of the next read dim
+      // (trailing ones join the last group).
+      SmallVector<ReassociationIndices> groups;
+      ReassociationIndices pending;
+      for (auto [i, c] : llvm::enumerate(isConstant)) {
+        pending.push_back(i);
+        if (!c) {
+          groups.push_back(pending);
+          pending.clear();
+        }
+      }
+      if (!groups.empty())
+        groups.back().append(pending.begin(), pending.end());
+      g = tensor::ExpandShapeOp::create(b, loc, inType, g, groups);
+    }
+    ctx.grads.accumulate(b, loc, in, g);
+  }
+  return success();
+}

@@ -1,0 +1,237 @@
+//===- AdjointStructured.cpp - gradients of matmul, conv and pooling ------===//
+//
+// The gradient GEMMs are emitted as linalg.matmul on transposed operands,
+// marked with their roles (SPEC T2, T7):
+//
+//   Y = A·B          dA = dY·Bᵀ,        dB = Aᵀ·dY
+//   Y = conv(X, W)   dX = col2im(dY·W), dW = dYᵀ·im2col(X)
+//
+// so that tq-quantize quantizes each of them on V×V tiles and
+// tq-fold-transposes reads a stored tensor's tiles transposed. Pooling
+// routes dY to the taps of each window: all of them for a sum, the first
+// maximum in window order for a max (as torch does).
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Dialect/TQ/Transforms/Autodiff.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::tq;
+
+namespace {
+
+/// The forward role of `v` for the gradient GEMMs: a weight stays a weight,
+/// anything else is an activation.
+Role forwardRole(AdjointContext &ctx, Value v) {
+  return ctx.roles.getRole(v) == Role::weight ? Role::weight : Role::activation;
+}
+
+SmallVector<int64_t> shapeOf(Value v) {
+  return llvm::to_vector(cast<RankedTensorType>(v.getType()).getShape());
+}
+
+/// `x` reshaped by `groups` into `shape` (collapse when it has fewer dims).
+Value reshape(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape,
+              ArrayRef<ReassociationIndices> groups) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(x.getType()).getElementType());
+  if (shape.size() < shapeOf(x).size())
+    return tensor::CollapseShapeOp::create(b, loc, type, x, groups);
+  return tensor::ExpandShapeOp::create(b, loc, type, x, groups);
+}
+
+/// The rank-reduced slice `x[i, j, ...]` of the two leading dims.
+Value leadingSlice(OpBuilder &b, Location loc, Value x, int64_t i, int64_t j) {
+  SmallVector<int64_t> shape = shapeOf(x);
+  SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)), sizes,
+      strides(shape.size(), b.getIndexAttr(1));
+  offsets[0] = b.getIndexAttr(i);
+  offsets[1] = b.getIndexAttr(j);
+  for (auto [d, s] : llvm::enumerate(shape))
+    sizes.push_back(b.getIndexAttr(d < 2 ? 1 : s));
+  auto type =
+      RankedTensorType::get(ArrayRef(shape).drop_front(2), b.getF32Type());
+  return tensor::ExtractSliceOp::create(b, loc, type, x, offsets, sizes,
+                                        strides);
+}
+
+/// The window tap (kh, kw) of an NCHW input: the [N, C, OH, OW] elements it
+/// meets, `x[n, c, oh·sh + kh·dh, ow·sw + kw·dw]`.
+Value windowTap(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> yShape,
+                int64_t kh, int64_t kw, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> dilations) {
+  SmallVector<OpFoldResult> off{b.getIndexAttr(0), b.getIndexAttr(0),
+                                b.getIndexAttr(kh * dilations[0]),
+                                b.getIndexAttr(kw * dilations[1])};
+  SmallVector<OpFoldResult> sizes,
+      str{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(strides[0]),
+          b.getIndexAttr(strides[1])};
+  for (int64_t s : yShape)
+    sizes.push_back(b.getIndexAttr(s));
+  auto type = RankedTensorType::get(yShape, b.getF32Type());
+  return tensor::ExtractSliceOp::create(b, loc, type, x, off, sizes, str);
+}
+
+SmallVector<int64_t> i64s(DenseIntElementsAttr attr) {
+  return llvm::to_vector(attr.getValues<int64_t>());
+}
+
+} // namespace
+
+LogicalResult mlir::tq::emitMatmulAdjoint(AdjointContext &ctx, Operation *op) {
+  FailureOr<ComputeOp> mm = matchComputeOp(op);
+  if (failed(mm) || mm->transposeA || mm->transposeB)
+    return op->emitOpError("is not a plain f32 matmul: no gradient rule");
+  OpBuilder &b = ctx.builder;
+  Location loc = op->getLoc();
+  Value gY = ctx.grads.lookup(op->getResult(0));
+  if (ctx.isActive(mm->lhs)) // dA = dY·Bᵀ
+    ctx.grads.accumulate(
+        b, loc, mm->lhs,
+        emitMatmul(b, loc, gY, emitTranspose(b, loc, mm->rhs, {1, 0}),
+                   Role::output_grad, forwardRole(ctx, mm->rhs)));
+  if (ctx.isActive(mm->rhs)) // dB = Aᵀ·dY
+    ctx.grads.accumulate(
+        b, loc, mm->rhs,
+        emitMatmul(b, loc, emitTranspose(b, loc, mm->lhs, {1, 0}), gY,
+                   forwardRole(ctx, mm->lhs), Role::output_grad));
+  if (ctx.isActive(mm->init))
+    ctx.grads.accumulate(b, loc, mm->init, gY);
+  return success();
+}
+
+LogicalResult mlir::tq::emitConvAdjoint(AdjointContext &ctx, Operation *op) {
+  auto conv = cast<linalg::Conv2DNchwFchwOp>(op);
+  OpBuilder &b = ctx.builder;
+  Location loc = op->getLoc();
+  Value x = conv.getInputs()[0], w = conv.getInputs()[1];
+  Value init = conv.getOutputs()[0];
+  Value gY = ctx.grads.lookup(op->getResult(0));
+  SmallVector<int64_t> ws = shapeOf(w), ys = shapeOf(gY);
+  SmallVector<int64_t> strides = i64s(conv.getStrides()),
+                       dilations = i64s(conv.getDilations());
+  int64_t n = ys[0], f = ys[1], oh = ys[2], ow = ys[3];
+  int64_t c = ws[1], kh = ws[2], kw = ws[3];
+  int64_t rows = n * oh * ow, cols = c * kh * kw;
+
+  // dY as the [N·OH·OW, F] matrix of the GEMM form.
+  Value gYMat = reshape(b, loc, emitTranspose(b, loc, gY, {0, 2, 3, 1}),
+                        {rows, f}, {{0, 1, 2}, {3}});
+  if (ctx.isActive(w)) {
+    // im2col(X)[n·oh·ow, c·kh·kw] = X[n, c, oh·sh + kh·dh, ow·sw + kw·dw]
+    auto colType =
+        RankedTensorType::get({n, oh, ow, c, kh, kw}, b.getF32Type());
+    MLIRContext *mctx = b.getContext();
+    AffineExpr d[6];
+    bindDims(mctx, d[0], d[1], d[2], d[3], d[4], d[5]);
+    AffineMap xMap =
+        AffineMap::get(6, 0,
+                       {d[0], d[3], d[1] * strides[0] + d[4] * dilations[0],
+                        d[2] * strides[1] + d[5] * dilations[1]},
+                       mctx);
+    Value colInit =
+        tensor::EmptyOp::create(b, loc, colType.getShape(), b.getF32Type());
+    Value col =
+        linalg::GenericOp::create(
+            b, loc, colType, x, colInit,
+            ArrayRef<AffineMap>{xMap, b.getMultiDimIdentityMap(6)},
+            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location nloc, ValueRange args) {
+              linalg::YieldOp::create(nb, nloc, args[0]);
+            })
+            .getResult(0);
+    Value colMat = reshape(b, loc, col, {rows, cols}, {{0, 1, 2}, {3, 4, 5}});
+    Value gWMat = emitMatmul(b, loc, emitTranspose(b, loc, gYMat, {1, 0}),
+                             colMat, Role::output_grad, forwardRole(ctx, x));
+    ctx.grads.accumulate(b, loc, w,
+                         reshape(b, loc, gWMat, ws, {{0}, {1, 2, 3}}));
+  }
+  if (ctx.isActive(x)) {
+    // col2im(dY·W): each tap (kh, kw) of dXcol adds into a strided window.
+    Value wMat = reshape(b, loc, w, {f, cols}, {{0}, {1, 2, 3}});
+    Value gCol =
+        emitMatmul(b, loc, gYMat, wMat, Role::output_grad, forwardRole(ctx, w));
+    Value gCol6 =
+        reshape(b, loc, gCol, {n, oh, ow, c, kh, kw}, {{0, 1, 2}, {3, 4, 5}});
+    Value taps = emitTranspose(b, loc, gCol6, {4, 5, 0, 3, 1, 2});
+    Value gX = emitZeros(b, loc, cast<RankedTensorType>(x.getType()));
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j)
+        gX = emitStridedAccumulate(b, loc, gX, leadingSlice(b, loc, taps, i, j),
+                                   {0, 0, i * dilations[0], j * dilations[1]},
+                                   {1, 1, strides[0], strides[1]});
+    ctx.grads.accumulate(b, loc, x, gX);
+  }
+  if (ctx.isActive(init))
+    ctx.grads.accumulate(b, loc, init, gY);
+  return success();
+}
+
+LogicalResult mlir::tq::emitPoolAdjoint(AdjointContext &ctx, Operation *op) {
+  auto pool = cast<linalg::LinalgOp>(op);
+  OpBuilder &b = ctx.builder;
+  Location loc = op->getLoc();
+  Value x = pool.getDpsInputOperand(0)->get();
+  Value y = op->getResult(0);
+  Value gY = ctx.grads.lookup(y);
+  SmallVector<int64_t> window = shapeOf(pool.getDpsInputOperand(1)->get());
+  SmallVector<int64_t> ys = shapeOf(y), strides, dilations;
+  if (auto m = dyn_cast<linalg::PoolingNchwMaxOp>(op)) {
+    strides = i64s(m.getStrides());
+    dilations = i64s(m.getDilations());
+  } else {
+    auto s = cast<linalg::PoolingNchwSumOp>(op);
+    strides = i64s(s.getStrides());
+    dilations = i64s(s.getDilations());
+  }
+  if (!ctx.isActive(x))
+    return success();
+  bool isMax = isa<linalg::PoolingNchwMaxOp>(op);
+  auto i1Type = RankedTensorType::get(ys, b.getI1Type());
+  Value found;
+  if (isMax) {
+    Value empty = tensor::EmptyOp::create(b, loc, ys, b.getI1Type());
+    Value no = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+    found = linalg::FillOp::create(b, loc, no, empty).getResult(0);
+  }
+  auto yType = cast<RankedTensorType>(y.getType());
+  AffineMap id = b.getMultiDimIdentityMap(4);
+  SmallVector<utils::IteratorType> iters(4, utils::IteratorType::parallel);
+  Value gX = emitZeros(b, loc, cast<RankedTensorType>(x.getType()));
+  for (int64_t i = 0; i < window[0]; ++i) {
+    for (int64_t j = 0; j < window[1]; ++j) {
+      Value contrib = gY;
+      if (isMax) {
+        // The first tap equal to the maximum takes the gradient.
+        Value tap = windowTap(b, loc, x, ys, i, j, strides, dilations);
+        auto routed = linalg::GenericOp::create(
+            b, loc, TypeRange{yType, i1Type}, ValueRange{tap, y, gY, found},
+            ValueRange{emitZeros(b, loc, yType), found},
+            ArrayRef<AffineMap>{id, id, id, id, id, id}, iters,
+            [](OpBuilder &nb, Location nloc, ValueRange args) {
+              Value eq = arith::CmpFOp::create(
+                  nb, nloc, arith::CmpFPredicate::OEQ, args[0], args[1]);
+              Value yes =
+                  arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(true));
+              Value notFound = arith::XOrIOp::create(nb, nloc, args[3], yes);
+              Value take = arith::AndIOp::create(nb, nloc, eq, notFound);
+              Value zero =
+                  arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0.0));
+              Value g = arith::SelectOp::create(nb, nloc, take, args[2], zero);
+              Value now = arith::OrIOp::create(nb, nloc, args[3], eq);
+              linalg::YieldOp::create(nb, nloc, ValueRange{g, now});
+            });
+        contrib = routed.getResult(0);
+        found = routed.getResult(1);
+      }
+      gX = emitStridedAccumulate(b, loc, gX, contrib,
+                                 {0, 0, i * dilations[0], j * dilations[1]},
+                                 {1, 1, strides[0], strides[1]});
+    }
+  }
+  ctx.grads.accumulate(b, loc, x, gX);
+  return success();
+}

@@ -1,0 +1,153 @@
+// RUN: tq-opt %s -split-input-file -tq-training-step -canonicalize | FileCheck %s
+// RUN: tq-opt %s -split-input-file -tq-training-step="momentum=0 weight-decay=0.5" | FileCheck %s --check-prefix=PLAIN
+
+// A two-layer perceptron: the constants become named parameters, the step
+// takes their momenta, the batch, the labels and the learning rate, and
+// returns the new parameters and momenta, the loss and the logits. Each
+// backward GEMM is a linalg.matmul on a transposed operand, marked with
+// its roles (dX = dY·Wᵀ, dW = Xᵀ·dY); the bias gradient reduces dY over
+// the batch; ReLU passes dY where its input is positive.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<3x4xf32> loc("fc1.weight")
+  %b1 = arith.constant dense<0.1> : tensor<4xf32> loc("fc1.bias")
+  %w2 = arith.constant dense<0.25> : tensor<4x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<4x3xf32>, tensor<3x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %hb = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%h, %b1 : tensor<4x4xf32>, tensor<4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%hb : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %a, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %e2 = tensor.empty() : tensor<4x2xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %y = linalg.matmul ins(%r, %w2 : tensor<4x4xf32>, tensor<4x2xf32>) outs(%f2 : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK: arith.constant dense<5.000000e-01> : tensor<3x4xf32>
+// CHECK-LABEL: func.func @predict(
+// CHECK-SAME: %[[W1:[^:]*]]: tensor<3x4xf32> {tq.name = "fc1.weight", tq.parameter}
+// CHECK-SAME: tensor<4xf32> {tq.name = "fc1.bias", tq.parameter}
+// CHECK-SAME: tensor<4x2xf32> {tq.name = "param2", tq.parameter}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>) -> tensor<4x2xf32>
+// CHECK-NOT: arith.constant dense
+// CHECK: linalg.matmul ins(%[[X]], %[[W1]]
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[W1:[^:]*]]: tensor<3x4xf32> {tq.name = "fc1.weight", tq.parameter}
+// CHECK-SAME: %[[B1:[^:]*]]: tensor<4xf32> {tq.name = "fc1.bias", tq.parameter}
+// CHECK-SAME: %[[W2:[^:]*]]: tensor<4x2xf32> {tq.name = "param2", tq.parameter}
+// CHECK-SAME: tensor<3x4xf32> {tq.name = "fc1.weight.momentum"}
+// CHECK-SAME: tensor<4xf32> {tq.name = "fc1.bias.momentum"}
+// CHECK-SAME: tensor<4x2xf32> {tq.name = "param2.momentum"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>
+// CHECK-SAME: %[[LABELS:[^:]*]]: tensor<4xi64> {tq.name = "labels"}
+// CHECK-SAME: %[[LR:[^:]*]]: tensor<f32> {tq.name = "lr"})
+// CHECK-SAME: -> (tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<f32>, tensor<4x2xf32>)
+// CHECK: %[[H:.*]] = linalg.matmul ins(%[[X]], %[[W1]]
+// CHECK: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[B1]]
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[HB]] :
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[R]], %[[W2]]
+// The loss: a row max, a row sum of exp(z - max), the label's logit.
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[Y]] :
+// CHECK: math.exp
+// CHECK: linalg.index 1
+// CHECK: %[[LOSS:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK: math.log
+// CHECK: } -> tensor<f32>
+// dlogits = (softmax - onehot) / 4
+// CHECK: %[[DY:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[Y]], {{.*}}, %[[LABELS]] :
+// CHECK: arith.divf
+// CHECK: arith.mulf {{.*}}, %cst{{.*}} : f32
+// dR = dY·W2ᵀ and dW2 = Rᵀ·dY
+// CHECK: %[[W2T:.*]] = linalg.transpose ins(%[[W2]] : tensor<4x2xf32>) {{.*}} permutation = [1, 0]
+// CHECK: %[[DR:.*]] = linalg.matmul {tq.roles = [#tq.role<output_grad>, #tq.role<weight>]} ins(%[[DY]], %[[W2T]] :
+// CHECK: %[[RT:.*]] = linalg.transpose ins(%[[R]] : tensor<4x4xf32>)
+// CHECK: %[[DW2:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[RT]], %[[DY]] :
+// ReLU: dY where the input is positive.
+// CHECK: %[[DHB:.*]] = linalg.generic {{.*}} ins(%[[DR]], %[[HB]] :
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// The bias gradient: dY summed over the batch (a reduction on d0).
+// CHECK: %[[DH:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[DHB]], %[[H]], %[[B1]] :
+// CHECK: %[[DB1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[DHB]], %[[H]], %[[B1]] :
+// CHECK: } -> tensor<4xf32>
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<4x3xf32>)
+// CHECK: %[[DW1:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[XT]], %[[DH]] :
+// The update: v = 0.9 v + g, p = p - lr v, fused per parameter.
+// CHECK: %[[U1:.*]]:2 = linalg.generic {{.*}} ins(%[[W1]], %[[DW1]], %[[LR]]
+// CHECK: arith.mulf {{.*}}, %cst
+// CHECK: arith.addf
+// CHECK: arith.mulf
+// CHECK: arith.subf
+// CHECK: %[[U2:.*]]:2 = linalg.generic {{.*}} ins(%[[B1]], %[[DB1]], %[[LR]]
+// CHECK: %[[U3:.*]]:2 = linalg.generic {{.*}} ins(%[[W2]], %[[DW2]], %[[LR]]
+// CHECK: return %[[U1]]#0, %[[U2]]#0, %[[U3]]#0, %[[U1]]#1, %[[U2]]#1, %[[U3]]#1, %[[LOSS]], %[[Y]]
+
+// Without momentum the step takes and returns no momenta; weight decay
+// adds λ·p to the gradient.
+// PLAIN-LABEL: func.func @train_step(
+// PLAIN-SAME: tensor<4x2xf32> {tq.name = "param2", tq.parameter}, %{{[^:]*}}: tensor<4x3xf32>
+// PLAIN-SAME: -> (tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<f32>, tensor<4x2xf32>)
+// PLAIN: %[[DECAY:.*]] = arith.constant 5.000000e-01 : f32
+// PLAIN: arith.mulf %[[DECAY]]
+// PLAIN-NEXT: arith.addf
+// PLAIN-NEXT: arith.mulf
+// PLAIN-NEXT: arith.subf
+
+// -----
+
+// A strided convolution and a max pool. dW = dYᵀ·im2col(X); the input is
+// not a parameter, so there is no dX. The pool routes dY to the first
+// maximum of each window: one masked tap per window position, each added
+// into its strided window of dX.
+func.func @main(%x: tensor<2x4x6x6xf32>) -> tensor<2x3xf32> {
+  %w = arith.constant dense<0.1> : tensor<3x4x3x3xf32> loc("conv.weight")
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x3x2x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x4x6x6xf32>, tensor<3x4x3x3xf32>) outs(%f : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %k = tensor.empty() : tensor<2x2xf32>
+  %pe = tensor.empty() : tensor<2x3x1x1xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x3x1x1xf32>) -> tensor<2x3x1x1xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%y, %k : tensor<2x3x2x2xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x3x1x1xf32>) -> tensor<2x3x1x1xf32>
+  %c = tensor.collapse_shape %p [[0], [1, 2, 3]] : tensor<2x3x1x1xf32> into tensor<2x3xf32>
+  return %c : tensor<2x3xf32>
+}
+
+// CHECK: #[[IM2COL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 * 2 + d5)>
+// CHECK: func.func @train_step(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<3x4x3x3xf32> {tq.name = "conv.weight", tq.parameter}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4x6x6xf32>
+// CHECK: %[[Y:.*]] = linalg.conv_2d_nchw_fchw
+// CHECK: %[[P:.*]] = linalg.pooling_nchw_max
+// CHECK: %[[FOUND:.*]] = linalg.fill ins(%false : i1)
+// CHECK: %[[TAP0:.*]] = tensor.extract_slice %[[Y]][0, 0, 0, 0] [2, 3, 1, 1] [1, 1, 1, 1]
+// CHECK: %[[R0:.*]]:2 = linalg.generic {{.*}} ins(%[[TAP0]], %[[P]], %{{.*}}, %[[FOUND]] :
+// CHECK: arith.cmpf oeq
+// CHECK: arith.xori
+// CHECK: arith.andi
+// CHECK: arith.ori
+// CHECK: tensor.insert_slice
+// CHECK: tensor.extract_slice %[[Y]][0, 0, 0, 1] [2, 3, 1, 1] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins({{.*}}, %[[P]], %{{.*}}, %[[R0]]#1 :
+// CHECK: tensor.extract_slice %[[Y]][0, 0, 1, 1]
+// CHECK: %[[DYNHWC:.*]] = linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: %[[DYMAT:.*]] = tensor.collapse_shape %[[DYNHWC]] {{\[}}[0, 1, 2], [3]] : tensor<2x2x2x3xf32> into tensor<8x3xf32>
+// CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[IM2COL]], {{.*}}} ins(%[[X]] : tensor<2x4x6x6xf32>)
+// CHECK: } -> tensor<2x2x2x4x3x3xf32>
+// CHECK: %[[COLMAT:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<2x2x2x4x3x3xf32> into tensor<8x36xf32>
+// CHECK: %[[DYT:.*]] = linalg.transpose ins(%[[DYMAT]] : tensor<8x3xf32>)
+// CHECK: %[[DW:.*]] = linalg.matmul {tq.roles = [#tq.role<output_grad>, #tq.role<activation>]} ins(%[[DYT]], %[[COLMAT]] : tensor<3x8xf32>, tensor<8x36xf32>)
+// CHECK: tensor.expand_shape %[[DW]] {{\[}}[0], [1, 2, 3]] output_shape [3, 4, 3, 3]
