@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh base node audio || exit 1
+scripts/install-deps.sh base node audio train || exit 1
 scripts/build.sh || exit 1
 # The published models of the real-model tests (cached, sha256-pinned).
 # Without them those tests are reported as unsupported, and lit says why.

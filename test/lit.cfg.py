@@ -41,6 +41,15 @@ else:
     lit_config.note("real-model tests are skipped: run scripts/fetch-models.sh and "
                     "scripts/install-deps.sh node audio")
 
+# Debian's python3-torch (scripts/install-deps.sh train), the independent
+# reference of the training tests.
+import subprocess
+if subprocess.run([config.python_executable, "-c", "import torch"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torch")
+else:
+    lit_config.note("training tests are skipped: run scripts/install-deps.sh train")
+
 # onnxruntime (npm onnxruntime-node, cached in build/ort by
 # scripts/fetch-models.sh) for the tests that compare against it.
 ort = os.path.join(config.tq_src_root, "build", "ort", "node_modules", "onnxruntime-node")

@@ -38,13 +38,14 @@ std::string parameterName(arith::ConstantOp c, unsigned i) {
   return "param" + std::to_string(i);
 }
 
-/// Replaces the f32 tensor constants of `func` by leading arguments marked
+/// Replaces the f32 tensor constants `func` uses by leading arguments marked
 /// `tq.parameter` and `tq.name`; returns the arguments.
 SmallVector<Value> promoteParameters(func::FuncOp func) {
   SmallVector<arith::ConstantOp> constants;
   func.walk([&](arith::ConstantOp c) {
     auto type = dyn_cast<RankedTensorType>(c.getType());
-    if (type && type.getElementType().isF32() && type.getNumElements() > 0)
+    if (type && type.getElementType().isF32() && type.getNumElements() > 0 &&
+        !c.use_empty())
       constants.push_back(c);
   });
   Builder b(func.getContext());

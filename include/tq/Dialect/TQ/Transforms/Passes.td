@@ -398,8 +398,8 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     - `@predict(params..., inputs...) -> logits`: the forward pass with the
       parameters as arguments.
 
-    The parameters are the function's f32 tensor constants, in program
-    order; each becomes an argument marked `tq.parameter` and named
+    The parameters are the f32 tensor constants the function uses, in
+    program order; each becomes an argument marked `tq.parameter` and named
     `tq.name` after the constant's location (the ONNX initializer).
 
     Gradients are derived op by op (reverse mode): element-wise
