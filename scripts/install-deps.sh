@@ -20,9 +20,10 @@ declare -A GROUPS_PKGS=(
   [toolchain]="cmake ninja-build g++ pkgconf ccache
     llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
     clang-22 lld-22 libclang-rt-22-dev libomp-22-dev"
-  # Libraries the project links: ONNX protobufs, GoogleTest, and the
-  # peers of tq-bench cpu-matmul (oneDNN, OpenBLAS).
-  [libs]="libonnx-dev libprotobuf-dev protobuf-compiler
+  # Libraries the project links: ONNX protobufs, zlib (tq-train's .npz and
+  # gzip datasets), GoogleTest, and the peers of tq-bench cpu-matmul
+  # (oneDNN, OpenBLAS).
+  [libs]="libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev
     libgtest-dev libdnnl-dev libopenblas-dev"
   # Python modules of the lit suite, the numpy reference and the model
   # evaluation (run under /usr/bin/python3), and the test data.

@@ -25,7 +25,7 @@ config.environment["PYTHONPATH"] = os.path.join(config.tq_src_root, "python")
 
 tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
 tools = ["tq-bench", "tq-import-onnx", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run",
-         "tq-translate"]
+         "tq-train", "tq-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The published models scripts/fetch-models.sh caches under build/models
@@ -49,6 +49,13 @@ if subprocess.run([config.python_executable, "-c", "import torch"],
     config.available_features.add("torch")
 else:
     lit_config.note("training tests are skipped: run scripts/install-deps.sh train")
+
+# scikit-learn's digits (python3-sklearn, scripts/install-deps.sh train),
+# a dataset tq-train reads.
+if os.path.exists("/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"):
+    config.available_features.add("digits")
+else:
+    lit_config.note("tq-train tests on the digits are skipped: run scripts/install-deps.sh train")
 
 # onnxruntime (npm onnxruntime-node, cached in build/ort by
 # scripts/fetch-models.sh) for the tests that compare against it.

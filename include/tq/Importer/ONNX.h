@@ -47,6 +47,19 @@ OwningOpRef<ModuleOp> importONNX(const std::string &bytes,
                                  const ONNXImportOptions &options,
                                  std::string &error);
 
+/// The graph inputs of the binary model `bytes` that are not initializers,
+/// in order.
+bool listGraphInputs(const std::string &bytes, std::vector<std::string> &names,
+                     std::string &error);
+
+/// The binary model `bytes` with the f32 initializers named in `values`
+/// holding new data (same element count; the data is stored as raw_data).
+/// Fails naming an initializer that is missing, not f32 or of another size.
+bool replaceInitializers(
+    const std::string &bytes,
+    const std::map<std::string, std::vector<float>> &values, std::string &out,
+    std::string &error);
+
 } // namespace mlir::tq
 
 #endif // TQ_IMPORTER_ONNX_H

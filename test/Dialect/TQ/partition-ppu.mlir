@@ -79,6 +79,18 @@ func.func @host_only(%x: f32) -> f32 {
 
 // -----
 
+// So does one of constants only (tq-training-step's initial parameters):
+// tq-to-ppu must not take it for a kernel.
+
+// CHECK-LABEL: func.func @constants_only(
+// CHECK-SAME: attributes {tq.device = "cpu"}
+func.func @constants_only() -> tensor<16xf32> {
+  %c = arith.constant dense<1.0> : tensor<16xf32>
+  return %c : tensor<16xf32>
+}
+
+// -----
+
 !q = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
 
 func.func @tiled_result(%x: tensor<8x8xf32>) -> !q {

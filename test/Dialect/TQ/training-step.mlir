@@ -35,6 +35,11 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 
 // CHECK-LABEL: func.func @main(
 // CHECK: arith.constant dense<5.000000e-01> : tensor<3x4xf32>
+// CHECK-LABEL: func.func @initial_parameters() -> (tensor<3x4xf32> {tq.name = "fc1.weight"}, tensor<4xf32> {tq.name = "fc1.bias"}, tensor<4x2xf32> {tq.name = "param2"})
+// CHECK-DAG: %[[C1:.*]] = arith.constant dense<5.000000e-01> : tensor<3x4xf32>
+// CHECK-DAG: %[[C2:.*]] = arith.constant dense<1.000000e-01> : tensor<4xf32>
+// CHECK-DAG: %[[C3:.*]] = arith.constant dense<2.500000e-01> : tensor<4x2xf32>
+// CHECK: return %[[C1]], %[[C2]], %[[C3]]
 // CHECK-LABEL: func.func @predict(
 // CHECK-SAME: %[[W1:[^:]*]]: tensor<3x4xf32> {tq.name = "fc1.weight", tq.parameter}
 // CHECK-SAME: tensor<4xf32> {tq.name = "fc1.bias", tq.parameter}

@@ -300,9 +300,9 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
   schedule();
   if (llvm::none_of(segments,
                     [](const Segment &s) { return s.device == Device::ppu; })) {
-    // Nothing for the PPU: the function runs on the host as it is.
-    if (!segments.empty())
-      func->setAttr("tq.device", StringAttr::get(func.getContext(), "cpu"));
+    // Nothing for the PPU (or nothing but constants): the function runs on
+    // the host as it is.
+    func->setAttr("tq.device", StringAttr::get(func.getContext(), "cpu"));
     return success();
   }
   Operation *ret = block.getTerminator();

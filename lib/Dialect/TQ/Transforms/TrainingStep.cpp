@@ -24,8 +24,6 @@ using namespace mlir::tq;
 
 namespace {
 
-constexpr StringLiteral kNameArgAttr = "tq.name";
-
 /// The name of a parameter: its constant's location name (the ONNX
 /// initializer), else `param<i>`.
 std::string parameterName(arith::ConstantOp c, unsigned i) {
@@ -38,9 +36,9 @@ std::string parameterName(arith::ConstantOp c, unsigned i) {
   return "param" + std::to_string(i);
 }
 
-/// Replaces the f32 tensor constants `func` uses by leading arguments marked
-/// `tq.parameter` and `tq.name`; returns the arguments.
-SmallVector<Value> promoteParameters(func::FuncOp func) {
+/// The parameters of `func`: the f32 tensor constants it uses, in program
+/// order.
+SmallVector<arith::ConstantOp> findParameters(func::FuncOp func) {
   SmallVector<arith::ConstantOp> constants;
   func.walk([&](arith::ConstantOp c) {
     auto type = dyn_cast<RankedTensorType>(c.getType());
@@ -48,6 +46,13 @@ SmallVector<Value> promoteParameters(func::FuncOp func) {
         !c.use_empty())
       constants.push_back(c);
   });
+  return constants;
+}
+
+/// Replaces the parameters of `func` by leading arguments marked
+/// `tq.parameter` and `tq.name`; returns the arguments.
+SmallVector<Value> promoteParameters(func::FuncOp func) {
+  SmallVector<arith::ConstantOp> constants = findParameters(func);
   Builder b(func.getContext());
   SmallVector<Value> params;
   for (auto [i, c] : llvm::enumerate(constants)) {
@@ -191,7 +196,7 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
                                         "in [0, 1) and weight-decay >= 0");
       return signalPassFailure();
     }
-    for (StringRef name : {"train_step", "predict"})
+    for (StringRef name : {"train_step", "predict", "initial_parameters"})
       if (Operation *existing = module.lookupSymbol(name)) {
         mlir::emitError(existing->getLoc(), "tq-training-step: the module "
                                             "already has a function '")
@@ -214,6 +219,7 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
 
     OpBuilder b(module.getContext());
     b.setInsertionPointAfter(forward);
+    emitInitialParameters(b, forward);
     auto predict = cast<func::FuncOp>(b.clone(*forward));
     predict.setSymName("predict");
     promoteParameters(predict);
@@ -222,6 +228,25 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
     step.setSymName("train_step");
     if (failed(buildStep(step)))
       return signalPassFailure();
+  }
+
+  /// `@initial_parameters() -> (params...)`: the forward's parameter values,
+  /// where a driver starts training from.
+  void emitInitialParameters(OpBuilder &b, func::FuncOp forward) {
+    SmallVector<arith::ConstantOp> constants = findParameters(forward);
+    SmallVector<Type> types;
+    for (arith::ConstantOp c : constants)
+      types.push_back(c.getType());
+    auto func = func::FuncOp::create(b, forward.getLoc(), "initial_parameters",
+                                     b.getFunctionType({}, types));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(func.addEntryBlock());
+    SmallVector<Value> values;
+    for (arith::ConstantOp c : constants)
+      values.push_back(b.clone(*c)->getResult(0));
+    func::ReturnOp::create(b, forward.getLoc(), values);
+    for (auto [i, c] : llvm::enumerate(constants))
+      func.setResultAttr(i, kNameArgAttr, b.getStringAttr(parameterName(c, i)));
   }
 
   LogicalResult buildStep(func::FuncOp step) {

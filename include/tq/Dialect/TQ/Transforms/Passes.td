@@ -396,7 +396,9 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
       `v ← μ·v + g + λ·p`, `p ← p − lr·v` (`lr` is a `tensor<f32>`; with
       `momentum=0` there are no momenta);
     - `@predict(params..., inputs...) -> logits`: the forward pass with the
-      parameters as arguments.
+      parameters as arguments;
+    - `@initial_parameters() -> (params...)`: their values in the forward
+      function, where training starts from.
 
     The parameters are the f32 tensor constants the function uses, in
     program order; each becomes an argument marked `tq.parameter` and named
