@@ -226,8 +226,10 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
     std::string why;
     auto add = [&](Value v, Operation *where) -> FailureOr<unsigned> {
       std::vector<cpu::BufferType> types;
+      // Scalars may be arguments (a training step's epoch), passed to the
+      // host functions that read them; only tensors cross segments.
       if (failed(cpu::detail::flatten(v.getType(), "", types, why)) ||
-          types.size() != 1 || types[0].scalar) {
+          types.size() != 1 || (types[0].scalar && !isa<BlockArgument>(v))) {
         where->emitError("tq-run: @")
             << f.getName() << " passes " << v.getType()
             << ", which cannot be a host/PPU buffer";

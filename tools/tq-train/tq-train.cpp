@@ -156,7 +156,7 @@ buildStep(mlir::MLIRContext &ctx, const std::string &bytes,
   mlir::PassManager pm(&ctx);
   std::string pipeline =
       "tq-training-step{momentum=" + std::to_string(momentum) +
-      " weight-decay=" + std::to_string(weightDecay) + "}";
+      " weight-decay=" + std::to_string(weightDecay) + " keep-forward=false}";
   if (!floatStep)
     pipeline += ",tq-quantize{" + quantize + "}";
   std::string pipelineError;
@@ -174,8 +174,8 @@ buildStep(mlir::MLIRContext &ctx, const std::string &bytes,
 
 /// Accuracy of `predict` over `d` (the last partial batch padded).
 double evaluate(cpu::CPUModule &m, std::vector<Parameter> &params,
-                const data::Dataset &d, int64_t classes, std::string &error,
-                bool &ok) {
+                const data::Dataset &d, int64_t classes, int32_t epoch,
+                std::string &error, bool &ok) {
   int64_t n = d.count(), size = d.sampleSize(), correct = 0;
   std::vector<float> x(batch * size), logits(batch * classes);
   std::vector<int64_t> xShape{batch};
@@ -184,6 +184,7 @@ double evaluate(cpu::CPUModule &m, std::vector<Parameter> &params,
   for (Parameter &p : params)
     inputs.push_back(buffer(p.values, p.shape));
   inputs.push_back(buffer(x, xShape));
+  inputs.push_back({&epoch, cpu::ElementType::I32, {}});
   for (int64_t start = 0; start < n; start += batch) {
     int64_t rows = std::min<int64_t>(batch, n - start);
     std::fill(x.begin(), x.end(), 0.0f);
@@ -371,6 +372,7 @@ int main(int argc, char **argv) {
   double testAccuracy = 0;
   for (unsigned epoch = 1; epoch <= epochs; ++epoch) {
     auto te = Clock::now();
+    int32_t epochIndex = int32_t(epoch - 1);
     std::vector<int64_t> perm = data::shuffle(split.train.count(), order);
     double lossSum = 0;
     int64_t correct = 0;
@@ -390,6 +392,7 @@ int main(int argc, char **argv) {
       ins.push_back(buffer(x, xShape));
       ins.push_back({labels.data(), cpu::ElementType::I64, {batch}});
       ins.push_back({lr.data(), cpu::ElementType::F32, {}});
+      ins.push_back({&epochIndex, cpu::ElementType::I32, {}});
       for (Parameter &p : next)
         outsB.push_back(buffer(p.values, p.shape));
       if (momentum != 0)
@@ -421,7 +424,8 @@ int main(int argc, char **argv) {
       return fail("epoch " + Twine(epoch) +
                   ": the loss is not finite (lower --lr?)");
     bool ok = true;
-    testAccuracy = evaluate(*compiled, params, split.test, classes, error, ok);
+    testAccuracy =
+        evaluate(*compiled, params, split.test, classes, epochIndex, error, ok);
     if (!ok)
       return fail(error);
     double meanLoss = lossSum / double(steps);

@@ -1,5 +1,5 @@
 // RUN: tq-opt %s -split-input-file -tq-training-step -canonicalize | FileCheck %s
-// RUN: tq-opt %s -split-input-file -tq-training-step="momentum=0 weight-decay=0.5" | FileCheck %s --check-prefix=PLAIN
+// RUN: tq-opt %s -split-input-file -tq-training-step="momentum=0 weight-decay=0.5 keep-forward=false" | FileCheck %s --check-prefix=PLAIN
 
 // A two-layer perceptron: the constants become named parameters, the step
 // takes their momenta, the batch, the labels and the learning rate, and
@@ -44,7 +44,7 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK-SAME: %[[W1:[^:]*]]: tensor<3x4xf32> {tq.name = "fc1.weight", tq.parameter}
 // CHECK-SAME: tensor<4xf32> {tq.name = "fc1.bias", tq.parameter}
 // CHECK-SAME: tensor<4x2xf32> {tq.name = "param2", tq.parameter}
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>) -> tensor<4x2xf32>
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>, %{{[^:]*}}: i32 {tq.epoch, tq.name = "epoch"}) -> tensor<4x2xf32>
 // CHECK-NOT: arith.constant dense
 // CHECK: linalg.matmul ins(%[[X]], %[[W1]]
 
@@ -57,7 +57,8 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK-SAME: tensor<4x2xf32> {tq.name = "param2.momentum"}
 // CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>
 // CHECK-SAME: %[[LABELS:[^:]*]]: tensor<4xi64> {tq.name = "labels"}
-// CHECK-SAME: %[[LR:[^:]*]]: tensor<f32> {tq.name = "lr"})
+// CHECK-SAME: %[[LR:[^:]*]]: tensor<f32> {tq.name = "lr"}
+// CHECK-SAME: %{{[^:]*}}: i32 {tq.epoch, tq.name = "epoch"})
 // CHECK-SAME: -> (tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<f32>, tensor<4x2xf32>)
 // CHECK: %[[H:.*]] = linalg.matmul ins(%[[X]], %[[W1]]
 // CHECK: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[B1]]
@@ -100,7 +101,8 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK: return %[[U1]]#0, %[[U2]]#0, %[[U3]]#0, %[[U1]]#1, %[[U2]]#1, %[[U3]]#1, %[[LOSS]], %[[Y]]
 
 // Without momentum the step takes and returns no momenta; weight decay
-// adds λ·p to the gradient.
+// adds λ·p to the gradient. keep-forward=false drops @main.
+// PLAIN-NOT: func.func @main
 // PLAIN-LABEL: func.func @train_step(
 // PLAIN-SAME: tensor<4x2xf32> {tq.name = "param2", tq.parameter}, %{{[^:]*}}: tensor<4x3xf32>
 // PLAIN-SAME: -> (tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<f32>, tensor<4x2xf32>)

@@ -32,6 +32,7 @@ work = tempfile.mkdtemp(prefix="tq-train-")
 rng = np.random.default_rng(3)
 torch.manual_seed(3)
 B, MOMENTUM, DECAY = 8, 0.9, 1e-3
+EPOCH = np.array(0, np.int32)  # the epoch argument (tq.epoch), a scalar
 
 
 def tool(name, *args):
@@ -109,7 +110,7 @@ def check_against_torch(tag, onnx_path, net, shape, classes):
     y = rng.integers(0, classes, B).astype(np.int64)
     lr = np.array(0.05, np.float32)
     P = len(params)
-    out = cpu.run(text, params + moms + [x, y, lr], entry="train_step", outputs=2 * P + 2)
+    out = cpu.run(text, params + moms + [x, y, lr, EPOCH], entry="train_step", outputs=2 * P + 2)
     loss, logits, want_p, want_m = torch_step(net, names, params, moms, x, y, lr)
     ok = close(out[2 * P], np.float32(loss)) and close(out[2 * P + 1], logits)
     ok = ok and all(close(g, w) for g, w in zip(out[:P], want_p))
@@ -143,7 +144,7 @@ P = len(params)
 
 
 def run(ps, lr):
-    return cpu.run(text, ps + [x, y, np.array(lr, np.float32)], entry="train_step",
+    return cpu.run(text, ps + [x, y, np.array(lr, np.float32), EPOCH], entry="train_step",
                    outputs=P + 2)
 
 
@@ -169,7 +170,7 @@ P = len(params)
 q = os.path.join(work, "digits-q.mlir")
 tool("tq-opt", step, "-tq-quantize=tile=8", "-o", q)
 qtext = open(q).read()
-inputs = params + moms + [x, y, lr]
+inputs = params + moms + [x, y, lr, EPOCH]
 got = cpu.run(qtext, inputs, entry="train_step", outputs=2 * P + 2)
 f32 = cpu.run(text, inputs, entry="train_step", outputs=2 * P + 2)
 cosines = [float(np.dot((g - p).ravel(), (f - p).ravel()) /

@@ -7,6 +7,7 @@
 #include "tq/Dialect/TQ/Transforms/Autodiff.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 #include "tq/Dialect/TQ/Transforms/Roles.h"
+#include "tq/Dialect/TQ/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -223,11 +224,25 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
     auto predict = cast<func::FuncOp>(b.clone(*forward));
     predict.setSymName("predict");
     promoteParameters(predict);
+    addEpochArgument(predict);
     b.setInsertionPointAfter(predict);
     auto step = cast<func::FuncOp>(b.clone(*forward));
     step.setSymName("train_step");
     if (failed(buildStep(step)))
       return signalPassFailure();
+    if (!keepForward)
+      forward.erase();
+  }
+
+  /// Appends the epoch (an i32 from 0, marked `tq.epoch`), which the
+  /// bit-width schedule keys on (SPEC T8).
+  static void addEpochArgument(func::FuncOp func) {
+    Builder b(func.getContext());
+    NamedAttribute attrs[] = {
+        b.getNamedAttr(kEpochArgAttr, b.getUnitAttr()),
+        b.getNamedAttr(kNameArgAttr, b.getStringAttr("epoch"))};
+    (void)func.insertArgument(func.getNumArguments(), b.getI32Type(),
+                              b.getDictionaryAttr(attrs), func.getLoc());
   }
 
   /// `@initial_parameters() -> (params...)`: the forward's parameter values,
@@ -283,6 +298,7 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
                               attrs.getDictionaryAttr(attrs.getNamedAttr(
                                   kNameArgAttr, attrs.getStringAttr("lr"))),
                               loc);
+    addEpochArgument(step);
     Value labels = step.getArgument(end), lr = step.getArgument(end + 1);
 
     b.setInsertionPoint(ret);

@@ -388,17 +388,23 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     (`function`, one `[B, K]` f32 result: the logits), this pass adds two
     functions to the module:
 
-    - `@train_step(params..., momenta..., inputs..., labels, lr)
+    - `@train_step(params..., momenta..., inputs..., labels, lr, epoch)
       -> (new params..., new momenta..., loss, logits)`: the forward pass,
       the mean softmax cross-entropy against `labels` (`tensor<Bxi64>`
       class indices), the gradients of every parameter, and one SGD step
       with momentum μ and weight decay λ on f32 master weights:
       `v ← μ·v + g + λ·p`, `p ← p − lr·v` (`lr` is a `tensor<f32>`; with
-      `momentum=0` there are no momenta);
-    - `@predict(params..., inputs...) -> logits`: the forward pass with the
-      parameters as arguments;
+      `momentum=0` there are no momenta). `epoch` (an `i32` from 0, marked
+      `tq.epoch`) is what `tq-quantize policy=schedule` keys the widths on
+      (SPEC T8);
+    - `@predict(params..., inputs..., epoch) -> logits`: the forward pass
+      with the parameters as arguments;
     - `@initial_parameters() -> (params...)`: their values in the forward
       function, where training starts from.
+
+    The forward function stays, unless `keep-forward=false` (as
+    `tq-train` sets: `policy=schedule` needs an epoch argument in every
+    function it quantizes).
 
     The parameters are the f32 tensor constants the function uses, in
     program order; each becomes an argument marked `tq.parameter` and named
@@ -424,7 +430,9 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
            "SGD momentum μ in [0, 1)">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
-           "L2 weight decay λ >= 0">
+           "L2 weight decay λ >= 0">,
+    Option<"keepForward", "keep-forward", "bool", /*default=*/"true",
+           "Keep the forward function">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::linalg::LinalgDialect",
