@@ -43,17 +43,18 @@ Value reshape(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape,
   return tensor::ExpandShapeOp::create(b, loc, type, x, groups);
 }
 
-/// The rank-reduced slice `x[i, j, ...]` of the two leading dims.
-Value leadingSlice(OpBuilder &b, Location loc, Value x, int64_t i, int64_t j) {
+/// The rank-reduced slice `x[..., i, j]` of the two trailing dims.
+Value trailingSlice(OpBuilder &b, Location loc, Value x, int64_t i, int64_t j) {
   SmallVector<int64_t> shape = shapeOf(x);
-  SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)), sizes,
-      strides(shape.size(), b.getIndexAttr(1));
-  offsets[0] = b.getIndexAttr(i);
-  offsets[1] = b.getIndexAttr(j);
+  size_t rank = shape.size();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      strides(rank, b.getIndexAttr(1));
+  offsets[rank - 2] = b.getIndexAttr(i);
+  offsets[rank - 1] = b.getIndexAttr(j);
   for (auto [d, s] : llvm::enumerate(shape))
-    sizes.push_back(b.getIndexAttr(d < 2 ? 1 : s));
+    sizes.push_back(b.getIndexAttr(d + 2 >= rank ? 1 : s));
   auto type =
-      RankedTensorType::get(ArrayRef(shape).drop_front(2), b.getF32Type());
+      RankedTensorType::get(ArrayRef(shape).drop_back(2), b.getF32Type());
   return tensor::ExtractSliceOp::create(b, loc, type, x, offsets, sizes,
                                         strides);
 }
@@ -150,20 +151,25 @@ LogicalResult mlir::tq::emitConvAdjoint(AdjointContext &ctx, Operation *op) {
                          reshape(b, loc, gWMat, ws, {{0}, {1, 2, 3}}));
   }
   if (ctx.isActive(x)) {
-    // col2im(dY·W): each tap (kh, kw) of dXcol adds into a strided window.
+    // col2im(dY·W): each tap (kh, kw) of dXcol, an [N, OH, OW, C] slice,
+    // adds into a strided window of dX, accumulated in NHWC (the layout of
+    // dXcol's rows) and transposed to NCHW once.
     Value wMat = reshape(b, loc, w, {f, cols}, {{0}, {1, 2, 3}});
     Value gCol =
         emitMatmul(b, loc, gYMat, wMat, Role::output_grad, forwardRole(ctx, w));
     Value gCol6 =
         reshape(b, loc, gCol, {n, oh, ow, c, kh, kw}, {{0, 1, 2}, {3, 4, 5}});
-    Value taps = emitTranspose(b, loc, gCol6, {4, 5, 0, 3, 1, 2});
-    Value gX = emitZeros(b, loc, cast<RankedTensorType>(x.getType()));
+    SmallVector<int64_t> xs = shapeOf(x);
+    Value gX = emitZeros(
+        b, loc,
+        RankedTensorType::get({xs[0], xs[2], xs[3], xs[1]}, b.getF32Type()));
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t j = 0; j < kw; ++j)
-        gX = emitStridedAccumulate(b, loc, gX, leadingSlice(b, loc, taps, i, j),
-                                   {0, 0, i * dilations[0], j * dilations[1]},
-                                   {1, 1, strides[0], strides[1]});
-    ctx.grads.accumulate(b, loc, x, gX);
+        gX = emitStridedAccumulate(b, loc, gX,
+                                   trailingSlice(b, loc, gCol6, i, j),
+                                   {0, i * dilations[0], j * dilations[1], 0},
+                                   {1, strides[0], strides[1], 1});
+    ctx.grads.accumulate(b, loc, x, emitTranspose(b, loc, gX, {0, 3, 1, 2}));
   }
   if (ctx.isActive(init))
     ctx.grads.accumulate(b, loc, init, gY);
