@@ -142,6 +142,8 @@ bool tq::data::readZip(const std::string &path,
     // The zip64 extra field holds the sizes and offset that did not fit.
     for (size_t x = at + 46 + nameLen; x + 4 <= at + 46 + nameLen + extraLen;) {
       uint64_t id = le(z, x, 2), len = le(z, x + 2, 2);
+      if (x + 4 + len > at + 46 + nameLen + extraLen)
+        return bad("bad extra field of '" + name + "'");
       if (id == 1) {
         size_t f = x + 4;
         if (usize == 0xFFFFFFFF && f + 8 <= x + 4 + len)
