@@ -172,6 +172,41 @@ buildStep(mlir::MLIRContext &ctx, const std::string &bytes,
   return module;
 }
 
+/// Makes @train_step also return the widths the run-time search chose
+/// (tq.adaptive_bit_width, SPEC A4) as a tensor<Nxi32>. Returns a label
+/// for each: its layer (the ONNX node) and whether it is a parameter's.
+std::vector<std::string> returnWidths(mlir::func::FuncOp step) {
+  llvm::SmallVector<mlir::Value> widths;
+  std::vector<std::string> labels;
+  step.walk([&](mlir::tq::AdaptiveBitWidthOp op) {
+    std::string layer = "width" + std::to_string(labels.size());
+    mlir::Location loc = op.getLoc();
+    if (auto fused = dyn_cast<mlir::FusedLoc>(loc);
+        fused && !fused.getLocations().empty())
+      loc = fused.getLocations().front();
+    if (auto name = dyn_cast<mlir::NameLoc>(loc))
+      layer = name.getName().str();
+    auto arg = dyn_cast<mlir::BlockArgument>(op.getInput());
+    bool param =
+        arg && step.getArgAttr(arg.getArgNumber(), mlir::tq::kParameterArgAttr);
+    labels.push_back(layer + (param ? " (weight)" : ""));
+    widths.push_back(op.getResult());
+  });
+  if (widths.empty())
+    return labels;
+  auto ret = cast<mlir::func::ReturnOp>(step.getBody().front().getTerminator());
+  mlir::OpBuilder b(ret);
+  mlir::Value packed = mlir::tensor::FromElementsOp::create(
+      b, ret.getLoc(),
+      mlir::RankedTensorType::get({int64_t(widths.size())}, b.getI32Type()),
+      widths);
+  ret->insertOperands(ret->getNumOperands(), packed);
+  llvm::SmallVector<mlir::Type> results(step.getResultTypes());
+  results.push_back(packed.getType());
+  step.setFunctionType(b.getFunctionType(step.getArgumentTypes(), results));
+  return labels;
+}
+
 /// Accuracy of `predict` over `d` (the last partial batch padded).
 double evaluate(cpu::CPUModule &m, std::vector<Parameter> &params,
                 const data::Dataset &d, int64_t classes, int32_t epoch,
@@ -277,6 +312,7 @@ int main(int argc, char **argv) {
     params.push_back(std::move(p));
   }
   auto logitsType = cast<mlir::RankedTensorType>(step.getResultTypes().back());
+  std::vector<std::string> widthLabels = returnWidths(step);
   int64_t classes = logitsType.getDimSize(1);
   if (split.classes > classes)
     return fail("the dataset has " + Twine(split.classes) +
@@ -364,6 +400,7 @@ int main(int argc, char **argv) {
                 split.train.sampleShape.end());
   std::vector<float> x(batch * size), logits(batch * classes), loss(1);
   std::vector<int64_t> labels(batch);
+  std::vector<int32_t> widths(widthLabels.size());
   std::vector<float> lr{float(learningRate)};
   std::vector<Parameter> next = params;
   data::SplitMix64 order(seed);
@@ -376,6 +413,7 @@ int main(int argc, char **argv) {
     std::vector<int64_t> perm = data::shuffle(split.train.count(), order);
     double lossSum = 0;
     int64_t correct = 0;
+    std::vector<double> widthSums(widths.size(), 0.0);
     for (int64_t s = 0; s < steps; ++s) {
       for (int64_t r = 0; r < batch; ++r) {
         int64_t i = perm[s * batch + r];
@@ -400,10 +438,15 @@ int main(int argc, char **argv) {
           outsB.push_back(buffer(p.momentum, p.shape));
       outsB.push_back({loss.data(), cpu::ElementType::F32, {}});
       outsB.push_back(buffer(logits, {batch, classes}));
+      if (!widthLabels.empty())
+        outsB.push_back(
+            {widths.data(), cpu::ElementType::I32, {int64_t(widths.size())}});
       if (!compiled->invoke("train_step", ins, outsB, error))
         return fail(error);
       std::swap(params, next);
       lossSum += loss[0];
+      for (size_t w = 0; w < widths.size(); ++w)
+        widthSums[w] += widths[w];
       for (int64_t r = 0; r < batch; ++r) {
         const float *row = &logits[r * classes];
         if (std::max_element(row, row + classes) - row == labels[r])
@@ -435,15 +478,30 @@ int main(int argc, char **argv) {
            << format("%.2f", trainAccuracy) << "%, test accuracy "
            << format("%.2f", testAccuracy) << "%, "
            << format("%.2f", trainSeconds) << " s ("
-           << format("%.2f", 1e3 * trainSeconds / double(steps))
-           << " ms/step)\n";
-    epochLog.push_back(
-        json::Object{{"epoch", int64_t(epoch)},
-                     {"loss", meanLoss},
-                     {"train_accuracy", trainAccuracy},
-                     {"test_accuracy", testAccuracy},
-                     {"seconds", trainSeconds},
-                     {"ms_per_step", 1e3 * trainSeconds / double(steps)}});
+           << format("%.2f", 1e3 * trainSeconds / double(steps)) << " ms/step)";
+    json::Object entry{{"epoch", int64_t(epoch)},
+                       {"loss", meanLoss},
+                       {"train_accuracy", trainAccuracy},
+                       {"test_accuracy", testAccuracy},
+                       {"seconds", trainSeconds},
+                       {"ms_per_step", 1e3 * trainSeconds / double(steps)}};
+    if (!widths.empty()) {
+      // The mean width of each run-time choice over the epoch's steps.
+      json::Object perWidth;
+      double bitsSum = 0;
+      for (size_t w = 0; w < widths.size(); ++w) {
+        double mean = widthSums[w] / double(steps);
+        bitsSum += mean;
+        perWidth[widthLabels[w] + " #" + std::to_string(w)] = mean;
+      }
+      double averageBits = bitsSum / double(widths.size());
+      outs() << ", adaptive widths " << format("%.2f", averageBits)
+             << " bits on average";
+      entry["average_bits"] = averageBits;
+      entry["widths"] = std::move(perWidth);
+    }
+    outs() << "\n";
+    epochLog.push_back(std::move(entry));
   }
 
   if (!outputPath.empty()) {

@@ -90,8 +90,9 @@ def main():
     for name, epochs, ref, f32, q8, sched, adaptive, *_ in rows:
         base = ref["test_accuracy"]
         cell = lambda log: f"{log['test_accuracy']:.2f}% ({log['test_accuracy'] - base:+.2f})"
+        bits = adaptive["epochs"][-1].get("average_bits", 0)
         print(f"| {name} | {epochs} | {base:.2f}% | {cell(f32)} | {cell(q8)} | "
-              f"{cell(sched)} | {cell(adaptive)} |")
+              f"{cell(sched)} | {cell(adaptive)}, {bits:.2f} bits |")
     print()
     print("| model | threads | tq 8-bit step | torch fp32 step | onnxruntime fp32 forward | "
           "tq / torch | tq / onnxruntime forward |")

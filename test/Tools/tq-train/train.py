@@ -7,6 +7,7 @@
 #  - the same seed gives the same log twice (deterministic);
 #  - the exported ONNX model, imported again and run by tq-run (and by
 #    onnxruntime when it is installed), scores the accuracy tq-train logged;
+#  - the adaptive policy logs the widths it chose at run time;
 #  - --init=model starts from the bundled trained weights;
 #  - .npz datasets, stored (f32) and compressed (uint8), train alike.
 import json
@@ -70,6 +71,15 @@ if os.path.isdir(os.path.join(ort, "onnxruntime-node")):
 else:
     print("onnxruntime: as logged (not installed: not run)")
 # CHECK: onnxruntime: as logged
+
+adaptive, _ = train("adaptive", cnn, "--data=digits", "--epochs=2", "--init=seeded",
+                    "--quantize=tile=8 policy=adaptive max-bits=8")
+last = adaptive["epochs"][-1]
+ok = 2 <= last["average_bits"] <= 8 and len(last["widths"]) > 0 and \
+    all(2 <= w <= 8 for w in last["widths"].values())
+print(f"adaptive: {len(last['widths'])} run-time widths, "
+      f"{'average in [2, 8]' if ok else 'OUT OF RANGE'}")
+# CHECK: adaptive: {{[1-9][0-9]*}} run-time widths, average in [2, 8]
 
 start, _ = train("from-model", cnn, "--data=digits", "--epochs=1", "--lr=0.001",
                  "--quantize=tile=8")
