@@ -22,6 +22,20 @@ bool mlir::tq::listGraphInputs(const std::string &bytes,
   return true;
 }
 
+bool mlir::tq::listFloatInitializers(const std::string &bytes,
+                                     std::vector<std::string> &names,
+                                     std::string &error) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    error = "not a binary ONNX model";
+    return false;
+  }
+  for (const onnx::TensorProto &t : model.graph().initializer())
+    if (t.data_type() == onnx::TensorProto::FLOAT)
+      names.push_back(t.name());
+  return true;
+}
+
 bool mlir::tq::replaceInitializers(
     const std::string &bytes,
     const std::map<std::string, std::vector<float>> &values, std::string &out,

@@ -5,6 +5,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -49,9 +51,14 @@ static bool readFile(const std::string &path, std::string &out,
   return true;
 }
 
-/// Inflates `in`: raw deflate (windowBits −15) or gzip (31).
+/// Inflates `in`: raw deflate (windowBits −15) or gzip (31), at most
+/// `limit` bytes.
 static bool inflateAll(const std::string &in, int windowBits, std::string &out,
-                       std::string &error) {
+                       std::string &error, uint64_t limit = uint64_t(1) << 32) {
+  if (in.size() > UINT32_MAX) {
+    error = "compressed data too large";
+    return false;
+  }
   z_stream z{};
   if (inflateInit2(&z, windowBits) != Z_OK) {
     error = "zlib initialization failed";
@@ -71,6 +78,11 @@ static bool inflateAll(const std::string &in, int windowBits, std::string &out,
       return false;
     }
     out.append(chunk, sizeof(chunk) - z.avail_out);
+    if (out.size() > limit) {
+      inflateEnd(&z);
+      error = "compressed data larger than stated";
+      return false;
+    }
   } while (rc != Z_STREAM_END);
   inflateEnd(&z);
   return true;
@@ -90,6 +102,12 @@ bool tq::data::readGzip(const std::string &path, std::string &out,
 }
 
 namespace {
+/// Whether `n` bytes at `at` lie inside a buffer of `size` bytes (with no
+/// overflow for offsets read from a malformed file).
+bool fits(uint64_t at, uint64_t n, uint64_t size) {
+  return at <= size && size - at >= n;
+}
+
 uint64_t le(const std::string &s, size_t at, int bytes) {
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i)
@@ -123,20 +141,20 @@ bool tq::data::readZip(const std::string &path,
   if ((entries == 0xFFFF || cdOffset == 0xFFFFFFFF) && eocd >= 20 &&
       le(z, eocd - 20, 4) == 0x07064b50) {
     uint64_t at = le(z, eocd - 20 + 8, 8);
-    if (at + 56 > z.size() || le(z, at, 4) != 0x06064b50)
+    if (!fits(at, 56, z.size()) || le(z, at, 4) != 0x06064b50)
       return bad("bad zip64 end of central directory");
     entries = le(z, at + 32, 8);
     cdOffset = le(z, at + 48, 8);
   }
   size_t at = cdOffset;
   for (uint64_t e = 0; e < entries; ++e) {
-    if (at + 46 > z.size() || le(z, at, 4) != 0x02014b50)
+    if (!fits(at, 46, z.size()) || le(z, at, 4) != 0x02014b50)
       return bad("bad central directory entry");
     uint64_t method = le(z, at + 10, 2), csize = le(z, at + 20, 4),
              usize = le(z, at + 24, 4), nameLen = le(z, at + 28, 2),
              extraLen = le(z, at + 30, 2), commentLen = le(z, at + 32, 2),
              local = le(z, at + 42, 4);
-    if (at + 46 + nameLen + extraLen > z.size())
+    if (!fits(at, 46 + nameLen + extraLen, z.size()))
       return bad("truncated central directory");
     std::string name = z.substr(at + 46, nameLen);
     // The zip64 extra field holds the sizes and offset that did not fit.
@@ -155,16 +173,16 @@ bool tq::data::readZip(const std::string &path,
       }
       x += 4 + len;
     }
-    if (local + 30 > z.size() || le(z, local, 4) != 0x04034b50)
+    if (!fits(local, 30, z.size()) || le(z, local, 4) != 0x04034b50)
       return bad("bad local header of '" + name + "'");
     uint64_t data = local + 30 + le(z, local + 26, 2) + le(z, local + 28, 2);
-    if (data + csize > z.size())
+    if (!fits(data, csize, z.size()))
       return bad("truncated data of '" + name + "'");
     std::string content;
     if (method == 0) {
       content = z.substr(data, csize);
     } else if (method == 8) {
-      if (!inflateAll(z.substr(data, csize), -MAX_WBITS, content, error))
+      if (!inflateAll(z.substr(data, csize), -MAX_WBITS, content, error, usize))
         return bad("'" + name + "': " + error);
     } else {
       return bad("'" + name + "' uses compression method " +
@@ -269,8 +287,22 @@ bool tq::data::loadDigits(Split &out, std::string &error, std::string csvGz) {
     std::vector<float> values;
     std::stringstream cells(line);
     std::string cell;
-    while (std::getline(cells, cell, ','))
-      values.push_back(std::stof(cell));
+    while (std::getline(cells, cell, ',')) {
+      char *end = nullptr;
+      float v = std::strtof(cell.c_str(), &end);
+      if (cell.empty() || *end != '\0' || !std::isfinite(v)) {
+        error = "'" + csvGz + "': row " + std::to_string(index) +
+                " has a cell that is not a number: '" + cell + "'";
+        return false;
+      }
+      values.push_back(v);
+    }
+    if (values.size() == 65 &&
+        (values[64] < 0 || values[64] > 9 || values[64] != int(values[64]))) {
+      error = "'" + csvGz + "': row " + std::to_string(index) +
+              " has a label that is not a digit";
+      return false;
+    }
     if (values.size() != 65) {
       error = "'" + csvGz + "': row " + std::to_string(index) + " has " +
               std::to_string(values.size()) + " values, not 65";
@@ -306,6 +338,10 @@ static bool readIdx(const std::string &path, int dims,
     for (int b = 0; b < 4; ++b)
       n = (n << 8) | uint8_t(data[4 + 4 * i + b]);
     shape.push_back(n);
+    if (n != 0 && total > data.size() / size_t(n)) {
+      error = "'" + path + "' declares more data than it holds";
+      return false;
+    }
     total *= size_t(n);
   }
   if (data.size() != 4 + 4 * dims + total) {
@@ -338,8 +374,14 @@ bool tq::data::loadFashionMNIST(Split &out, std::string &error,
     d->x.resize(images.size());
     for (size_t i = 0; i < images.size(); ++i)
       d->x[i] = float(uint8_t(images[i])) / 255.0f;
-    for (char c : labels)
+    for (char c : labels) {
+      if (uint8_t(c) > 9) {
+        error = directory + ": " + prefix + " labels must be in [0, 9], got " +
+                std::to_string(uint8_t(c));
+        return false;
+      }
       d->y.push_back(uint8_t(c));
+    }
   }
   out.classes = 10;
   return true;

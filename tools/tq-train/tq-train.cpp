@@ -25,9 +25,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -154,9 +156,17 @@ buildStep(mlir::MLIRContext &ctx, const std::string &bytes,
   if (!module)
     return nullptr;
   mlir::PassManager pm(&ctx);
+  // The model's f32 initializers are its parameters; constants the
+  // importer makes (pooling divisors, folded tables) stay constant.
+  std::vector<std::string> initializers;
+  if (!mlir::tq::listFloatInitializers(bytes, initializers, error))
+    return nullptr;
   std::string pipeline =
-      "tq-training-step{momentum=" + std::to_string(momentum) +
-      " weight-decay=" + std::to_string(weightDecay) + " keep-forward=false}";
+      formatv("tq-training-step{{momentum={0:e17} weight-decay={1:e17} "
+              "keep-forward=false parameters={2}}",
+              double(momentum), double(weightDecay),
+              llvm::join(initializers, ","))
+          .str();
   if (!floatStep)
     pipeline += ",tq-quantize{" + quantize + "}";
   std::string pipelineError;

@@ -52,6 +52,10 @@ OwningOpRef<ModuleOp> importONNX(const std::string &bytes,
 bool listGraphInputs(const std::string &bytes, std::vector<std::string> &names,
                      std::string &error);
 
+/// The names of the f32 initializers of the binary model `bytes`.
+bool listFloatInitializers(const std::string &bytes,
+                           std::vector<std::string> &names, std::string &error);
+
 /// The binary model `bytes` with the f32 initializers named in `values`
 /// holding new data (same element count; the data is stored as raw_data).
 /// Fails naming an initializer that is missing, not f32 or of another size.

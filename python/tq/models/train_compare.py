@@ -17,8 +17,8 @@ import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-QUICK = "--quick" in sys.argv
+BIN = "build/bin"
+QUICK = False
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 WORK = tempfile.mkdtemp(prefix="tq-train-compare-")
 MODELS = {
@@ -63,6 +63,11 @@ def ort_forward_ms(model, shape, threads):
 
 
 def main():
+    global BIN, QUICK
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    BIN = sys.argv[1]
+    QUICK = "--quick" in sys.argv
     rows = []
     for name, (onnx, data, epochs, schedule) in MODELS.items():
         model = os.path.join(ROOT, "models", onnx)

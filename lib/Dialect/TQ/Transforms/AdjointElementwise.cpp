@@ -168,7 +168,10 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
     SmallVector<bool> isConstant;
     AffineMap inMap = generic.getIndexingMapsArray()[k];
     FailureOr<SmallVector<unsigned>> dims = readDims(inMap, isConstant);
-    if (failed(dims))
+    bool broadcastOfOnes = succeeded(dims);
+    for (auto [i, c] : llvm::enumerate(isConstant))
+      broadcastOfOnes &= !c || inType.getDimSize(i) == 1;
+    if (!broadcastOfOnes)
       return op->emitOpError("input #")
              << k << " is not read through a broadcast map: no gradient rule";
 

@@ -172,6 +172,20 @@ FailureOr<SmallVector<Value>> mlir::tq::emitGradients(OpBuilder &b, Block &body,
                      [&](Value v) { return active.contains(v); }))
       active.insert(op.result_begin(), op.result_end());
 
+  // The rules build static shapes: every value on the path must have one.
+  for (Value v : active) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape()) {
+      Operation *where = v.getDefiningOp();
+      InFlightDiagnostic diag =
+          where ? where->emitOpError("has a result of type ")
+                : mlir::emitError(v.getLoc(), "a value of type ");
+      diag << v.getType()
+           << " on the path to the loss: tq-training-step needs statically "
+              "shaped tensors";
+      return failure();
+    }
+  }
   GradientMap grads;
   RoleAnalysis roles;
   AdjointContext ctx{b, active, grads, roles};

@@ -38,13 +38,16 @@ std::string parameterName(arith::ConstantOp c, unsigned i) {
 }
 
 /// The parameters of `func`: the f32 tensor constants it uses, in program
-/// order.
-SmallVector<arith::ConstantOp> findParameters(func::FuncOp func) {
+/// order; only those named in `only` when it is not empty.
+SmallVector<arith::ConstantOp> findParameters(func::FuncOp func,
+                                              ArrayRef<std::string> only) {
   SmallVector<arith::ConstantOp> constants;
   func.walk([&](arith::ConstantOp c) {
     auto type = dyn_cast<RankedTensorType>(c.getType());
     if (type && type.getElementType().isF32() && type.getNumElements() > 0 &&
-        !c.use_empty())
+        !c.use_empty() &&
+        (only.empty() ||
+         llvm::is_contained(only, parameterName(c, constants.size()))))
       constants.push_back(c);
   });
   return constants;
@@ -52,8 +55,9 @@ SmallVector<arith::ConstantOp> findParameters(func::FuncOp func) {
 
 /// Replaces the parameters of `func` by leading arguments marked
 /// `tq.parameter` and `tq.name`; returns the arguments.
-SmallVector<Value> promoteParameters(func::FuncOp func) {
-  SmallVector<arith::ConstantOp> constants = findParameters(func);
+SmallVector<Value> promoteParameters(func::FuncOp func,
+                                     ArrayRef<std::string> only) {
+  SmallVector<arith::ConstantOp> constants = findParameters(func, only);
   Builder b(func.getContext());
   SmallVector<Value> params;
   for (auto [i, c] : llvm::enumerate(constants)) {
@@ -223,7 +227,7 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
     emitInitialParameters(b, forward);
     auto predict = cast<func::FuncOp>(b.clone(*forward));
     predict.setSymName("predict");
-    promoteParameters(predict);
+    promoteParameters(predict, parameters);
     addEpochArgument(predict);
     b.setInsertionPointAfter(predict);
     auto step = cast<func::FuncOp>(b.clone(*forward));
@@ -248,7 +252,8 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
   /// `@initial_parameters() -> (params...)`: the forward's parameter values,
   /// where a driver starts training from.
   void emitInitialParameters(OpBuilder &b, func::FuncOp forward) {
-    SmallVector<arith::ConstantOp> constants = findParameters(forward);
+    SmallVector<arith::ConstantOp> constants =
+        findParameters(forward, parameters);
     SmallVector<Type> types;
     for (arith::ConstantOp c : constants)
       types.push_back(c.getType());
@@ -265,7 +270,7 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
   }
 
   LogicalResult buildStep(func::FuncOp step) {
-    SmallVector<Value> params = promoteParameters(step);
+    SmallVector<Value> params = promoteParameters(step, parameters);
     Block &body = step.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     Value logits = ret.getOperand(0);

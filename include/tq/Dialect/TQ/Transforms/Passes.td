@@ -406,8 +406,8 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     `tq-train` sets: `policy=schedule` needs an epoch argument in every
     function it quantizes).
 
-    The parameters are the f32 tensor constants the function uses, in
-    program order; each becomes an argument marked `tq.parameter` and named
+    The parameters are the f32 tensor constants the function uses (or
+    those named in `parameters`), in program order; each becomes an argument marked `tq.parameter` and named
     `tq.name` after the constant's location (the ONNX initializer).
 
     Gradients are derived op by op (reverse mode): element-wise
@@ -432,7 +432,12 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "L2 weight decay λ >= 0">,
     Option<"keepForward", "keep-forward", "bool", /*default=*/"true",
-           "Keep the forward function">
+           "Keep the forward function">,
+    ListOption<"parameters", "parameters", "std::string",
+               "Train only the constants of these names (default: all f32 "
+               "tensor constants); tq-train passes the model's initializers, "
+               "so that tables the importer builds (pooling divisors) stay "
+               "constant">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::linalg::LinalgDialect",
