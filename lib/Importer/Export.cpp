@@ -5,14 +5,22 @@
 
 #include <set>
 
+/// Parses the binary model `bytes` (the importer also reads the text form;
+/// these helpers serve tq-train, which rewrites binary models).
+static bool parseModel(const std::string &bytes, onnx::ModelProto &model,
+                       std::string &error) {
+  if (model.ParseFromString(bytes))
+    return true;
+  error = "not a binary ONNX model";
+  return false;
+}
+
 bool mlir::tq::listGraphInputs(const std::string &bytes,
                                std::vector<std::string> &names,
                                std::string &error) {
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) {
-    error = "not a binary ONNX model";
+  if (!parseModel(bytes, model, error))
     return false;
-  }
   std::set<std::string> initializers;
   for (const onnx::TensorProto &t : model.graph().initializer())
     initializers.insert(t.name());
@@ -26,10 +34,8 @@ bool mlir::tq::listFloatInitializers(const std::string &bytes,
                                      std::vector<std::string> &names,
                                      std::string &error) {
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) {
-    error = "not a binary ONNX model";
+  if (!parseModel(bytes, model, error))
     return false;
-  }
   for (const onnx::TensorProto &t : model.graph().initializer())
     if (t.data_type() == onnx::TensorProto::FLOAT)
       names.push_back(t.name());
@@ -41,10 +47,8 @@ bool mlir::tq::replaceInitializers(
     const std::map<std::string, std::vector<float>> &values, std::string &out,
     std::string &error) {
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) {
-    error = "not a binary ONNX model";
+  if (!parseModel(bytes, model, error))
     return false;
-  }
   std::set<std::string> done;
   for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
     auto it = values.find(t.name());
