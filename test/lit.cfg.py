@@ -24,7 +24,7 @@ config.substitutions.append(("%tq_build", config.tq_obj_root))
 config.environment["PYTHONPATH"] = os.path.join(config.tq_src_root, "python")
 
 tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
-tools = ["tq-bench", "tq-import-onnx", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run",
+tools = ["tq-bench", "tq-compile", "tq-import-onnx", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run",
          "tq-train", "tq-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

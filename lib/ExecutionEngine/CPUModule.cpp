@@ -6,6 +6,7 @@
 #include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 #include "tq/Pipelines/Pipelines.h"
+#include "tq/Support/ArgNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -156,6 +157,28 @@ LogicalResult flatten(Type t, const std::string &name,
   return success();
 }
 
+void labelBuffers(func::FuncOp f, Signature &sig) {
+  auto label = [](std::vector<BufferType> &buffers, StringRef prefix,
+                  auto nameOf) {
+    for (BufferType &b : buffers) {
+      // "arg3.data" -> position 3, suffix ".data".
+      StringRef rest = StringRef(b.name).drop_front(prefix.size());
+      auto [index, suffix] = rest.split('.');
+      unsigned i;
+      if (!StringRef(b.name).starts_with(prefix) || index.getAsInteger(10, i))
+        continue;
+      if (StringAttr name = nameOf(i))
+        b.label = name.str() + (suffix.empty() ? "" : "." + suffix.str());
+    }
+  };
+  label(sig.inputs, "arg", [&](unsigned i) {
+    return f.getArgAttrOfType<StringAttr>(i, mlir::tq::kNameArgAttr);
+  });
+  label(sig.outputs, "result", [&](unsigned i) {
+    return f.getResultAttrOfType<StringAttr>(i, mlir::tq::kNameArgAttr);
+  });
+}
+
 } // namespace tq::cpu::detail
 
 namespace {
@@ -281,6 +304,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
           << f.getName() << " returns more than one scalar";
       return nullptr;
     }
+    detail::labelBuffers(f, sig);
     m->impl->functions.push_back(f.getName().str());
     m->impl->signatures[f.getName().str()] = sig;
   }

@@ -310,6 +310,7 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
       sched.signature.outputs.push_back(sched.slots[s]);
       sched.signature.outputs.back().name = "result" + std::to_string(i);
     }
+    cpu::detail::labelBuffers(f, sched.signature);
     m->impl->functions.push_back(f.getName().str());
     m->impl->schedules[f.getName().str()] = std::move(sched);
   }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
+#include "tq/Support/ArgNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -397,6 +398,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   func::ReturnOp::create(b, module->getLoc(), results);
   func.setFunctionType(
       b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  // The ONNX names of the inputs and outputs, for the runners and the
+  // headers tq-compile writes.
+  for (auto [i, name] : llvm::enumerate(argNames))
+    func.setArgAttr(i, kNameArgAttr, b.getStringAttr(name));
+  for (auto [i, out] : llvm::enumerate(g.output()))
+    func.setResultAttr(i, kNameArgAttr, b.getStringAttr(out.name()));
   return module;
 }
 

@@ -7,8 +7,8 @@
 // float MLIR form `tq-opt -tq-quantize` takes.
 //
 //===----------------------------------------------------------------------===//
+#include "tq/Driver/Driver.h"
 #include "tq/Importer/ONNX.h"
-#include "tq/Runtime/Npy.h"
 #include "tq/Support/ToolOptions.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -59,75 +59,16 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "ONNX model to MLIR\n");
   mlir::tq::ONNXImportOptions options;
   options.function = function;
-  for (const std::string &s : inputShapes) {
-    auto [name, dims] = StringRef(s).rsplit(':');
-    SmallVector<StringRef> parts;
-    dims.split(parts, 'x');
-    std::vector<int64_t> shape;
-    for (StringRef p : parts) {
-      int64_t d;
-      if (p.getAsInteger(10, d) || d < 1)
-        return fail("--input-shape must be NAME:D0xD1x... with positive "
-                    "dims, got '" +
-                    s + "'");
-      shape.push_back(d);
-    }
-    if (name.empty() || dims.empty())
-      return fail("--input-shape must be NAME:D0xD1x..., got '" + s + "'");
-    options.inputShapes[name.str()] = shape;
-  }
-  for (const std::string &s : dims) {
-    auto [name, value] = StringRef(s).rsplit('=');
-    int64_t d;
-    if (name.empty() || value.getAsInteger(10, d) || d < 1)
-      return fail("--dim must be NAME=N with N positive, got '" + s + "'");
-    options.dims[name.str()] = d;
-  }
-  for (const std::string &s : constantInputs) {
-    auto [name, path] = StringRef(s).split('=');
-    if (name.empty() || path.empty())
-      return fail("--constant-input must be NAME=FILE.npy, got '" + s + "'");
-    tq::npy::Array a;
-    std::string why;
-    if (!tq::npy::read(path.str(), a, why))
-      return fail("--constant-input " + name + ": " + why);
-    mlir::tq::ONNXConstant c;
-    c.shape = a.shape;
-    // ONNX data types: FLOAT 1, UINT8 2, INT8 3, INT16 5, INT32 6,
-    // INT64 7.
-    switch (a.dtype) {
-    case tq::npy::DType::F32:
-    case tq::npy::DType::F64:
-      c.dataType = 1;
-      break;
-    case tq::npy::DType::U8:
-    case tq::npy::DType::Bool:
-      c.dataType = 2;
-      break;
-    case tq::npy::DType::I8:
-      c.dataType = 3;
-      break;
-    case tq::npy::DType::I16:
-      c.dataType = 5;
-      break;
-    case tq::npy::DType::I32:
-      c.dataType = 6;
-      break;
-    case tq::npy::DType::I64:
-      c.dataType = 7;
-      break;
-    }
-    for (int64_t i = 0; i < a.numElements(); ++i)
-      c.values.push_back(a.at(i));
-    options.constants[name.str()] = c;
-  }
+  std::string error;
+  if (!tq::driver::parseImportOptions(inputShapes, dims, constantInputs,
+                                      options, error))
+    return fail(error);
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFile(modelPath);
   if (!file)
     return fail("cannot open '" + modelPath +
                 "': " + file.getError().message());
   mlir::MLIRContext ctx;
-  std::string error;
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::tq::importONNX(
       (*file)->getBuffer().str(), modelPath, &ctx, options, error);
   if (!module)

@@ -211,9 +211,10 @@ std::vector<std::string> returnWidths(mlir::func::FuncOp step) {
       mlir::RankedTensorType::get({int64_t(widths.size())}, b.getI32Type()),
       widths);
   ret->insertOperands(ret->getNumOperands(), packed);
-  llvm::SmallVector<mlir::Type> results(step.getResultTypes());
-  results.push_back(packed.getType());
-  step.setFunctionType(b.getFunctionType(step.getArgumentTypes(), results));
+  (void)step.insertResult(
+      step.getNumResults(), packed.getType(),
+      b.getDictionaryAttr(
+          b.getNamedAttr(mlir::tq::kNameArgAttr, b.getStringAttr("widths"))));
   return labels;
 }
 

@@ -36,6 +36,10 @@ struct BufferType {
   bool scalar = false;
   /// What the buffer is: "arg0", "arg1.data", "arg1.steps", "result0", ...
   std::string name;
+  /// The same with the value's name (its `tq.name` attribute: the ONNX
+  /// input or output) instead of its position: "x", "w.data", "logits";
+  /// empty for an unnamed value.
+  std::string label;
   int64_t numElements() const;
 };
 

@@ -59,7 +59,7 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK-SAME: %[[LABELS:[^:]*]]: tensor<4xi64> {tq.name = "labels"}
 // CHECK-SAME: %[[LR:[^:]*]]: tensor<f32> {tq.name = "lr"}
 // CHECK-SAME: %{{[^:]*}}: i32 {tq.epoch, tq.name = "epoch"})
-// CHECK-SAME: -> (tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<f32>, tensor<4x2xf32>)
+// CHECK-SAME: -> (tensor<3x4xf32> {tq.name = "fc1.weight"}, tensor<4xf32> {tq.name = "fc1.bias"}, tensor<4x2xf32> {tq.name = "param2"}, tensor<3x4xf32> {tq.name = "fc1.weight.momentum"}, tensor<4xf32> {tq.name = "fc1.bias.momentum"}, tensor<4x2xf32> {tq.name = "param2.momentum"}, tensor<f32> {tq.name = "loss"}, tensor<4x2xf32>)
 // CHECK: %[[H:.*]] = linalg.matmul ins(%[[X]], %[[W1]]
 // CHECK: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[B1]]
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[HB]] :
@@ -105,7 +105,7 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // PLAIN-NOT: func.func @main
 // PLAIN-LABEL: func.func @train_step(
 // PLAIN-SAME: tensor<4x2xf32> {tq.name = "param2", tq.parameter}, %{{[^:]*}}: tensor<4x3xf32>
-// PLAIN-SAME: -> (tensor<3x4xf32>, tensor<4xf32>, tensor<4x2xf32>, tensor<f32>, tensor<4x2xf32>)
+// PLAIN-SAME: -> (tensor<3x4xf32> {tq.name = "fc1.weight"}, tensor<4xf32> {tq.name = "fc1.bias"}, tensor<4x2xf32> {tq.name = "param2"}, tensor<f32> {tq.name = "loss"}, tensor<4x2xf32>)
 // PLAIN: %[[DECAY:.*]] = arith.constant 5.000000e-01 : f32
 // PLAIN: arith.mulf %[[DECAY]]
 // PLAIN-NEXT: arith.addf

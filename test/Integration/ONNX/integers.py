@@ -8,6 +8,7 @@
 # index of ties, a NaN wins), Sum and Mean, IsInf / IsNaN, Size, Not of a
 # bool input. The inputs have negatives, ties, NaN and ±Inf.
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -63,7 +64,9 @@ path = os.path.join(tmp, "integers.onnx")
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 mlir = subprocess.run([os.path.join(bindir, "tq-import-onnx"), path, "--locations=false"],
                       capture_output=True, text=True, check=True).stdout
-print("signature:", mlir.split("func.func @main(")[1].split("{")[0].strip())
+# The ONNX names (tq.name attributes) aside.
+header = re.sub(r' \{tq\.name = "[^"]*"\}', "", mlir.split("func.func @main(")[1])
+print("signature:", header.split("{")[0].strip())
 
 # The references, from Python's integers and numpy.
 def trunc_div(p, q):

@@ -366,8 +366,22 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
     SmallVector<Type> resultTypes;
     for (Value v : results)
       resultTypes.push_back(v.getType());
+    // The results are named like the arguments they update; the logits
+    // keep the forward's name (its ONNX output).
+    StringAttr logitsName =
+        step.getResultAttrOfType<StringAttr>(0, kNameArgAttr);
+    step.removeResAttrsAttr();
     step.setFunctionType(
         FunctionType::get(ctx, step.getArgumentTypes(), resultTypes));
+    auto name = [&](unsigned i, StringAttr n) {
+      if (n)
+        step.setResultAttr(i, kNameArgAttr, n);
+    };
+    unsigned updated = newParams.size() + newMomenta.size();
+    for (unsigned i = 0; i < updated; ++i)
+      name(i, step.getArgAttrOfType<StringAttr>(i, kNameArgAttr));
+    name(updated, attrs.getStringAttr("loss"));
+    name(updated + 1, logitsName);
     return success();
   }
 };

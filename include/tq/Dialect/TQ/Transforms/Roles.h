@@ -9,6 +9,7 @@
 #define TQ_DIALECT_TQ_TRANSFORMS_ROLES_H
 
 #include "tq/Dialect/TQ/IR/TQ.h"
+#include "tq/Support/ArgNames.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -24,9 +25,6 @@ constexpr StringLiteral kKeepFloatAttr = "tq.keep_float";
 /// (a weight).
 constexpr StringLiteral kRoleArgAttr = "tq.role";
 constexpr StringLiteral kParameterArgAttr = "tq.parameter";
-/// On the arguments and results of a training step (tq-training-step): the
-/// name of the parameter, momentum or input (an ONNX initializer's name).
-constexpr StringLiteral kNameArgAttr = "tq.name";
 
 /// A compute op tile-quant quantizes, seen uniformly.
 struct ComputeOp {
