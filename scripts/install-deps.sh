@@ -21,14 +21,16 @@ declare -A GROUPS_PKGS=(
     llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
     clang-22 lld-22 libclang-rt-22-dev libomp-22-dev"
   # Libraries the project links: ONNX protobufs, zlib (tq-train's .npz and
-  # gzip datasets), GoogleTest, and the peers of tq-bench cpu-matmul
-  # (oneDNN, OpenBLAS).
+  # gzip datasets), GoogleTest, the peers of tq-bench cpu-matmul (oneDNN,
+  # OpenBLAS), and pybind11 with Python's headers (the in-process Python
+  # package).
   [libs]="libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev
-    libgtest-dev libdnnl-dev libopenblas-dev"
-  # Python modules of the lit suite, the numpy reference and the model
-  # evaluation (run under /usr/bin/python3), and the test data.
-  [pytest]="python3 python3-onnx python3-numpy python3-psutil
-    libonnx-testdata dataset-fashion-mnist"
+    libgtest-dev libdnnl-dev libopenblas-dev pybind11-dev python3-dev"
+  # Python modules of the lit suite, the numpy reference, the model
+  # evaluation and the Python package's tests and report (run under
+  # /usr/bin/python3), and the test data.
+  [pytest]="python3 python3-onnx python3-numpy python3-psutil python3-pytest
+    python3-matplotlib libonnx-testdata dataset-fashion-mnist"
   # onnxruntime comparisons (npm onnxruntime-node runs under Node.js).
   [node]="nodejs npm"
   # Retraining the bundled models (python/tq/models/*.py --train).

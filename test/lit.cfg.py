@@ -21,7 +21,16 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%tq_src", config.tq_src_root))
 config.substitutions.append(("%tq_build", config.tq_obj_root))
-config.environment["PYTHONPATH"] = os.path.join(config.tq_src_root, "python")
+# The package's sources, and its compiled module _tq_native (build/python).
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    [os.path.join(config.tq_src_root, "python"),
+     os.path.join(config.tq_obj_root, "python")])
+import glob
+if glob.glob(os.path.join(config.tq_obj_root, "python", "_tq_native*.so")):
+    config.available_features.add("python-bindings")
+else:
+    lit_config.note("tq.compile tests are skipped: the Python module is not "
+                    "built (pybind11-dev, python3-dev; not in the sanitizer build)")
 
 tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
 tools = ["tq-bench", "tq-compile", "tq-import-onnx", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run",
