@@ -217,12 +217,12 @@ static bool takeLabels(const tq::npy::Array &a, const std::string &what,
   return true;
 }
 
-bool tq::data::loadNpz(const std::string &path, Split &out,
+bool tq::data::readNpz(const std::string &path,
+                       std::map<std::string, tq::npy::Array> &arrays,
                        std::string &error) {
   std::vector<std::pair<std::string, std::string>> files;
   if (!readZip(path, files, error))
     return false;
-  std::map<std::string, tq::npy::Array> arrays;
   for (auto &[name, bytes] : files) {
     tq::npy::Array a;
     if (!tq::npy::parse(reinterpret_cast<const uint8_t *>(bytes.data()),
@@ -235,6 +235,14 @@ bool tq::data::loadNpz(const std::string &path, Split &out,
                           : name;
     arrays[key] = std::move(a);
   }
+  return true;
+}
+
+bool tq::data::loadNpz(const std::string &path, Split &out,
+                       std::string &error) {
+  std::map<std::string, tq::npy::Array> arrays;
+  if (!readNpz(path, arrays, error))
+    return false;
   for (const char *split : {"train", "test"}) {
     std::string xk = std::string("x_") + split, yk = std::string("y_") + split;
     if (!arrays.count(xk) || !arrays.count(yk)) {

@@ -3,6 +3,12 @@
 //   tq-run PROGRAM.mlir [--entry=main] [--target=native]
 //          --input x.npy ... --output y.npy ... [--repeat=N]
 //   tq-run PROGRAM.mlir --target=ppu [--machine="v=16 rows=2"] ...
+//   tq-run model.mlir --input image=x.npy --compare=expected.npz
+//
+// Inputs are bound in order, by name (the ONNX input, or argN), from an
+// .npz (every array by name) or from stdin (-); PROGRAM may be - too.
+// --print-outputs prints the results, --compare checks them against
+// expected arrays (exit 1 past --atol/--rtol).
 //
 // Lowers PROGRAM with tq-to-cpu, JIT-compiles it for this host and calls
 // the entry function on .npy inputs, writing .npy outputs. A `!tq.tiled`
@@ -19,6 +25,7 @@
 // passes, LLVM translation and optimization, code generation).
 //
 //===----------------------------------------------------------------------===//
+#include "Arrays.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/ExecutionEngine/CPUModule.h"
 #include "tq/ExecutionEngine/PPUModule.h"
@@ -44,10 +51,12 @@ using namespace llvm;
 static cl::OptionCategory toolOptions("tq-run options");
 namespace cpu = tq::cpu;
 namespace npy = tq::npy;
+using tq::run::describe;
+using tq::run::dtypeOf;
 
-static cl::opt<std::string> programPath(cl::cat(toolOptions), cl::Positional,
-                                        cl::Required,
-                                        cl::desc("<program.mlir>"));
+static cl::opt<std::string>
+    programPath(cl::cat(toolOptions), cl::Positional, cl::Required,
+                cl::desc("<program.mlir, or - for stdin>"));
 static cl::opt<std::string> entry(cl::cat(toolOptions), "entry",
                                   cl::desc("function to call"),
                                   cl::init("main"));
@@ -66,12 +75,32 @@ static cl::opt<std::string>
               cl::desc("--target=ppu: print the simulator's statistics of "
                        "one call: text, json or none"),
               cl::init("none"));
-static cl::list<std::string>
-    inputs(cl::cat(toolOptions), "input",
-           cl::desc("FILE.npy: the next input buffer, in order"));
+static cl::list<std::string> inputs(
+    cl::cat(toolOptions), "input",
+    cl::desc("FILE.npy: the next input buffer, in order; NAME=FILE.npy: the "
+             "input named NAME (its ONNX name, or argN); FILE.npz: inputs by "
+             "name; -: a .npy on stdin"));
 static cl::list<std::string>
     outputs(cl::cat(toolOptions), "output",
             cl::desc("FILE.npy: the next output buffer, in order"));
+static cl::opt<bool>
+    printOutputs(cl::cat(toolOptions), "print-outputs",
+                 cl::desc("print each output's name, shape and values"));
+static cl::opt<std::string> compare(
+    cl::cat(toolOptions), "compare",
+    cl::desc("EXPECTED.npz (by output name) or .npy (one output): print each "
+             "output's largest absolute and relative error, and exit 1 past "
+             "--atol/--rtol"),
+    cl::value_desc("file"), cl::init(""));
+static cl::opt<double> absTolerance(cl::cat(toolOptions), "atol",
+                                    cl::desc("--compare: absolute tolerance"),
+                                    cl::init(1e-5));
+static cl::opt<double> relTolerance(cl::cat(toolOptions), "rtol",
+                                    cl::desc("--compare: relative tolerance"),
+                                    cl::init(1e-4));
+static cl::opt<std::string>
+    timeFormat(cl::cat(toolOptions), "time-format",
+               cl::desc("--repeat's timing: text or json"), cl::init("text"));
 static cl::opt<unsigned> repeat(cl::cat(toolOptions), "repeat",
                                 cl::desc("call the function N times and "
                                          "report the time"),
@@ -103,6 +132,7 @@ static cl::opt<std::string>
                         "(AOT, with ld.lld)"));
 
 static int fail(const Twine &msg) {
+  outs().flush(); // what was printed comes first
   errs() << "tq-run: error: " << msg << "\n";
   return 1;
 }
@@ -172,31 +202,6 @@ static void printProfile(const std::vector<cpu::ProfileEntry> &sites,
                      100 * share(r.ms));
 }
 
-static std::optional<npy::DType> dtypeOf(cpu::ElementType t) {
-  switch (t) {
-  case cpu::ElementType::F32:
-    return npy::DType::F32;
-  case cpu::ElementType::I8:
-    return npy::DType::I8;
-  case cpu::ElementType::I16:
-    return npy::DType::I16;
-  case cpu::ElementType::I32:
-    return npy::DType::I32;
-  case cpu::ElementType::I64:
-    return npy::DType::I64;
-  case cpu::ElementType::Bool:
-    return npy::DType::Bool;
-  }
-  return std::nullopt;
-}
-
-static std::string describe(npy::DType t, const std::vector<int64_t> &shape) {
-  std::string s = std::string(npy::descr(t)) + " (";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   // -mlir-timing: the time of each compile phase, as in tq-opt.
@@ -220,13 +225,17 @@ int main(int argc, char **argv) {
     return fail("this host cannot run --target=" + target);
   if (!onPPU && (!machine.empty() || ppuReport != "none"))
     return fail("--machine and --ppu-report need --target=ppu");
+  if (timeFormat != "text" && timeFormat != "json")
+    return fail("--time-format must be text or json, got '" + timeFormat + "'");
+  if (!(absTolerance >= 0) || !(relTolerance >= 0))
+    return fail("--atol and --rtol must be >= 0");
   if (ppuReport != "text" && ppuReport != "json" && ppuReport != "none")
     return fail("--ppu-report must be text, json or none, got '" + ppuReport +
                 "'");
   if (onPPU && (!emitObject.empty() || !emitShared.empty()))
     return fail("--emit-object and --emit-shared need a CPU --target");
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
-      MemoryBuffer::getFile(programPath);
+      MemoryBuffer::getFileOrSTDIN(programPath);
   if (!file)
     return fail("cannot open '" + programPath +
                 "': " + file.getError().message());
@@ -302,7 +311,8 @@ int main(int argc, char **argv) {
     for (auto [kind, list] : {std::make_pair("input", &sig.inputs),
                               std::make_pair("output", &sig.outputs)})
       for (size_t i = 0; i < list->size(); ++i)
-        outs() << "  " << kind << " " << i << ": " << (*list)[i].name << " "
+        outs() << "  " << kind << " " << i << ": "
+               << tq::run::bufferName((*list)[i]) << " "
                << describe(*dtypeOf((*list)[i].element), (*list)[i].shape)
                << "\n";
   }
@@ -310,28 +320,17 @@ int main(int argc, char **argv) {
       (printSignature || !emitObject.empty() || !emitShared.empty()))
     return 0;
 
-  if (inputs.size() != sig.inputs.size())
-    return fail("@" + entry + " takes " + Twine(sig.inputs.size()) +
-                " input buffers, got " + Twine(inputs.size()) +
-                " --input (see --print-signature)");
   if (!outputs.empty() && outputs.size() != sig.outputs.size())
     return fail("@" + entry + " produces " + Twine(sig.outputs.size()) +
                 " output buffers, got " + Twine(outputs.size()) +
                 " --output (see --print-signature)");
 
-  std::vector<npy::Array> in(inputs.size()), out(sig.outputs.size());
+  std::vector<npy::Array> in, out(sig.outputs.size());
   std::vector<cpu::Buffer> inBuffers, outBuffers;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!npy::read(inputs[i], in[i], error))
-      return fail("input " + Twine(i) + " ('" + inputs[i] + "'): " + error);
-    const cpu::BufferType &want = sig.inputs[i];
-    npy::DType dt = *dtypeOf(want.element);
-    if (in[i].dtype != dt || in[i].shape != want.shape)
-      return fail("input " + Twine(i) + " ('" + inputs[i] + "', " + want.name +
-                  "): expected " + describe(dt, want.shape) + ", got " +
-                  describe(in[i].dtype, in[i].shape));
-    inBuffers.push_back({in[i].bytes.data(), want.element, want.shape});
-  }
+  if (!tq::run::bindInputs(entry, sig.inputs, inputs, in, error))
+    return fail(error);
+  for (auto [a, want] : llvm::zip(in, sig.inputs))
+    inBuffers.push_back({a.bytes.data(), want.element, want.shape});
   for (size_t i = 0; i < sig.outputs.size(); ++i) {
     const cpu::BufferType &want = sig.outputs[i];
     out[i].dtype = *dtypeOf(want.element);
@@ -340,7 +339,8 @@ int main(int argc, char **argv) {
     outBuffers.push_back({out[i].bytes.data(), want.element, want.shape});
   }
 
-  if (outputs.empty() && repeat == 1 && !profiling)
+  if (outputs.empty() && repeat == 1 && !profiling && !printOutputs &&
+      compare.empty())
     errs() << "tq-run: warning: no --output: the results are not written\n";
   std::vector<double> ms;
   for (unsigned r = 0; r < repeat; ++r) {
@@ -357,12 +357,32 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!npy::write(outputs[i], out[i], error))
       return fail("output " + Twine(i) + " ('" + outputs[i] + "'): " + error);
+  if (printOutputs)
+    tq::run::printOutputs(outs(), sig.outputs, out);
+  bool withinTolerance = true;
+  if (!compare.empty() &&
+      !tq::run::compareOutputs(outs(), compare, sig.outputs, out, absTolerance,
+                               relTolerance, withinTolerance, error))
+    return fail(error);
   if (repeat > 1) {
-    std::sort(ms.begin(), ms.end());
-    outs() << format("time: min %.3f ms, median %.3f ms over %u calls "
-                     "(target %s)\n",
-                     ms.front(), ms[ms.size() / 2], unsigned(repeat),
-                     targetName.c_str());
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    double mean = 0;
+    for (double t : ms)
+      mean += t / double(ms.size());
+    if (timeFormat == "json")
+      outs() << json::Value(json::Object{{"calls", int64_t(repeat)},
+                                         {"min_ms", sorted.front()},
+                                         {"median_ms", sorted[ms.size() / 2]},
+                                         {"mean_ms", mean},
+                                         {"max_ms", sorted.back()},
+                                         {"target", targetName}})
+             << "\n";
+    else
+      outs() << format("time: min %.3f ms, median %.3f ms over %u calls "
+                       "(target %s)\n",
+                       sorted.front(), sorted[ms.size() / 2], unsigned(repeat),
+                       targetName.c_str());
   }
   if (profiling) {
     double wall = 0;
@@ -410,5 +430,8 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (!withinTolerance)
+    return fail("--compare: outputs differ from '" + compare +
+                "' past the tolerance");
   return 0;
 }

@@ -14,7 +14,10 @@
 #ifndef TQ_RUNTIME_DATASET_H
 #define TQ_RUNTIME_DATASET_H
 
+#include "tq/Runtime/Npy.h"
+
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +55,10 @@ bool load(const std::string &spec, Split &out, std::string &error);
 bool readZip(const std::string &path,
              std::vector<std::pair<std::string, std::string>> &files,
              std::string &error);
+/// The arrays of a `.npz` archive (numpy.savez, savez_compressed) by name
+/// (the member's name without `.npy`).
+bool readNpz(const std::string &path,
+             std::map<std::string, tq::npy::Array> &arrays, std::string &error);
 /// The contents of a gzip file.
 bool readGzip(const std::string &path, std::string &out, std::string &error);
 

@@ -25,6 +25,6 @@ want = np.tanh(2 * x.astype(np.float64))  # w is the identity: a + a·w = 2x
 print("outputs equal:", np.array_equal(y, s), "| within 1e-6 of tanh(2x):",
       bool(np.abs(y - want).max() < 1e-6))
 # CHECK: return %[[Y:[0-9]+]], %[[Y]]
-# CHECK: output 0: result0 <f4 (2, 3)
-# CHECK: output 1: result1 <f4 (2, 3)
+# CHECK: output 0: y (result0) <f4 (2, 3)
+# CHECK: output 1: s (result1) <f4 (2, 3)
 # CHECK: outputs equal: True | within 1e-6 of tanh(2x): True

@@ -88,7 +88,7 @@ ort = os.path.join(SRC, "build", "ort", "node_modules")
 if os.path.isdir(os.path.join(ort, "onnxruntime-node")) and shutil.which("node"):
     from tq.ort import ORT
     outs, _ = ORT(ort, WORK).run(MODEL, {"image": x})
-    agree = float((outs[0].argmax(1) == got).mean())
+    agree = float((outs["logits"].argmax(1) == got).mean())
     print(f"agrees with onnxruntime on >= 95%: {agree >= 0.95} "
           f"({100 * agree:.1f}%)")
 else:

@@ -63,7 +63,7 @@ def test_float_model_matches_onnxruntime(models, data, ort):
     path = os.path.join(models, "fashion_cnn.onnx")
     ours = tq.compile(path, dims={"batch": N}, quantize=False)(x)["logits"]
     outs, _ = ort.run(path, {"image": x})
-    ref = list(outs.values())[0] if isinstance(outs, dict) else outs[0]
+    ref = outs["logits"]
     np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-4)
 
 
