@@ -7,6 +7,7 @@
 #include "tq/Dialect/TQ/IR/TQ.h"
 #include "tq/Pipelines/Pipelines.h"
 #include "tq/Support/ArgNames.h"
+#include "tq/Support/Diagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -21,6 +22,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -265,6 +267,10 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   TimingScope root = timing.getRootScope();
   TimingScope parseTimer = root.nest("parse");
 
+  // Source lines echoed with an error are cut to a window: a constant's
+  // line can be megabytes long.
+  auto elide =
+      llvm::make_scope_exit([&] { error = ::tq::elideLongLines(error); });
   llvm::raw_string_ostream errs(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(

@@ -5,11 +5,13 @@
 #include "tq/Dialect/TQ/IR/TQ.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 #include "tq/Pipelines/Pipelines.h"
+#include "tq/Support/Diagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstring>
@@ -140,6 +142,10 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
   registry.insert<mlir::tq::TQDialect, mlir::ppu::PPUDialect>();
   mlir::tq::registerTQCPUDialects(registry);
   MLIRContext ctx(registry);
+  // Source lines echoed with an error are cut to a window: a constant's
+  // line can be megabytes long.
+  auto elide =
+      llvm::make_scope_exit([&] { error = ::tq::elideLongLines(error); });
   llvm::raw_string_ostream errs(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
