@@ -339,6 +339,23 @@ int main(int argc, char **argv) {
     outBuffers.push_back({out[i].bytes.data(), want.element, want.shape});
   }
 
+  // SPEC T3: quantization maps NaN to 0 and +-Inf to +-qmax, so a
+  // quantized program's outputs can be finite where the float program's are
+  // NaN. Say so when an input has such values.
+  if (StringRef(source).contains("tq.quantize"))
+    for (auto [a, want] : llvm::zip(in, sig.inputs)) {
+      if (a.dtype != npy::DType::F32)
+        continue;
+      int64_t n = 0;
+      for (int64_t i = 0; i < a.numElements(); ++i)
+        n += !std::isfinite(a.at(i));
+      if (n)
+        errs() << "tq-run: warning: input " << tq::run::bufferName(want)
+               << " has " << n
+               << " NaN or infinite values; quantized layers read NaN as 0 "
+                  "and +-Inf as +-qmax (SPEC T3), so the outputs may be "
+                  "finite where the float program's are not\n";
+    }
   if (outputs.empty() && repeat == 1 && !profiling && !printOutputs &&
       compare.empty())
     errs() << "tq-run: warning: no --output: the results are not written\n";

@@ -34,3 +34,13 @@ np.savez(os.path.join(out, "expected.npz"), y=y.astype(np.float32), s=s.astype(n
 np.savez(os.path.join(out, "off.npz"), y=(y + 1e-3).astype(np.float32), s=s.astype(np.float32))
 np.savez(os.path.join(out, "noy.npz"), s=s.astype(np.float32))
 np.save(os.path.join(out, "y.npy"), y.astype(np.float32))
+
+# Non-finite inputs (SPEC T3): NaN reads as 0; +Inf as +qmax, which stands
+# for its tile's largest finite magnitude (with tile=4, x is one tile).
+nan = x.copy(); nan[0, 1] = np.nan
+zero = x.copy(); zero[0, 1] = 0
+inf = x.copy(); inf[1, 2] = np.inf
+big = x.copy(); big[1, 2] = 0
+big[1, 2] = np.abs(big).max()
+for name, a in (("nan", nan), ("zero", zero), ("inf", inf), ("big", big)):
+    np.save(os.path.join(out, f"x-{name}.npy"), a)
