@@ -11,6 +11,7 @@ the build puts in build/python). `tq.quantize` is the reference tile
 quantization of the C++ runtime (SPEC T1, A2, A3).
 """
 import json
+import warnings
 
 import numpy as np
 
@@ -102,6 +103,7 @@ class Model:
                        for n, t, s in native.signature(False)}
         self.outputs = {n: (tuple(s), np.dtype(t))
                         for n, t, s in native.signature(True)}
+        self.quantized = "tq.quantize" in native.program()
 
     def __repr__(self):
         def sig(d):
@@ -135,6 +137,13 @@ class Model:
                 raise TypeError(f"input '{name}' is {a.dtype}; the model "
                                 f"takes {dtype}")
             arrays.append(np.ascontiguousarray(a, dtype=dtype))
+            if self.quantized and dtype == np.float32 and \
+                    not np.isfinite(arrays[-1]).all():
+                warnings.warn(
+                    f"input '{name}' has NaN or infinite values; quantized "
+                    "layers read NaN as 0 and +-Inf as +-qmax (SPEC T3), so "
+                    "the outputs may be finite where the float model's are "
+                    "not", RuntimeWarning, stacklevel=2)
         try:
             results = self._native.call(arrays)
         except RuntimeError as e:

@@ -3,6 +3,7 @@ by ONNX name; the same bits as the command-line tools; the PPU target; the
 profile; and the errors a user gets."""
 import os
 import subprocess
+import warnings
 
 import numpy as np
 import onnx
@@ -158,3 +159,15 @@ def test_compile_errors(models, kwargs, message):
 def test_missing_model(tmp_path):
     with pytest.raises(tq.TQError, match="cannot open"):
         tq.compile(str(tmp_path / "absent.onnx"))
+
+
+def test_non_finite_inputs_warn(models):
+    path = os.path.join(models, "fashion_cnn.onnx")
+    x = np.zeros((2, 1, 28, 28), np.float32)
+    x[0, 0, 3, 4] = np.nan
+    with pytest.warns(RuntimeWarning, match="NaN or infinite values"):
+        out = tq.compile(path, dims={"batch": 2})(image=x)["logits"]
+    assert out.shape == (2, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the float model does not warn
+        assert np.isnan(tq.compile(path, dims={"batch": 2}, quantize=False)(image=x)["logits"][0]).all()
