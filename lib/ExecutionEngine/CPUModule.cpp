@@ -269,8 +269,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
 
   // Source lines echoed with an error are cut to a window: a constant's
   // line can be megabytes long.
-  auto elide =
-      llvm::make_scope_exit([&] { error = ::tq::elideLongLines(error); });
+  llvm::scope_exit elide([&] { error = ::tq::elideLongLines(error); });
   llvm::raw_string_ostream errs(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(

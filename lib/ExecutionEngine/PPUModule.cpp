@@ -144,8 +144,7 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
   MLIRContext ctx(registry);
   // Source lines echoed with an error are cut to a window: a constant's
   // line can be megabytes long.
-  auto elide =
-      llvm::make_scope_exit([&] { error = ::tq::elideLongLines(error); });
+  llvm::scope_exit elide([&] { error = ::tq::elideLongLines(error); });
   llvm::raw_string_ostream errs(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
@@ -330,7 +329,11 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, OpPrintingFlags().enableDebugInfo());
-  m->impl->host = cpu::CPUModule::compile(text, name, options.host, error);
+  // The host code's locations are those of `name`'s source; under another
+  // buffer name, diagnostics show the lines of that source (read from its
+  // file), not those of this printed text.
+  m->impl->host =
+      cpu::CPUModule::compile(text, name + " (host code)", options.host, error);
   if (!m->impl->host)
     return nullptr;
   return m;
