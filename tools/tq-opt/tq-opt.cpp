@@ -3,6 +3,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -14,8 +15,38 @@
 #include "tq/Pipelines/Pipelines.h"
 #include "tq/Support/ToolOptions.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
+/// Whether the input file (the positional argument) holds printed
+/// locations, `loc(`. Options taking a separate value (-o FILE) are skipped;
+/// stdin is not read ahead.
+static bool inputHasLocations(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "-o" || arg == "--o") {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("-"))
+      continue;
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+        llvm::MemoryBuffer::getFile(arg);
+    return file && (*file)->getBuffer().contains("loc(");
+  }
+  return false;
+}
+
 int main(int argc, char **argv) {
   tq::hideLLVMOptions();
+  // An input printed with its locations (tq-import-onnx's, which name the
+  // ONNX nodes that keep-float, profiles and PPU reports refer to) is
+  // printed with them: `tq-opt -o` dropped them. -mlir-print-debuginfo=false
+  // omits them.
+  mlir::registerAsmPrinterCLOptions();
+  if (inputHasLocations(argc, argv))
+    if (auto *o = static_cast<llvm::cl::opt<bool> *>(
+            llvm::cl::getRegisteredOptions().lookup("mlir-print-debuginfo")))
+      o->setInitialValue(true);
   // Upstream passes too, so that tq-to-cpu can be run (and debugged) step
   // by step.
   mlir::registerAllPasses();

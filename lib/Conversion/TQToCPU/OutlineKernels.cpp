@@ -41,8 +41,10 @@ bool isClonableConstant(Value v) {
 std::string kernelKey(func::FuncOp f) {
   std::string text;
   llvm::raw_string_ostream os(text);
+  // Explicitly without locations: the default flags follow the tool's
+  // -mlir-print-debuginfo, which made every kernel distinct.
   OpPrintingFlags flags;
-  flags.printGenericOpForm();
+  flags.printGenericOpForm().enableDebugInfo(false);
   f.getFunctionType().print(os);
   for (Operation &op : f.getBody().front())
     op.print(os, flags);

@@ -1,4 +1,11 @@
 // RUN: tq-opt %s -tq-cpu-outline-kernels -split-input-file | FileCheck %s
+// Printing locations does not make equal nests distinct (the key printed
+// them under -mlir-print-debuginfo, and every nest got its own kernel).
+// RUN: tq-opt %s -tq-cpu-outline-kernels -split-input-file -mlir-print-debuginfo | FileCheck %s --check-prefix=LOCS
+// LOCS-LABEL: func.func @main(
+// LOCS: call @main_kernel(
+// LOCS-NEXT: call @main_kernel(
+// LOCS-NEXT: call @main_kernel_0(
 // Each top-level op with regions of a public function moves into a private
 // noinline function; equal nests share one; constants are cloned in;
 // results are returned; private functions are left alone.

@@ -1,5 +1,5 @@
-// RUN: tq-opt %s -split-input-file -tq-training-step -canonicalize | FileCheck %s
-// RUN: tq-opt %s -split-input-file -tq-training-step="momentum=0 weight-decay=0.5 keep-forward=false" | FileCheck %s --check-prefix=PLAIN
+// RUN: tq-opt %s -split-input-file -tq-training-step -canonicalize -mlir-print-debuginfo=false | FileCheck %s
+// RUN: tq-opt %s -split-input-file -tq-training-step="momentum=0 weight-decay=0.5 keep-forward=false" -mlir-print-debuginfo=false | FileCheck %s --check-prefix=PLAIN
 
 // A two-layer perceptron: the constants become named parameters, the step
 // takes their momenta, the batch, the labels and the learning rate, and
