@@ -3,7 +3,7 @@
 // ReLU, linalg.transpose for the transposed operands. Weights are constants
 // (layer 1's output channels differ in range by 30x; layer 2 has outliers).
 //
-//   tq-opt docs/examples/mlp-train.mlir -tq-quantize="policy=adaptive max-bits=12"
+//   tq-opt docs/examples/mlp-train.mlir -tq-quantize="policy=adaptive max-bits=9"
 
 func.func @mlp_train(%x: tensor<8x32xf32>, %dy: tensor<8x16xf32> {tq.role = #tq.role<output_grad>})
     -> (tensor<8x16xf32>, tensor<8x32xf32>, tensor<32x16xf32>) {

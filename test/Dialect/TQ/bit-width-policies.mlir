@@ -19,8 +19,8 @@
 // A4 at run time for the activation; the constant weight keeps a fixed
 // width (refined at compile time by tq-adaptive-bit-width).
 // ADAPT-LABEL: func.func @layer
-// ADAPT: %[[N:.*]] = tq.adaptive_bit_width %arg0 for !tq.tiled<64x256xi16:?, f32, tile = 32x32, dims = [0, 1], scale = f32> {high = 5.000000e-02 : f32, low = 0.00999999977 : f32, max = 12 : i64} : tensor<64x256xf32> -> i32
-// ADAPT: tq.quantize %arg0 bits(%[[N]] : i32) : tensor<64x256xf32> -> !tq.tiled<64x256xi16:?
+// ADAPT: %[[N:.*]] = tq.adaptive_bit_width %arg0 for !tq.tiled<64x256xi16:?(12), f32, tile = 32x32, dims = [0, 1], scale = f32> {high = 5.000000e-02 : f32, low = 0.00999999977 : f32, max = 12 : i64} : tensor<64x256xf32> -> i32
+// ADAPT: tq.quantize %arg0 bits(%[[N]] : i32) : tensor<64x256xf32> -> !tq.tiled<64x256xi16:?(12)
 // ADAPT: tq.quantize %{{.*}} : tensor<256x128xf32> -> !tq.tiled<256x128xi8:8
 
 // TILE-LABEL: func.func @layer

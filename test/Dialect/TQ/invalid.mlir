@@ -337,6 +337,18 @@ func.func @f41(%a: !tq.tiled<64x128xi16:16, f32, tile = 32x32, dims = [0, 1]>, %
 
 // -----
 
+// A bounded run-time width (?(9)) is checked by its bound, not its i16
+// container: 9-bit operands take K-tiles of up to 8256, but 16-bit ones
+// overflow.
+func.func @f41b(%a: !tq.tiled<64x128xi16:9, f32, tile = 32x32, dims = [0, 1]>, %b: !tq.tiled<128x256xi16:?(9), f32, tile = 32x32, dims = [0, 1]>, %n: i32) {
+  %0 = tq.matmul %a, %b : !tq.tiled<64x128xi16:9, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<128x256xi16:?(9), f32, tile = 32x32, dims = [0, 1]> -> tensor<64x256xf32>
+  // expected-error @+1 {{bit widths must satisfy 2 <= min <= init <= max <= 9 (the target type's largest width), got min = 2, init = 8, max = 12}}
+  %1 = tq.adaptive_bit_width %0 for !tq.tiled<64x256xi16:?(9), f32, tile = 32x32, dims = [0, 1]> {low = 0.01 : f32, high = 0.05 : f32, max = 12} : tensor<64x256xf32> -> i32
+  return
+}
+
+// -----
+
 func.func @f42(%a: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>, %b: !tq.tiled<128x256xi8:8, f32, tile = 32x32, dims = [0, 1]>) {
   // expected-error @+1 {{result shape 64x128 does not match the expected 64x256}}
   %0 = tq.matmul %a, %b : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<128x256xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x128xf32>
@@ -538,7 +550,7 @@ func.func @f66(%x: tensor<64x128xf32>) {
 // -----
 
 func.func @f67(%x: tensor<64x128xf32>) {
-  // expected-error @+1 {{bit widths must satisfy 2 <= min <= init <= max <= 8 (the storage width), got min = 2, init = 12, max = 16}}
+  // expected-error @+1 {{bit widths must satisfy 2 <= min <= init <= max <= 8 (the target type's largest width), got min = 2, init = 12, max = 16}}
   %0 = tq.adaptive_bit_width %x for !tq.tiled<64x128xi8:?, f32, tile = 32x32, dims = [0, 1]> {low = 0.01 : f32, high = 0.05 : f32, init = 12} : tensor<64x128xf32> -> i32
   return
 }

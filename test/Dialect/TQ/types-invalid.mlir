@@ -31,6 +31,17 @@ func.func private @f(!tq.tiled<64x64xi4:8, f32, tile = 32x32, dims = [0, 1]>)
 
 // -----
 
+// The bound of a run-time width is a width that fits the storage.
+// expected-error @+1 {{storage type 'i8' is narrower than the bit width 9}}
+func.func private @f(!tq.tiled<64x64xi8:?(9), f32, tile = 32x32, dims = [0, 1]>)
+
+// -----
+
+// expected-error @+1 {{bit width must be in [2, 16], got 1}}
+func.func private @f(!tq.tiled<64x64xi8:per_tile(1), f32, tile = 32x32, dims = [0, 1]>)
+
+// -----
+
 // expected-error @+1 {{expressed type must be f32, f16 or bf16, got 'f64'}}
 func.func private @f(!tq.tiled<64x64xi8:8, f64, tile = 32x32, dims = [0, 1]>)
 

@@ -27,11 +27,15 @@ func.func @per_vector_offset(
 // CHECK-SAME: !tq.tiled<64x64xi16:per_tile, bf16, tile = 32x32, dims = [0, 1], scale = pow2>
 // CHECK-SAME: !tq.tiled<64x64xi16:12, f16, tile = 32x32, dims = [0, 1], scale = f32>
 // CHECK-SAME: !tq.tiled<64x64xi4:2, f32, tile = 8x8, dims = [0, 1], scale = f32>
+// CHECK-SAME: !tq.tiled<64x64xi16:?(9), f32, tile = 32x32, dims = [0, 1], scale = f32>
+// CHECK-SAME: !tq.tiled<64x64xi8:per_tile(6), f32, tile = 32x32, dims = [0, 1], scale = f32>
 func.func @bit_widths(
     %a: !tq.tiled<64x64xi16:?, f32, tile = 32x32, dims = [0, 1]>,
     %b: !tq.tiled<64x64xi16:per_tile, bf16, tile = 32x32, dims = [0, 1], scale = pow2>,
     %c: !tq.tiled<64x64xi16:12, f16, tile = 32x32, dims = [0, 1]>,
-    %d: !tq.tiled<64x64xi4:2, f32, tile = 8x8, dims = [0, 1]>) {
+    %d: !tq.tiled<64x64xi4:2, f32, tile = 8x8, dims = [0, 1]>,
+    %e: !tq.tiled<64x64xi16:?(9), f32, tile = 32x32, dims = [0, 1]>,
+    %f: !tq.tiled<64x64xi8:per_tile(6), f32, tile = 32x32, dims = [0, 1]>) {
   return
 }
 

@@ -719,7 +719,7 @@ LogicalResult AdaptiveBitWidthOp::verify() {
   if (!(low >= 0.0f && low < high))
     return emitOpError("thresholds must satisfy 0 <= low < high, got low = ")
            << low << ", high = " << high;
-  int64_t maxWidth = target.getStorageType().getWidth();
+  int64_t maxWidth = target.getMaxBits();
   // I64Attr getters return uint64_t: read them as signed.
   int64_t lo = static_cast<int64_t>(getMin()),
           init = static_cast<int64_t>(getInit()),
@@ -727,7 +727,7 @@ LogicalResult AdaptiveBitWidthOp::verify() {
           step = static_cast<int64_t>(getStep());
   if (!(2 <= lo && lo <= init && init <= hi && hi <= maxWidth))
     return emitOpError("bit widths must satisfy 2 <= min <= init <= max <= ")
-           << maxWidth << " (the storage width), got min = " << lo
+           << maxWidth << " (the target type's largest width), got min = " << lo
            << ", init = " << init << ", max = " << hi;
   if (step < 1)
     return emitOpError("step must be at least 1");

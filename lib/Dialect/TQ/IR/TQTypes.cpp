@@ -57,7 +57,8 @@ LogicalResult TiledType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!storageType.isSignless() || (width != 4 && width != 8 && width != 16))
     return emitError() << "storage type must be i4, i8 or i16, got "
                        << storageType;
-  if (bitsKind == BitsKind::fixed) {
+  if (bitsKind == BitsKind::fixed || bits != 0) {
+    // A fixed width, or the bound of a run-time one.
     if (bits < 2 || bits > 16)
       return emitError() << "bit width must be in [2, 16], got " << bits;
     if (bits > width)
@@ -100,8 +101,9 @@ bool TiledType::hasStaticShape() const {
 }
 
 int64_t TiledType::getMaxBits() const {
-  return getBitsKind() == BitsKind::fixed ? getBits()
-                                          : getStorageType().getWidth();
+  if (getBitsKind() == BitsKind::fixed || getBits())
+    return getBits();
+  return getStorageType().getWidth();
 }
 
 int64_t TiledType::getTileExtent(int64_t dim) const {

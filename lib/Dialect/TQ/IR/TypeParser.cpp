@@ -11,16 +11,23 @@
 using namespace mlir;
 using namespace mlir::tq;
 
-/// bits ::= int | `?` | `per_tile`
+/// bound ::= (`(` int `)`)?
+static ParseResult parseBound(AsmParser &parser, int64_t &bits) {
+  if (failed(parser.parseOptionalLParen()))
+    return success();
+  return failure(parser.parseInteger(bits) || parser.parseRParen());
+}
+
+/// bits ::= int | `?` bound | `per_tile` bound
 static ParseResult parseBits(AsmParser &parser, BitsKind &kind, int64_t &bits) {
   bits = 0;
   if (succeeded(parser.parseOptionalQuestion())) {
     kind = BitsKind::dynamic;
-    return success();
+    return parseBound(parser, bits);
   }
   if (succeeded(parser.parseOptionalKeyword("per_tile"))) {
     kind = BitsKind::per_tile;
-    return success();
+    return parseBound(parser, bits);
   }
   kind = BitsKind::fixed;
   SMLoc loc = parser.getCurrentLocation();
@@ -127,6 +134,8 @@ void TiledType::print(AsmPrinter &printer) const {
     printer << "per_tile";
     break;
   }
+  if (getBitsKind() != BitsKind::fixed && getBits())
+    printer << '(' << getBits() << ')';
   printer << ", " << getExpressedType() << ", tile = " << getTileShape()[0]
           << 'x' << getTileShape()[1] << ", dims = [" << getSplitDims()[0]
           << ", " << getSplitDims()[1]

@@ -143,13 +143,14 @@ int64_t QuantizationOptions::maxBitsFor(Role role, bool isConstant) const {
     return bitsFor(role);
   case BitWidthPolicy::adaptive:
     // Constants get a fixed width (and tq-adaptive-bit-width keeps it safe
-    // for their consumers); a run-time width may use its whole container.
-    return isConstant ? bitsFor(role) : containerWidth(maxBits);
+    // for their consumers); a run-time width goes up to max-bits, which its
+    // type records (`?(M)`).
+    return isConstant ? bitsFor(role) : maxBits;
   case BitWidthPolicy::schedule: {
     int64_t m = 2;
     for (const ScheduleEntry &e : schedule)
       m = std::max(m, e.bits);
-    return containerWidth(m);
+    return m;
   }
   }
   llvm_unreachable("unknown policy");
@@ -682,13 +683,13 @@ struct QuantizeComputeOp : RewritePattern {
         options.policy == BitWidthPolicy::adaptive && options.perTile
             ? BitsKind::per_tile
             : BitsKind::dynamic;
+    int64_t container = maxBits <= 4 ? 4 : maxBits <= 8 ? 8 : 16;
+    // The bound is written only when it is below the container's width.
     TiledType dynType = TiledType::get(
-        ctx, type.getShape(),
-        IntegerType::get(ctx, maxBits <= 4   ? 4
-                              : maxBits <= 8 ? 8
-                                             : 16),
-        kind, 0, type.getExpressedType(), type.getTileShape(),
-        type.getSplitDims(), type.getScaleKind(), type.getHasOffset());
+        ctx, type.getShape(), IntegerType::get(ctx, container), kind,
+        maxBits < container ? maxBits : 0, type.getExpressedType(),
+        type.getTileShape(), type.getSplitDims(), type.getScaleKind(),
+        type.getHasOffset());
     Value bits;
     if (options.policy == BitWidthPolicy::adaptive) {
       Type resultType = rewriter.getI32Type();

@@ -33,8 +33,11 @@ def TQ_TiledType : TypeDef<TQ_Dialect, "Tiled"> {
     The bit width `N` is one of:
     - a number in `[2, 16]` fixed by the type (`i8:8`, `i16:12`),
     - `?`: dynamic, carried by an SSA `i32` value (`tq.adaptive_bit_width`,
-      or an epoch schedule) and at most the storage width,
-    - `per_tile`: each tile has its own `N`, stored beside its scale.
+      or an epoch schedule) and at most the storage width, or at most `M`
+      with `?(M)` (`i16:?(9)`: up to 9 bits in i16 containers, which bounds
+      the int32 partial sums by 9-bit operands, not 16-bit ones),
+    - `per_tile`: each tile has its own `N`, stored beside its scale; at most
+      `M` with `per_tile(M)`.
 
     Grammar:
 
@@ -42,7 +45,8 @@ def TQ_TiledType : TypeDef<TQ_Dialect, "Tiled"> {
     tiled-type   ::= `!tq.tiled<` shape `x` storage `:` bits `,` float-type
                      `,` `tile` `=` int `x` int `,` `dims` `=` `[` int `,` int `]`
                      (`,` `scale` `=` scale-kind)? (`,` `offset`)? `>`
-    bits         ::= int | `?` | `per_tile`
+    bits         ::= int | `?` bound | `per_tile` bound
+    bound        ::= (`(` int `)`)?
     storage      ::= `i4` | `i8` | `i16`
     scale-kind   ::= `f32` | `pow2` | `pow2_f32`     (default `f32`)
     ```
@@ -59,8 +63,9 @@ def TQ_TiledType : TypeDef<TQ_Dialect, "Tiled"> {
     !tq.tiled<8x14x14x64xi4:4, f32, tile = 16x16, dims = [0, 3], scale = pow2>
     // Asymmetric, per-vector (1xV) scaling along K.
     !tq.tiled<128x512xi8:8, f32, tile = 1x32, dims = [0, 1], scale = f32, offset>
-    // Bit width chosen at run time, up to 16 bits.
+    // Bit width chosen at run time, up to 16 bits; up to 9 bits.
     !tq.tiled<64x64xi16:?, f32, tile = 32x32, dims = [0, 1], scale = f32>
+    !tq.tiled<64x64xi16:?(9), f32, tile = 32x32, dims = [0, 1], scale = f32>
     ```
   }];
   let parameters = (ins
@@ -81,8 +86,8 @@ def TQ_TiledType : TypeDef<TQ_Dialect, "Tiled"> {
     bool hasStaticShape() const;
     /// True for V×V tiles: only these are transposition invariant (T4).
     bool isSquare() const { return getTileShape()[0] == getTileShape()[1]; }
-    /// The fixed bit width, or the storage width when it varies: the largest
-    /// N any element of this type can have.
+    /// The fixed bit width, or when it varies its bound (`?(M)`) or else the
+    /// storage width: the largest N any element of this type can have.
     int64_t getMaxBits() const;
     /// Shape of the tile grid (one scale per entry): the logical shape with
     /// each split dim d replaced by ceil(shape[d] / tile).
