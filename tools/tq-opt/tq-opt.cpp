@@ -1,4 +1,6 @@
 //===- tq-opt.cpp - tile-quant optimizer driver ---------------------------===//
+#include "LongLines.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -59,6 +61,7 @@ int main(int argc, char **argv) {
                   mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect>();
   mlir::tq::registerTQCPUDialects(registry);
+  tq::registerLongLineDiagnostics(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tile-quant optimizer driver\n", registry));
 }
