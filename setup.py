@@ -33,6 +33,9 @@ class BuildWithNative(build_py):
                              "build the project first (scripts/build.sh)")
         for path in native:
             shutil.copy(path, self.build_lib)
+        # Where tq.train finds the build's tools.
+        with open(os.path.join(self.build_lib, "tq", "_build_info.py"), "w") as f:
+            f.write(f"BIN_DIR = {os.path.join(BUILD, 'bin')!r}\n")
 
 
 def version():
