@@ -19,6 +19,7 @@ struct tq_model {
   std::unique_ptr<cpu::CPUModule> cpu;
   std::unique_ptr<ppu::PPUModule> ppu;
   cpu::Signature signature;
+  bool profiling = false;
 };
 
 static void setError(char **error, const std::string &message) {
@@ -123,6 +124,7 @@ tq_model *tq_model_compile_onnx(const char *path,
   cpuOptions.target = onPPU ? "native" : target;
   cpuOptions.threads = o.threads;
   cpuOptions.profile = o.profile != 0;
+  m->profiling = cpuOptions.profile;
   auto start = std::chrono::steady_clock::now();
   bool ok;
   if (onPPU) {
@@ -222,7 +224,7 @@ char *tq_model_report(const tq_model *model, const char *report, char **error) {
       list.push_back(
           llvm::json::Object{{"phase", p.name}, {"seconds", p.seconds}});
     value = std::move(list);
-  } else if (what == "profile" && model->cpu) {
+  } else if (what == "profile" && model->cpu && model->profiling) {
     llvm::json::Array list;
     for (const cpu::ProfileEntry &e : model->cpu->profile())
       list.push_back(llvm::json::Object{{"layer", e.name},
@@ -262,9 +264,9 @@ char *tq_model_report(const tq_model *model, const char *report, char **error) {
                                {"kernels", std::move(kernels)},
                                {"widths", std::move(widths)}};
   } else {
-    setError(error,
-             "no report '" + what +
-                 "' (phases; profile on a CPU target; ppu on target ppu)");
+    setError(error, "no report '" + what +
+                        "' (phases; profile on a CPU target compiled with the "
+                        "profile option; ppu on target ppu)");
     return nullptr;
   }
   std::string text;

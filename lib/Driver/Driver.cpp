@@ -74,6 +74,8 @@ bool tq::driver::buildProgram(const std::string &bytes, const std::string &name,
               "': " + StringRef(why).trim().str();
       return false;
     }
+    if (failed(mlir::tq::checkQuantizeOptions(quantize, error)))
+      return false;
     mlir::PassManager pm(&ctx);
     mlir::tq::buildQuantizePipeline(pm, quantize);
     if (failed(pm.run(*module))) {

@@ -70,13 +70,24 @@ bool driver::writeHeader(const std::string &function, const std::string &symbol,
     }
   std::string guard = StringRef(toCIdentifier(function)).upper() + "_H";
 
-  // One C parameter per buffer, named by its label (or position); names
-  // made unique.
+  // One C parameter per buffer, named by its label (or position): not a C
+  // keyword, not the wrapper's locals (tq_m_*), and unique ignoring case
+  // (the size macros are upper case).
+  static const std::set<std::string> keywords = {
+      "auto",     "break",    "case",     "char",   "const",    "continue",
+      "default",  "do",       "double",   "else",   "enum",     "extern",
+      "float",    "for",      "goto",     "if",     "inline",   "int",
+      "long",     "register", "restrict", "return", "short",    "signed",
+      "sizeof",   "static",   "struct",   "switch", "typedef",  "union",
+      "unsigned", "void",     "volatile", "while",  "bool",     "true",
+      "false",    "class",    "new",      "delete", "template", "this"};
   std::set<std::string> taken;
   auto paramName = [&](const cpu::BufferType &b) {
     std::string base = toCIdentifier(b.label.empty() ? b.name : b.label);
+    if (keywords.count(base) || StringRef(base).starts_with("tq_m_"))
+      base += "_";
     std::string name = base;
-    for (int i = 2; !taken.insert(name).second; ++i)
+    for (int i = 2; !taken.insert(StringRef(name).upper()).second; ++i)
       name = base + "_" + itostr(i);
     return name;
   };
@@ -163,7 +174,7 @@ bool driver::writeHeader(const std::string &function, const std::string &symbol,
       args.push_back(name);
       return;
     }
-    std::string var = "m_" + name;
+    std::string var = "tq_m_" + name;
     os << "  " << function << "_memref" << b.shape.size() << " " << var
        << " = {(void *)" << name << ", (void *)" << name << ", 0";
     if (!b.shape.empty()) {

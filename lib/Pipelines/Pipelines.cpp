@@ -17,6 +17,18 @@
 using namespace mlir;
 using namespace mlir::tq;
 
+LogicalResult
+mlir::tq::checkQuantizeOptions(const QuantizePipelineOptions &options,
+                               std::string &error) {
+  if (options.policy == BitWidthPolicy::adaptive &&
+      options.weightBits.hasValue()) {
+    error = "tq-quantize: weight-bits has no effect with policy=adaptive "
+            "(the widths are searched in [min-bits, max-bits])";
+    return failure();
+  }
+  return success();
+}
+
 void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
                                      const QuantizePipelineOptions &o) {
   TQSplitGroupedConvsOptions split;
@@ -182,11 +194,9 @@ void mlir::tq::registerTQPipelines() {
         QuantizePipelineOptions options;
         if (failed(options.parseFromString(text)))
           return failure();
-        if (options.policy == BitWidthPolicy::adaptive &&
-            options.weightBits.hasValue())
-          return errorHandler(
-              "tq-quantize: weight-bits has no effect with policy=adaptive "
-              "(the widths are searched in [min-bits, max-bits])");
+        std::string error;
+        if (failed(checkQuantizeOptions(options, error)))
+          return errorHandler(error);
         buildQuantizePipeline(pm, options);
         return success();
       },

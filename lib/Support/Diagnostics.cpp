@@ -24,25 +24,29 @@ std::string tq::elideLongLines(const std::string &text, size_t maxColumns) {
     StringRef line = lines[i];
     if (i)
       out += '\n';
-    if (line.size() <= maxColumns) {
+    size_t caret =
+        i + 1 < lines.size() ? caretColumn(lines[i + 1]) : StringRef::npos;
+    bool source = caret != StringRef::npos && caret <= line.size();
+    // A source line is cut at maxColumns; other lines (messages, printed
+    // ops) only when much longer.
+    if (line.size() <= (source ? maxColumns : 5 * maxColumns)) {
       out += line.str();
       continue;
     }
-    size_t caret =
-        i + 1 < lines.size() ? caretColumn(lines[i + 1]) : StringRef::npos;
     size_t start = 0;
-    if (caret != StringRef::npos && caret < line.size())
+    if (source)
       start = caret > keep / 3 ? caret - keep / 3 : 0;
-    size_t end = std::min(line.size(), start + keep);
+    size_t end = std::min(line.size(), start + (source ? keep : 5 * keep));
     std::string prefix = start ? "..." : "";
     out += prefix + line.slice(start, end).str();
     if (end < line.size())
       out += "... (" + std::to_string(line.size()) + " characters)";
-    if (caret != StringRef::npos && caret < line.size()) {
-      // The caret line, shifted with the window.
+    if (source) {
+      // The caret line, shifted with the window (the caret may sit just
+      // past the line's end).
       out += '\n';
       out += std::string(caret - start + prefix.size(), ' ');
-      out += lines[i + 1].drop_front(caret).take_front(end - caret).str();
+      out += lines[i + 1].drop_front(caret).take_front(end + 1 - caret).str();
       ++i;
     }
   }

@@ -47,13 +47,17 @@ def _option_value(v):
 
 def quantize_options(quantize):
     """tq-quantize's option string for a dict of options: keys with '_' or
-    '-', `bits` for both the activation and the weight width."""
+    '-'; `bits` is the activation and the weight width, or under
+    policy="adaptive" the largest width searched (max-bits)."""
     if isinstance(quantize, str):
         return quantize
     parts = []
+    adaptive = (quantize or {}).get("policy") == "adaptive"
     for key, value in (quantize or {}).items():
         key = key.replace("_", "-")
-        if key == "bits":
+        if key == "bits" and adaptive:
+            parts.append(f"max-bits={value}")
+        elif key == "bits":
             parts += [f"act-bits={value}", f"weight-bits={value}"]
         else:
             parts.append(f"{key}={_option_value(value)}")
@@ -171,7 +175,7 @@ class Model:
         except RuntimeError as e:
             raise TQError(str(e)) from None
         if not sites:
-            raise TQError("no profile: compile the model with profile=True")
+            raise TQError("no profile yet: call the model first")
         layers, kinds = {}, {}
         for s in sites:
             for table, key in ((layers, (s["layer"], s["kind"])),

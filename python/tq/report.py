@@ -136,8 +136,12 @@ def build(model_path, data_path, quantize="tile=16", limit=512, ppu=True,
             if name not in nodes:
                 nodes.append(name)
     weights = layer_weights(onnx_model)
-    tile = int(dict(kv.split("=") for kv in options.split() if "=" in kv)
-               .get("tile", 32))
+    opt = dict(kv.split("=", 1) for kv in options.split() if "=" in kv)
+    tile = int(opt.get("tile", 32))
+    # The weight tiles as the options quantize them (adaptive: up to max-bits).
+    wbits = int(opt.get("max-bits", 8) if opt.get("policy") == "adaptive"
+                else opt.get("weight-bits", 8))
+    wscale = opt.get("scale", "f32")
     r["layers"] = []
     for node in nodes:
         others = [n for n in nodes if n != node]
@@ -146,7 +150,8 @@ def build(model_path, data_path, quantize="tile=16", limit=512, ppu=True,
         alone = tq.compile(model_path, shapes=shapes, quantize=opts)(**feeds)[out_name]
         row = {"layer": node, "output_error": relative_error(alone, f)}
         if node in weights:
-            row["weight_error"] = tq.quantize(weights[node], tile=tile).error()
+            row["weight_error"] = tq.quantize(weights[node], tile=tile, bits=wbits,
+                                              scale=wscale).error()
         r["layers"].append(row)
 
     # Widths: the run-time choices (PPU width inputs) or the static ones.
@@ -162,10 +167,15 @@ def build(model_path, data_path, quantize="tile=16", limit=512, ppu=True,
         for w in stats["widths"]:
             if w["bits"]:
                 r["widths"][w["layer"]] = float(np.mean(w["bits"]))
+    r["widths_source"] = "chosen at run time (PPU width inputs)"
     if not r["widths"]:
-        opt = dict(kv.split("=") for kv in options.split() if "=" in kv)
-        bits = int(opt.get("weight-bits", opt.get("act-bits", 8)))
-        r["widths"] = {n: bits for n in nodes}
+        if opt.get("policy") in ("adaptive", "schedule"):
+            r["widths_source"] = ("not measured: run-time widths are read on the "
+                                  "PPU target (drop --no-ppu)")
+        else:
+            r["widths_source"] = "the static widths of the options"
+            bits = int(opt.get("weight-bits", opt.get("act-bits", 8)))
+            r["widths"] = {n: bits for n in nodes}
 
     # Timed without the profile's per-kernel timers.
     timed = tq.compile(model_path, shapes=shapes, quantize=options or None)
@@ -177,7 +187,7 @@ def build(model_path, data_path, quantize="tile=16", limit=512, ppu=True,
                 key=lambda row: row["weight_error"], default=None)
     r["figures"] = {}
     if worst:
-        t = tq.quantize(weights[worst["layer"]], tile=tile)
+        t = tq.quantize(weights[worst["layer"]], tile=tile, bits=wbits, scale=wscale)
         r["figures"]["tiles"] = plots.tiles(t, title=worst["layer"])
     r["figures"]["widths"] = plots.widths(r["widths"])
     r["seconds"] = time.perf_counter() - t0
@@ -204,7 +214,7 @@ def render(r):
                    [(l["layer"], f"{l['output_error']:.4g}",
                      f"{l['weight_error']:.4g}" if "weight_error" in l else "")
                     for l in r["layers"]]),
-             "<h2>Bit widths</h2>",
+             f"<h2>Bit widths</h2><p>{html.escape(r['widths_source'])}</p>",
              table(["layer", "bits"], [(k, f"{v:g}") for k, v in r["widths"].items()]),
              r["figures"]["widths"]]
     if "tiles" in r["figures"]:

@@ -215,6 +215,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   phases.push_back({"compile", since(start)});
+  // The header's text first: a signature it cannot express writes nothing.
+  std::string headerText;
+  if (!header.empty()) {
+    cpu::Signature sig;
+    if (!module->signature(entry, sig, error) ||
+        !driver::writeHeader(entry, module->symbol(entry), sig,
+                             sys::path::filename(modelPath).str(), headerText,
+                             error))
+      return fail(error);
+  }
   start = Clock::now();
   if (kind == "so" ? !module->writeSharedLibrary(outputPath, error)
                    : !module->dumpObject(outputPath, error))
@@ -222,14 +232,10 @@ int main(int argc, char **argv) {
   phases.push_back({kind == "so" ? "link" : "write", since(start)});
   std::string written = outputPath;
   if (!header.empty()) {
-    cpu::Signature sig;
-    std::string text;
-    if (!module->signature(entry, sig, error) ||
-        !driver::writeHeader(entry, module->symbol(entry), sig,
-                             sys::path::filename(modelPath).str(), text,
-                             error) ||
-        !writeFile(header, text, error))
+    if (!writeFile(header, headerText, error)) {
+      sys::fs::remove(outputPath); // not a library without its header
       return fail(error);
+    }
     written += ", " + header;
   }
   report(written);

@@ -17,11 +17,12 @@
 #include "tq/Pipelines/Pipelines.h"
 #include "tq/Support/ToolOptions.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-/// Whether the input file (the positional argument) holds printed
-/// locations, `loc(`. Options taking a separate value (-o FILE) are skipped;
-/// stdin is not read ahead.
+/// Whether the input file (the first positional argument) holds printed
+/// locations, `loc(...)` or `#loc` aliases. Options taking a separate value (-o
+/// FILE) are skipped; stdin is not read ahead.
 static bool inputHasLocations(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
@@ -33,7 +34,17 @@ static bool inputHasLocations(int argc, char **argv) {
       continue;
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
         llvm::MemoryBuffer::getFile(arg);
-    return file && (*file)->getBuffer().contains("loc(");
+    if (!file)
+      return false;
+    // `loc(` as a word (not the end of alloc( or dealloc(), or an alias.
+    llvm::StringRef text = (*file)->getBuffer();
+    if (text.contains("#loc"))
+      return true;
+    for (size_t at = text.find("loc("); at != llvm::StringRef::npos;
+         at = text.find("loc(", at + 1))
+      if (at == 0 || !(llvm::isAlnum(text[at - 1]) || text[at - 1] == '_'))
+        return true;
+    return false;
   }
   return false;
 }

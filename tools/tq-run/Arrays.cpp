@@ -82,6 +82,12 @@ bool run::bindInputs(const std::string &entry,
     StringRef s(spec);
     npy::Array a;
     std::string why;
+    if (s.ends_with(".npz") && s.contains('=') &&
+        !s.split('=').first.contains('/')) {
+      error = "--input " + spec +
+              ": an .npz holds inputs by name; give it without NAME=";
+      return false;
+    }
     if (s.ends_with(".npz")) {
       std::map<std::string, npy::Array> arrays;
       if (!data::readNpz(spec, arrays, why)) {

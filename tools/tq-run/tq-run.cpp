@@ -234,6 +234,10 @@ int main(int argc, char **argv) {
                 "'");
   if (onPPU && (!emitObject.empty() || !emitShared.empty()))
     return fail("--emit-object and --emit-shared need a CPU --target");
+  if (programPath == "-" && llvm::any_of(inputs, [](const std::string &s) {
+        return s == "-" || StringRef(s).ends_with("=-");
+      }))
+    return fail("the program and an --input cannot both be - (stdin)");
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFileOrSTDIN(programPath);
   if (!file)

@@ -119,6 +119,10 @@ struct QuantizePipelineOptions
 /// folding, fusion of layer outputs into tq.postprocess, the compile-time
 /// bit-width search on constants (policy=adaptive), compile-time
 /// quantization of constant weights, canonicalization.
+/// The checks of option combinations that the passes cannot make (they see
+/// only their own options), as `tq-quantize` runs them: fails with `error`.
+LogicalResult checkQuantizeOptions(const QuantizePipelineOptions &options,
+                                   std::string &error);
 void buildQuantizePipeline(OpPassManager &pm,
                            const QuantizePipelineOptions &options);
 

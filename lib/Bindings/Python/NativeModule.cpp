@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -86,11 +87,12 @@ public:
            ++i) {
         BufferInfo b;
         int32_t rank = 0;
-        int64_t shape[16];
         const char *name = nullptr;
-        tq_model_buffer(model, outputs, i, &b.type, &rank, shape, 16, &name);
+        tq_model_buffer(model, outputs, i, &b.type, &rank, nullptr, 0, &name);
+        b.shape.resize(rank);
+        tq_model_buffer(model, outputs, i, nullptr, nullptr, b.shape.data(),
+                        rank, nullptr);
         b.name = name;
-        b.shape.assign(shape, shape + rank);
         (outputs ? outs : ins).push_back(b);
       }
   }
@@ -113,15 +115,22 @@ public:
     if (inputs.size() != ins.size())
       throw std::runtime_error("expected " + std::to_string(ins.size()) +
                                " inputs, got " + std::to_string(inputs.size()));
+    // Each array as it is (C order; the C API checks its shape against the
+    // signature). Read-only arrays are fine: inputs are only read.
     std::vector<py::array> held;
+    std::vector<std::vector<int64_t>> shapes;
     std::vector<tq_buffer> in, out;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      py::array a = py::array::ensure(inputs[i], py::array::c_style |
-                                                     py::array::forcecast);
+      py::array a = py::array::ensure(inputs[i], py::array::c_style);
+      if (!a || !a.dtype().is(py::dtype(dtypeName(ins[i].type))))
+        throw std::runtime_error("input " + ins[i].name + " must be a " +
+                                 dtypeName(ins[i].type) + " array");
       held.push_back(a);
-      in.push_back({a.mutable_data(), ins[i].type, int32_t(ins[i].shape.size()),
-                    ins[i].shape.data()});
+      shapes.emplace_back(a.shape(), a.shape() + a.ndim());
     }
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in.push_back({const_cast<void *>(held[i].data()), ins[i].type,
+                    int32_t(shapes[i].size()), shapes[i].data()});
     py::list results;
     std::vector<py::array> outArrays;
     for (const BufferInfo &b : outs) {
@@ -135,6 +144,8 @@ public:
     int rc;
     {
       py::gil_scoped_release release;
+      // One call at a time: the profile and the PPU counters are shared.
+      std::lock_guard<std::mutex> lock(mutex);
       rc = tq_model_invoke(model, in.data(), int64_t(in.size()), out.data(),
                            int64_t(out.size()), &error);
     }
@@ -145,6 +156,7 @@ public:
 
   /// A JSON report (tq_model_report).
   std::string report(const std::string &what) const {
+    std::lock_guard<std::mutex> lock(mutex);
     char *error = nullptr;
     char *text = tq_model_report(model, what.c_str(), &error);
     if (!text)
@@ -154,12 +166,16 @@ public:
     return out;
   }
 
-  void reset() { tq_model_reset(model); }
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex);
+    tq_model_reset(model);
+  }
   std::string program() const { return tq_model_program(model); }
 
 private:
   tq_model *model = nullptr;
   std::vector<BufferInfo> ins, outs;
+  mutable std::mutex mutex;
 };
 
 /// (q, steps, offsets, non-finite count) of the reference quantization.

@@ -594,3 +594,14 @@ func.func @f72(%x: tensor<64x128xf32>) {
   %0 = tq.adaptive_bit_width %x for !tq.tiled<64x128xi16:per_tile, f32, tile = 32x32, dims = [0, 1]> {low = 0.01 : f32, high = 0.05 : f32} : tensor<64x128xf32> -> i32
   return
 }
+
+// -----
+
+// A constant width above the type's bound (?(9)) would defeat the int32
+// partial-sum checks that trust the bound.
+func.func @bound_exceeded(%x: tensor<64x64xf32>) {
+  %n = arith.constant 12 : i32
+  // expected-error @+1 {{bit width 12 is out of range [2, 9] of '!tq.tiled<64x64xi16:?(9), f32, tile = 32x32, dims = [0, 1], scale = f32>'}}
+  %0 = tq.quantize %x bits(%n : i32) : tensor<64x64xf32> -> !tq.tiled<64x64xi16:?(9), f32, tile = 32x32, dims = [0, 1]>
+  return
+}

@@ -99,3 +99,8 @@ func.func private @f(!tq.tiled<64x64xi8:8, f32, tile = 32x32, dims = [0, 1], sca
 
 // expected-error @+1 {{expected 'scale' or 'offset' after ',' in a !tq.tiled type}}
 func.func private @f(!tq.tiled<64x64xi8:8, f32, tile = 32x32, dims = [0, 1], zero>)
+
+// -----
+
+// expected-error @+1 {{bit width must be in [2, 16], got 0}}
+func.func private @f(!tq.tiled<64x64xi16:?(0), f32, tile = 32x32, dims = [0, 1]>)

@@ -171,3 +171,18 @@ def test_non_finite_inputs_warn(models):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the float model does not warn
         assert np.isnan(tq.compile(path, dims={"batch": 2}, quantize=False)(image=x)["logits"][0]).all()
+
+
+def test_read_only_and_adaptive(models):
+    path = os.path.join(models, "fashion_cnn.onnx")
+    model = tq.compile(path, dims={"batch": 2}, quantize=dict(tile=16, bits=8))
+    x = np.zeros((2, 1, 28, 28), np.float32)
+    x.setflags(write=False)  # inputs are only read
+    assert model(image=x)["logits"].shape == (2, 10)
+    # bits under policy="adaptive" is the largest width searched.
+    adaptive = tq.compile(path, dims={"batch": 2},
+                          quantize=dict(tile=16, bits=8, policy="adaptive"))
+    assert "tq.adaptive_bit_width" in adaptive.program
+    # What tq-opt refuses, tq.compile refuses.
+    with pytest.raises(tq.TQError, match="weight-bits has no effect with policy=adaptive"):
+        tq.compile(path, dims={"batch": 2}, quantize="policy=adaptive weight-bits=4")

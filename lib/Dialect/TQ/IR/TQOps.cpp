@@ -103,17 +103,35 @@ static LogicalResult verifyBitsOperand(Operation *op, TiledType type,
                              "fixed bit width");
     return success();
   case BitsKind::dynamic:
-    if (!bits || !bits.getType().isInteger(32))
-      return op->emitOpError(
-          "a dynamic bit width requires a 'bits' operand of type i32");
-    return success();
   case BitsKind::per_tile: {
-    auto t = bits ? dyn_cast<RankedTensorType>(bits.getType()) : nullptr;
-    SmallVector<int64_t> grid = type.getGridShape();
-    if (!t || failed(verifyCompatibleShape(t.getShape(), grid)))
-      return op->emitOpError("a per-tile bit width requires a 'bits' operand "
-                             "of type tensor<")
-             << shapeStr(grid) << "xi32>";
+    if (type.getBitsKind() == BitsKind::dynamic) {
+      if (!bits || !bits.getType().isInteger(32))
+        return op->emitOpError(
+            "a dynamic bit width requires a 'bits' operand of type i32");
+    } else {
+      auto t = bits ? dyn_cast<RankedTensorType>(bits.getType()) : nullptr;
+      SmallVector<int64_t> grid = type.getGridShape();
+      if (!t || failed(verifyCompatibleShape(t.getShape(), grid)))
+        return op->emitOpError("a per-tile bit width requires a 'bits' "
+                               "operand of type tensor<")
+               << shapeStr(grid) << "xi32>";
+    }
+    // Constant widths must respect the type's bound, which the int32
+    // partial-sum checks rely on.
+    Attribute value;
+    if (matchPattern(bits, m_Constant(&value))) {
+      SmallVector<int64_t> widths;
+      if (auto i = dyn_cast<IntegerAttr>(value))
+        widths.push_back(i.getInt());
+      else if (auto d = dyn_cast<DenseIntElementsAttr>(value))
+        for (const APInt &w : d.getValues<APInt>())
+          widths.push_back(w.getSExtValue());
+      for (int64_t w : widths)
+        if (w < 2 || w > type.getMaxBits())
+          return op->emitOpError("bit width ")
+                 << w << " is out of range [2, " << type.getMaxBits() << "] of "
+                 << type;
+    }
     return success();
   }
   }
@@ -218,7 +236,7 @@ mlir::tq::evaluateQuantize(QuantizeOp op, ArrayRef<float> input,
       return failure();
     for (const APInt &b : tileBits.getValues<APInt>()) {
       int64_t n = b.getSExtValue();
-      if (n < 2 || n > type.getStorageType().getWidth())
+      if (n < 2 || n > type.getMaxBits())
         return failure();
       bits.perTile.push_back(static_cast<int>(n));
     }
@@ -302,10 +320,9 @@ LogicalResult ConstantOp::verify() {
   if (getTileBits())
     for (const APInt &v : getTileBits()->getValues<APInt>()) {
       int64_t n = v.getSExtValue();
-      if (n < 2 || n > type.getStorageType().getWidth())
+      if (n < 2 || n > type.getMaxBits())
         return emitOpError("tile bit width ")
-               << n << " is out of range [2, "
-               << type.getStorageType().getWidth() << "]";
+               << n << " is out of range [2, " << type.getMaxBits() << "]";
       tileBits.push_back(n);
     }
   SmallVector<int64_t> index(shape.size(), 0);

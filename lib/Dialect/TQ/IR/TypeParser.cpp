@@ -15,7 +15,12 @@ using namespace mlir::tq;
 static ParseResult parseBound(AsmParser &parser, int64_t &bits) {
   if (failed(parser.parseOptionalLParen()))
     return success();
-  return failure(parser.parseInteger(bits) || parser.parseRParen());
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseInteger(bits) || parser.parseRParen())
+    return failure();
+  if (bits == 0) // 0 stands for "no bound" in the type's storage
+    return parser.emitError(loc, "bit width must be in [2, 16], got 0");
+  return success();
 }
 
 /// bits ::= int | `?` bound | `per_tile` bound
