@@ -15,6 +15,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -353,7 +354,9 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   mlir::tq::buildToCPUPipeline(pm, pipeline);
   TimingScope lowerTimer = root.nest("tq-to-cpu");
   pm.enableTiming(lowerTimer);
-  if (failed(pm.run(*module)))
+  pm.enableVerifier(options.verifyEach);
+  if (failed(pm.run(*module)) ||
+      (!options.verifyEach && failed(verify(*module))))
     return nullptr;
   if (auto t = (*module)->getAttrOfType<StringAttr>("tq.cpu_target"))
     m->impl->target = t.str();

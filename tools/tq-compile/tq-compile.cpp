@@ -82,6 +82,12 @@ static cl::opt<int64_t> threads(cl::cat(toolOptions), "num-threads",
 static cl::opt<unsigned> optLevel(cl::cat(toolOptions), "O",
                                   cl::desc("LLVM optimization level"),
                                   cl::init(3));
+static cl::opt<bool>
+    verifyEach(cl::cat(toolOptions), "verify-each",
+               cl::desc("verify the IR after each tq-to-cpu pass (by "
+                        "default the program and the lowered module are "
+                        "verified)"),
+               cl::init(false));
 static cl::opt<bool> quiet(cl::cat(toolOptions), "quiet",
                            cl::desc("do not print the time of each phase"));
 
@@ -207,6 +213,7 @@ int main(int argc, char **argv) {
   cpuOptions.threads = threads;
   cpuOptions.optLevel = optLevel;
   cpuOptions.keepObject = true;
+  cpuOptions.verifyEach = verifyEach;
   auto start = Clock::now();
   std::unique_ptr<cpu::CPUModule> module =
       cpu::CPUModule::compile(program.text, modelPath, cpuOptions, error);

@@ -116,6 +116,12 @@ static cl::opt<bool>
                    cl::desc("compile each distinct loop nest once, as its "
                             "own function (tq-to-cpu outline-kernels)"),
                    cl::init(true));
+static cl::opt<bool>
+    verifyEach(cl::cat(toolOptions), "verify-each",
+               cl::desc("verify the IR after each tq-to-cpu pass (by "
+                        "default the program and the lowered module are "
+                        "verified)"),
+               cl::init(false));
 static cl::opt<std::string> profileFormat(
     cl::cat(toolOptions), "profile", cl::ValueOptional,
     cl::desc("time each layer's kernels (tq-to-cpu profile): print the time "
@@ -259,6 +265,7 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.threads = threads;
   options.outlineKernels = outlineKernels;
+  options.verifyEach = verifyEach;
   bool profiling = profileFormat.getNumOccurrences() > 0;
   if (profiling && profileFormat != "" && profileFormat != "table" &&
       profileFormat != "json")

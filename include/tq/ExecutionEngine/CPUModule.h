@@ -85,6 +85,9 @@ struct CompileOptions {
   /// outlineKernels); see CPUModule::profile. JIT only: the program calls
   /// back into this library.
   bool profile = false;
+  /// Verify the IR after each tq-to-cpu pass, not only the program and the
+  /// lowered module (a quarter of the compile time of a large network).
+  bool verifyEach = false;
 };
 
 /// The symbol @main is compiled as: a C program that loads the code has a

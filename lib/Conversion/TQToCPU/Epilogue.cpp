@@ -8,9 +8,18 @@
 using namespace mlir;
 using namespace mlir::tq;
 
+/// The op after `op`, past the deallocations of buffers whose last use came
+/// before it (tq-cpu-free-buffers puts them right after that use).
+static Operation *nextPastDeallocs(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (isa_and_nonnull<memref::DeallocOp>(next))
+    next = next->getNextNode();
+  return next;
+}
+
 std::optional<VectorEpilogue>
 VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
-  auto g = dyn_cast_or_null<linalg::GenericOp>(kernel->getNextNode());
+  auto g = dyn_cast_or_null<linalg::GenericOp>(nextPastDeallocs(kernel));
   auto outType = dyn_cast<MemRefType>(out.getType());
   if (!g || !outType || !g.hasPureBufferSemantics() ||
       g.getNumDpsInits() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||

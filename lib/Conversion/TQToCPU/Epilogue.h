@@ -14,14 +14,14 @@
 
 namespace mlir::tq {
 
-/// The all-parallel linalg.generic on buffers just after a kernel that
-/// reads the kernel's output `out` through the identity map, if at all,
-/// and writes either `out` in place or a buffer of the same shape (then
-/// `out` must be a buffer of its own that nothing else reads: the kernel
-/// stores into the target instead). The kernel stores vectors along the
-/// trailing `vectorDims` dims of `out`, flattened. Each other operand is read
-/// either as a scalar (its indices use only the leading, outer dims) or as a
-/// vector (its trailing indices are the vector dims, in order, over
+/// The all-parallel linalg.generic on buffers just after a kernel (past
+/// deallocations) that reads the kernel's output `out` through the
+/// identity map, if at all, and writes either `out` in place or a buffer of the
+/// same shape (then `out` must be a buffer of its own that nothing else reads:
+/// the kernel stores into the target instead). The kernel stores vectors along
+/// the trailing `vectorDims` dims of `out`, flattened. Each other operand is
+/// read either as a scalar (its indices use only the leading, outer dims) or as
+/// a vector (its trailing indices are the vector dims, in order, over
 /// contiguous memory).
 class VectorEpilogue {
 public:

@@ -735,7 +735,8 @@ struct TQCPUFloatKernelsPass
     o.threads = threads;
     RewritePatternSet patterns(&getContext());
     populateCPUFloatKernelPatterns(patterns, o);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     mlir::tq::loopNestRewriteConfig())))
       return signalPassFailure();
   }
 };

@@ -36,7 +36,8 @@ struct TQCPUFuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     mlir::tq::populateCPUFuseElementwisePatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     mlir::tq::loopNestRewriteConfig())))
       return signalPassFailure();
   }
 };

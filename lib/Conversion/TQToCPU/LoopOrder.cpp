@@ -118,7 +118,8 @@ struct TQCPULoopOrderPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     mlir::tq::populateCPULoopOrderPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     mlir::tq::loopNestRewriteConfig())))
       return signalPassFailure();
   }
 };

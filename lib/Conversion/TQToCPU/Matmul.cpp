@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::tq {
 #define GEN_PASS_DEF_CONVERTTQCPUINTRINSICS
@@ -1333,8 +1334,9 @@ struct ConvertTQCPUIntrinsics
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DotToIntrinsic, MAddToIntrinsic>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    // Each op is rewritten once, by itself: one walk, without the greedy
+    // driver's folding and worklist over the whole program.
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 } // namespace

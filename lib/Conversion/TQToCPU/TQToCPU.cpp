@@ -57,6 +57,13 @@ CPUTarget mlir::tq::detectHostCPUTarget() {
   return CPUTarget::generic;
 }
 
+GreedyRewriteConfig mlir::tq::loopNestRewriteConfig() {
+  GreedyRewriteConfig config;
+  config.setUseTopDownTraversal(false);
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return config;
+}
+
 std::optional<CPUTarget> mlir::tq::parseCPUTarget(StringRef name) {
   if (name == "native")
     return detectHostCPUTarget();

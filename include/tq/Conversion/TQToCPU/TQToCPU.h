@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -44,6 +45,13 @@ CPUTarget detectHostCPUTarget();
 /// Whether the host has the instructions `t`'s kernels use.
 bool hostSupportsCPUTarget(CPUTarget t);
 llvm::StringRef stringifyCPUTarget(CPUTarget t);
+
+/// How the CPU passes (and tq-to-cpu's canonicalizers) apply patterns
+/// greedily: bottom-up, without region simplification. Before scf is
+/// lowered there are no unreachable blocks or unused block arguments to
+/// drop, and simplifying every loop body of a large network after each pass
+/// took a tenth of its compile time.
+GreedyRewriteConfig loopNestRewriteConfig();
 
 /// What the generated code is for.
 struct CPUCodegenOptions {
