@@ -37,12 +37,24 @@ def parse_dense(text, dtype):
     return np.array(eval(body), dtype)
 
 
+def resource(ir, key, dtype):
+    """The values of dense resource `key`: its blob in the module's
+    dialect_resources section, hex, after the 4-byte alignment."""
+    blob = re.search(r"^\s*" + re.escape(key) + r': "0x([0-9A-F]*)"', ir, re.M).group(1)
+    return np.frombuffer(bytes.fromhex(blob)[4:], dtype).astype(np.int32)
+
+
 def ir_constant(ir, shape, grid):
     m = re.search(r"tq\.constant \{(.*)\} : (!tq\.tiled<[^>]*>)", ir)
     attrs, ty = m.group(1), m.group(2)
-    vals = re.search(r"values = dense<(.*?)> : tensor<", attrs).group(1)
     scales = re.search(r"scales = dense<(.*?)> : tensor<", attrs).group(1)
-    q = np.broadcast_to(parse_dense(vals, np.int32), shape)
+    blob = re.search(r"values = dense_resource<(.*?)> : tensor<[0-9x]*x(i8|i16)>", attrs)
+    if blob:
+        q = resource(ir, blob.group(1), np.int8 if blob.group(2) == "i8" else np.int16)
+        q = q.reshape(shape)
+    else:
+        vals = re.search(r"values = dense<(.*?)> : tensor<", attrs).group(1)
+        q = np.broadcast_to(parse_dense(vals, np.int32), shape)
     s = np.broadcast_to(parse_dense(scales, np.float32), grid)
     offs = re.search(r"offsets = dense<(.*?)> : tensor<", attrs)
     o = np.broadcast_to(parse_dense(offs.group(1), np.float32), grid) if offs else None

@@ -84,28 +84,11 @@ Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
 
-/// The values of a tq.constant, sign-extended.
-std::vector<int64_t> constantValues(ConstantOp c) {
-  auto values = cast<DenseIntElementsAttr>(c.getValues());
-  std::vector<int64_t> v;
-  v.reserve(values.getNumElements());
-  Type storage = values.getElementType();
-  if (storage.isInteger(8))
-    llvm::append_range(v, values.getValues<int8_t>());
-  else if (storage.isInteger(16))
-    llvm::append_range(v, values.getValues<int16_t>());
-  else
-    for (const APInt &x : values.getValues<APInt>())
-      v.push_back(x.getSExtValue());
-  return v;
-}
-
 /// Packs B at compile time; `value(k, j)` is element (k, j) of the K×N
-/// operand for k < K, j < N.
-DenseElementsAttr
-packConstantB(const KernelShape &s,
-              llvm::function_ref<int64_t(int64_t, int64_t)> value,
-              RankedTensorType packedType) {
+/// operand for k < K, j < N. Large packings are dense resources.
+ElementsAttr packConstantB(const KernelShape &s,
+                           llvm::function_ref<int64_t(int64_t, int64_t)> value,
+                           RankedTensorType packedType) {
   auto at = [&](int64_t k, int64_t j) -> int64_t {
     return k >= s.K || j >= s.N ? 0 : value(k, j);
   };
@@ -115,7 +98,6 @@ packConstantB(const KernelShape &s,
     return r < s.kt ? t * s.kt + r : s.K;
   };
   int64_t NR = s.NR(), Kp = s.Kp();
-  unsigned width = packedType.getElementType().getIntOrFloatBitWidth();
   std::vector<int16_t> out;
   out.reserve(packedType.getNumElements());
   for (int64_t p = 0; p < s.panels(); ++p) {
@@ -146,11 +128,8 @@ packConstantB(const KernelShape &s,
           out.push_back(int16_t(at(logicalK(kp), p * NR + n)));
     }
   }
-  if (width == 8) {
-    std::vector<int8_t> bytes(out.begin(), out.end());
-    return DenseElementsAttr::get(packedType, ArrayRef<int8_t>(bytes));
-  }
-  return DenseElementsAttr::get(packedType, ArrayRef<int16_t>(out));
+  return getIntElements(
+      packedType, std::vector<int64_t>(out.begin(), out.end()), "packed_b");
 }
 
 /// The tq.quantize of a matmul's lhs, done inside the matmul's loop nest.
@@ -851,7 +830,7 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
         s.nibbles = s.vnni() && tb.getMaxBits() <= 4 && s.kt4 % 8 == 0;
         RankedTensorType pt =
             e.packedBType(TiledToTensorsConverter::containerType(tb));
-        std::vector<int64_t> v = constantValues(c);
+        std::vector<int64_t> v = getConstantValues(c);
         int64_t cols = tb.getShape()[1];
         auto value = [&](int64_t k, int64_t j) {
           return s.transB ? v[j * cols + k] : v[k * cols + j];
@@ -1230,7 +1209,7 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     };
     Value bd, packed;
     if (auto c = op.getFilter().getDefiningOp<ConstantOp>()) {
-      std::vector<int64_t> v = constantValues(c);
+      std::vector<int64_t> v = getConstantValues(c);
       auto value = [&](int64_t k, int64_t j) -> int64_t {
         std::optional<int64_t> i = filterIndex(k, j);
         return i ? v[*i] : 0;

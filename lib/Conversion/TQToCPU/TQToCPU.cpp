@@ -692,15 +692,13 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
     auto type = cast<TiledType>(op.getType());
     IntegerType container = TiledToTensorsConverter::containerType(type);
     auto dataType = RankedTensorType::get(type.getShape(), container);
-    auto values = cast<DenseIntElementsAttr>(op.getValues());
-    // Sign-extend from the storage type (i4 values live in i8).
-    SmallVector<APInt> data;
-    for (const APInt &v : values.getValues<APInt>())
-      data.push_back(v.sextOrTrunc(container.getWidth()));
+    // Sign-extended from the storage type (i4 values live in i8).
     auto stepsType =
         RankedTensorType::get(type.getGridShape(), rw.getF32Type());
-    Value d = arith::ConstantOp::create(rw, op.getLoc(),
-                                        DenseElementsAttr::get(dataType, data));
+    Value d = arith::ConstantOp::create(
+        rw, op.getLoc(),
+        cast<TypedAttr>(
+            getIntElements(dataType, getConstantValues(op), "tq_data")));
     Value s = arith::ConstantOp::create(
         rw, op.getLoc(),
         cast<DenseElementsAttr>(op.getScales()).reshape(stepsType));

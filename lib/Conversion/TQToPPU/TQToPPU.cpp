@@ -321,9 +321,7 @@ LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
   // Constants are loaded before the program starts: their slots are never
   // released for reuse.
   ubSize.erase(op.getResult());
-  SmallVector<int64_t> values;
-  for (const APInt &v : op.getValues().getValues<APInt>())
-    values.push_back(v.getSExtValue());
+  std::vector<int64_t> values = getConstantValues(op);
   SmallVector<float> steps(op.getScales().getValues<float>());
   SmallVector<int64_t> tileBits;
   if (std::optional<DenseIntElementsAttr> bits = op.getTileBits())

@@ -605,3 +605,36 @@ func.func @bound_exceeded(%x: tensor<64x64xf32>) {
   %0 = tq.quantize %x bits(%n : i32) : tensor<64x64xf32> -> !tq.tiled<64x64xi16:?(9), f32, tile = 32x32, dims = [0, 1]>
   return
 }
+
+// -----
+
+// Large constants keep their data in a dense resource blob, which must be
+// there and hold one value per element.
+func.func @resource_without_data() {
+  // expected-error @+1 {{values: dense resource 'nodata' has no data}}
+  %0 = tq.constant {values = dense_resource<nodata> : tensor<2x2xi8>, scales = dense<0.0> : tensor<1x1xf32>} : !tq.tiled<2x2xi8:8, f32, tile = 2x2, dims = [0, 1]>
+  return
+}
+
+// -----
+
+func.func @resource_too_short() {
+  // expected-error @+1 {{values: dense resource 'short' holds 2 bytes, 'tensor<2x2xi8>' needs 4}}
+  %0 = tq.constant {values = dense_resource<short> : tensor<2x2xi8>, scales = dense<0.0> : tensor<1x1xf32>} : !tq.tiled<2x2xi8:8, f32, tile = 2x2, dims = [0, 1]>
+  return
+}
+
+func.func @resource_out_of_range() {
+  // expected-error @+1 {{value 8 at [0, 1] is outside the 4-bit range [-7, 7]}}
+  %0 = tq.constant {values = dense_resource<wide> : tensor<2x2xi8>, scales = dense<0.0> : tensor<1x1xf32>} : !tq.tiled<2x2xi8:4, f32, tile = 2x2, dims = [0, 1]>
+  return
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      short: "0x010000000102",
+      wide: "0x0100000001080102"
+    }
+  }
+#-}

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -285,6 +286,19 @@ LogicalResult ConstantOp::verify() {
     return emitOpError("values must be a ")
            << RankedTensorType::get(type.getShape(), type.getStorageType())
            << ", got " << values;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(getValues())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    uint64_t bytes = values.getNumElements() *
+                     (values.getElementType().getIntOrFloatBitWidth() / 8);
+    if (!blob)
+      return emitOpError("values: dense resource '")
+             << resource.getRawHandle().getKey() << "' has no data";
+    if (blob->getData().size() != bytes)
+      return emitOpError("values: dense resource '")
+             << resource.getRawHandle().getKey() << "' holds "
+             << blob->getData().size() << " bytes, " << values << " needs "
+             << bytes;
+  }
   SmallVector<int64_t> grid = type.getGridShape();
   auto checkGrid = [&](StringRef name, ShapedType t,
                        Type elementType) -> LogicalResult {
@@ -326,11 +340,11 @@ LogicalResult ConstantOp::verify() {
       tileBits.push_back(n);
     }
   SmallVector<int64_t> index(shape.size(), 0);
-  for (const APInt &v : getValues().getValues<APInt>()) {
+  for (int64_t q : getConstantValues(*this)) {
     int64_t bits =
         perTile ? tileBits[::tq::ref::tileOf(shape, layout, index.data())]
                 : type.getBits();
-    int64_t q = v.getSExtValue(), m = ::tq::ref::qmax(bits);
+    int64_t m = ::tq::ref::qmax(bits);
     if (q < -m || q > m)
       return emitOpError("value ")
              << q << " at [" << formatDims(index, ", ") << "] is outside the "
@@ -344,14 +358,61 @@ LogicalResult ConstantOp::verify() {
   return success();
 }
 
+std::vector<int64_t> mlir::tq::getConstantValues(ConstantOp op) {
+  ElementsAttr attr = op.getValues();
+  std::vector<int64_t> v;
+  v.reserve(attr.getNumElements());
+  if (auto blob = dyn_cast<DenseI8ResourceElementsAttr>(attr)) {
+    if (std::optional<ArrayRef<int8_t>> data = blob.tryGetAsArrayRef())
+      llvm::append_range(v, *data);
+    return v;
+  }
+  if (auto blob = dyn_cast<DenseI16ResourceElementsAttr>(attr)) {
+    if (std::optional<ArrayRef<int16_t>> data = blob.tryGetAsArrayRef())
+      llvm::append_range(v, *data);
+    return v;
+  }
+  auto dense = cast<DenseIntElementsAttr>(attr);
+  Type storage = dense.getElementType();
+  if (storage.isInteger(8))
+    llvm::append_range(v, dense.getValues<int8_t>());
+  else if (storage.isInteger(16))
+    llvm::append_range(v, dense.getValues<int16_t>());
+  else
+    for (const APInt &x : dense.getValues<APInt>())
+      v.push_back(x.getSExtValue());
+  return v;
+}
+
+ElementsAttr mlir::tq::getIntElements(RankedTensorType type,
+                                      ArrayRef<int64_t> values, StringRef key) {
+  unsigned width = type.getElementType().getIntOrFloatBitWidth();
+  bool splat = llvm::all_equal(values);
+  if (!splat && values.size() >= 256 && (width == 8 || width == 16)) {
+    auto blob = [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<T> narrow(values.begin(), values.end());
+      return HeapAsmResourceBlob::allocateAndCopyInferAlign(
+          ArrayRef<T>(narrow));
+    };
+    return DenseResourceElementsAttr::get(
+        type, key, width == 8 ? blob(int8_t()) : blob(int16_t()));
+  }
+  SmallVector<APInt> data;
+  data.reserve(values.size());
+  for (int64_t v : values)
+    data.push_back(APInt(width, v, /*isSigned=*/true));
+  return DenseIntElementsAttr::get(type, data);
+}
+
 ::tq::ref::TiledTensor mlir::tq::toRefTensor(ConstantOp op) {
   TiledType type = op.getResult().getType();
   ::tq::ref::TiledTensor t;
   t.shape.assign(type.getShape().begin(), type.getShape().end());
   t.layout = getRefLayout(type);
   t.form = getRefForm(type);
-  for (const APInt &v : op.getValues().getValues<APInt>())
-    t.q.push_back(static_cast<int32_t>(v.getSExtValue()));
+  for (int64_t v : getConstantValues(op))
+    t.q.push_back(static_cast<int32_t>(v));
   for (float step : op.getScales().getValues<float>()) {
     ::tq::ref::TileParams p;
     p.factor = step;
@@ -372,11 +433,6 @@ ConstantOp mlir::tq::buildConstant(OpBuilder &b, Location loc, TiledType type,
   auto gridType = [&](Type element) {
     return RankedTensorType::get(type.getGridShape(), element);
   };
-  unsigned width = type.getStorageType().getWidth();
-  SmallVector<APInt> values;
-  values.reserve(value.q.size());
-  for (int32_t v : value.q)
-    values.push_back(APInt(width, v, /*isSigned=*/true));
   SmallVector<float> scales, offsets;
   SmallVector<int8_t> bits;
   for (const ::tq::ref::TileParams &p : value.params) {
@@ -384,8 +440,13 @@ ConstantOp mlir::tq::buildConstant(OpBuilder &b, Location loc, TiledType type,
     offsets.push_back(p.offset);
     bits.push_back(static_cast<int8_t>(p.bits));
   }
-  auto valuesAttr = DenseIntElementsAttr::get(
-      RankedTensorType::get(type.getShape(), type.getStorageType()), values);
+  // The blob is named after the layer, when the location names one.
+  std::string key = "tq_constant";
+  if (auto name = dyn_cast<NameLoc>(loc))
+    key = name.getName().str() + ".q";
+  ElementsAttr valuesAttr = getIntElements(
+      RankedTensorType::get(type.getShape(), type.getStorageType()),
+      std::vector<int64_t>(value.q.begin(), value.q.end()), key);
   auto scalesAttr = DenseFPElementsAttr::get(gridType(b.getF32Type()), scales);
   DenseFPElementsAttr offsetsAttr;
   if (type.getHasOffset())

@@ -43,6 +43,16 @@ FailureOr<::tq::ref::TiledTensor>
 evaluateQuantize(QuantizeOp op, ArrayRef<float> input,
                  int64_t maxElements = int64_t(1) << 22);
 
+/// The values of a tq.constant, sign-extended from the storage type, from
+/// its dense literal or its dense resource blob.
+std::vector<int64_t> getConstantValues(ConstantOp op);
+
+/// `values` as integer elements of `type`: from 256 elements on, for i8 and
+/// i16, a dense resource blob named after `key` (made unique), unless they
+/// are all equal; else a dense literal (a splat when all equal).
+ElementsAttr getIntElements(RankedTensorType type, ArrayRef<int64_t> values,
+                            StringRef key);
+
 /// The reference-numerics value of a tq.constant (steps as factors with
 /// point position 0, offsets, per-tile or fixed bit widths).
 ::tq::ref::TiledTensor toRefTensor(ConstantOp op);

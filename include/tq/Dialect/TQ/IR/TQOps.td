@@ -137,6 +137,19 @@ def TQ_RequantizeOp : TQ_Op<"requantize", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
+// A constant's quantized data: a dense literal, or a dense resource blob of
+// i8 or i16 (large weights), printed once at the end of the module instead
+// of as a hex literal in the op.
+def TQ_IntValuesAttr : Attr<
+    CPred<"::llvm::isa<::mlir::DenseIntElementsAttr, "
+          "::mlir::DenseI8ResourceElementsAttr, "
+          "::mlir::DenseI16ResourceElementsAttr>($_self)">,
+    "integer elements (a dense literal, or an i8 or i16 dense resource)"> {
+  let storageType = "::mlir::ElementsAttr";
+  let returnType = "::mlir::ElementsAttr";
+  let convertFromStorage = "::llvm::cast<::mlir::ElementsAttr>($_self)";
+}
+
 def TQ_ConstantOp : TQ_Op<"constant", [Pure]> {
   let summary = "a tiled tensor whose data and per-tile parameters are known";
   let description = [{
@@ -146,7 +159,9 @@ def TQ_ConstantOp : TQ_Op<"constant", [Pure]> {
     tile (`tile_bits`, i8) for `per_tile` types. `tq-quantize-constants`
     produces it from `tq.quantize` of a float constant with the reference
     numerics, so compile-time weights are bit-identical to what the
-    reference library computes.
+    reference library computes. Large data (256 elements or more, i8 or
+    i16 storage) is a dense resource blob (`dense_resource<key>`), as the
+    importer keeps large float weights.
 
     ```mlir
     %w = tq.constant {values = dense<[[1, -2], [3, 127]]> : tensor<2x2xi8>,
@@ -154,7 +169,7 @@ def TQ_ConstantOp : TQ_Op<"constant", [Pure]> {
            : !tq.tiled<2x2xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
     ```
   }];
-  let arguments = (ins AnyIntElementsAttr:$values,
+  let arguments = (ins TQ_IntValuesAttr:$values,
                        FloatElementsAttr<32>:$scales,
                        OptionalAttr<FloatElementsAttr<32>>:$offsets,
                        OptionalAttr<AnyIntElementsAttr>:$tile_bits);
