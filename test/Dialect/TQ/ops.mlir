@@ -75,6 +75,16 @@ func.func @conv2d(%x: !tq.tiled<8x14x14x64xi8:8, f32, tile = 32x32, dims = [0, 3
   return
 }
 
+// Per-tensor scales: each operand is one tile, wider than C (16) on both;
+// the C-tile extents that take effect are equal.
+// CHECK-LABEL: func.func @conv2d_per_tensor
+// CHECK: tq.conv2d
+func.func @conv2d_per_tensor(%x: !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                             %w: !tq.tiled<32x3x3x16xi8:8, f32, tile = 32x32, dims = [0, 3]>) {
+  %0 = tq.conv2d %x, %w : !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x16xi8:8, f32, tile = 32x32, dims = [0, 3]> -> tensor<2x2x2x32xf32>
+  return
+}
+
 // T6, T8.
 // CHECK-LABEL: func.func @postprocess
 // CHECK: tq.postprocess %{{.*}} {activation = #tq.activation<relu>, compute_layer_scale} : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8

@@ -711,10 +711,17 @@ LogicalResult Conv2DOp::verify() {
   if (dimsDiffer(xs[3], ws[3]))
     return emitOpError("channel dimensions differ: input ")
            << xs[3] << " vs filter " << ws[3];
-  if (x.getTileShape()[1] != w.getTileShape()[1])
+  // A tile larger than C covers all of it (a per-tensor scale): compare the
+  // extents that take effect, as tq.matmul does.
+  int64_t xTile = x.getTileShape()[1], wTile = w.getTileShape()[1];
+  if (!ShapedType::isDynamic(xs[3])) {
+    xTile = std::min(xTile, xs[3]);
+    wTile = std::min(wTile, xs[3]);
+  }
+  if (xTile != wTile)
     return emitOpError("C-tile extents differ: input ")
-           << x.getTileShape()[1] << " vs filter " << w.getTileShape()[1];
-  if (failed(verifyAccumulator(*this, x, w, x.getTileShape()[1])))
+           << xTile << " vs filter " << wTile;
+  if (failed(verifyAccumulator(*this, x, w, xTile)))
     return failure();
   ArrayRef<int64_t> strides = getStrides(), dil = getDilations(),
                     pad = getPadding();
