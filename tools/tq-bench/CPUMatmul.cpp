@@ -7,11 +7,15 @@
 // without VNNI), all measured in this run. The peers run
 // first in a child process, so that their OpenMP threads are gone when
 // tile-quant's run (and the other way round): 2-thread figures need the
-// other core idle.
+// other core idle. Every configuration tile-quant times is checked: its
+// product must be the reference numerics' (tq::ref::matmulTiled), bit for
+// bit, on the first call and on the last timed one.
 //
 //===----------------------------------------------------------------------===//
 #include "Baselines.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/ExecutionEngine/CPUModule.h"
+#include "tq/Runtime/Quant.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -19,7 +23,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 #include <sys/wait.h>
@@ -67,18 +73,69 @@ std::string hex(const void *data, size_t bytes) {
   return "0x" + toHex(StringRef(static_cast<const char *>(data), bytes));
 }
 
-/// C = A·B with B a constant of random `bits`-bit weights (in i8) and
-/// random steps.
+/// The operands of one configuration: A (8-bit, tiled, the argument) and
+/// B (`bits`-bit weights, the constant), each with random values and steps.
+struct Operands {
+  std::vector<int8_t> a, w;
+  std::vector<float> sa, sw;
+};
+
+Operands makeOperands(const Shape &s, unsigned v, unsigned bits) {
+  std::mt19937 rng(v * 7919 + s.N);
+  auto values = [&](std::vector<int8_t> &x, int64_t n, unsigned width) {
+    int qmax = (1 << (width - 1)) - 1;
+    x.resize(n);
+    for (int8_t &e : x)
+      e = int8_t(int(rng() % (2 * qmax + 1)) - qmax);
+  };
+  auto steps = [&](std::vector<float> &x, int64_t n) {
+    x.resize(n);
+    for (float &e : x)
+      e = 0.001f * float(1 + rng() % 100);
+  };
+  int64_t gm = (s.M + v - 1) / v, gk = (s.K + v - 1) / v,
+          gn = (s.N + v - 1) / v;
+  Operands o;
+  values(o.w, s.K * s.N, bits);
+  steps(o.sw, gk * gn);
+  values(o.a, s.M * s.K, 8);
+  steps(o.sa, gm * gk);
+  return o;
+}
+
+/// C = A·B by the reference numerics (tq::ref::matmulTiled).
+std::vector<float> referenceProduct(const Shape &s, unsigned v, unsigned bits,
+                                    const Operands &o, std::string &error) {
+  auto tiled = [&](int64_t rows, int64_t cols, const std::vector<int8_t> &q,
+                   const std::vector<float> &steps, int width) {
+    tq::ref::TiledTensor t;
+    t.shape = {rows, cols};
+    t.layout.tile[0] = t.layout.tile[1] = v;
+    t.q.assign(q.begin(), q.end());
+    for (float step : steps) {
+      tq::ref::TileParams p;
+      p.bits = width;
+      p.factor = step;
+      t.params.push_back(p);
+    }
+    return t;
+  };
+  tq::ref::TiledTensor a = tiled(s.M, s.K, o.a, o.sa, 8),
+                       b = tiled(s.K, s.N, o.w, o.sw, bits);
+  tq::ref::MatmulOperand ma, mb;
+  ma.tiled = &a;
+  mb.tiled = &b;
+  tq::ref::FloatTensor c;
+  tq::ref::Status st = tq::ref::matmulTiled(ma, mb, false, c);
+  if (!st.ok)
+    error = "the reference matmul failed: " + st.message;
+  return c.data;
+}
+
+/// C = A·B with B the constant weights of `o`.
 std::string program(const Shape &s, unsigned v, unsigned bits,
-                    std::mt19937 &rng) {
-  int qmax = (1 << (bits - 1)) - 1;
-  std::vector<int8_t> w(s.K * s.N);
-  for (int8_t &x : w)
-    x = int8_t(int(rng() % (2 * qmax + 1)) - qmax);
+                    const Operands &o) {
   int64_t gk = (s.K + v - 1) / v, gn = (s.N + v - 1) / v;
-  std::vector<float> steps(gk * gn);
-  for (float &x : steps)
-    x = 0.001f * float(1 + rng() % 100);
   auto tiled = [&](int64_t r, int64_t c, unsigned n) {
     return formatv("!tq.tiled<{0}x{1}xi8:{3}, f32, tile = {2}x{2}, dims = "
                    "[0, 1], scale = f32>",
@@ -93,33 +150,61 @@ std::string program(const Shape &s, unsigned v, unsigned bits,
                  "tensor<{7}x{8}xf32>} : {1}\n"
                  "  %c = tq.matmul %a, %b : {0}, {1} -> {2}\n"
                  "  return %c : {2}\n}\n",
-                 ta, tb, out, hex(w.data(), w.size()), s.K, s.N,
-                 hex(steps.data(), steps.size() * 4), gk, gn)
+                 ta, tb, out, hex(o.w.data(), o.w.size()), s.K, s.N,
+                 hex(o.sw.data(), o.sw.size() * 4), gk, gn)
       .str();
 }
 
-/// GOPS of the compiled program, or a negative number with `error`.
+/// GOPS of the compiled program, or a negative number with `error`. Every
+/// call's product must be the reference's, bit for bit (computed once per
+/// shape, V and width in `references`).
 double measureTQ(const Shape &s, unsigned v, unsigned threads, unsigned bits,
+                 std::map<std::string, std::vector<float>> &references,
                  std::string &error) {
-  std::mt19937 rng(v * 7919 + s.N);
+  Operands operands = makeOperands(s, v, bits);
+  std::string key = formatv("{0}/{1}/{2}", s.str(), v, bits).str();
+  if (!references.count(key)) {
+    references[key] = referenceProduct(s, v, bits, operands, error);
+    if (!error.empty())
+      return -1;
+  }
+  const std::vector<float> &want = references[key];
   cpu::CompileOptions o;
   o.target = target;
   o.threads = threads;
-  auto m = cpu::CPUModule::compile(program(s, v, bits, rng), s.str(), o, error);
+  auto m =
+      cpu::CPUModule::compile(program(s, v, bits, operands), s.str(), o, error);
   if (!m)
     return -1;
-  std::vector<int8_t> a(s.M * s.K);
-  for (int8_t &x : a)
-    x = int8_t(int(rng() % 255) - 127);
   int64_t gm = (s.M + v - 1) / v, gk = (s.K + v - 1) / v;
-  std::vector<float> sa(gm * gk, 0.01f), c(s.M * s.N);
-  std::vector<cpu::Buffer> in = {{a.data(), cpu::ElementType::I8, {s.M, s.K}},
-                                 {sa.data(), cpu::ElementType::F32, {gm, gk}}};
+  std::vector<float> c(s.M * s.N);
+  std::vector<cpu::Buffer> in = {
+      {operands.a.data(), cpu::ElementType::I8, {s.M, s.K}},
+      {operands.sa.data(), cpu::ElementType::F32, {gm, gk}}};
   std::vector<cpu::Buffer> out = {
       {c.data(), cpu::ElementType::F32, {s.M, s.N}}};
+  // The first call's product and the last timed call's are checked.
+  auto check = [&](const char *which) {
+    if (std::memcmp(c.data(), want.data(), c.size() * 4) == 0)
+      return true;
+    int64_t i = 0;
+    while (std::memcmp(&c[i], &want[i], 4) == 0)
+      ++i;
+    error = formatv("{0} V={1} {2}-bit, {3} thread(s): the {4} call's "
+                    "product differs from the reference at [{5}, {6}]: {7} "
+                    "vs {8}",
+                    s.str(), v, bits, threads, which, i / s.N, i % s.N, c[i],
+                    want[i])
+                .str();
+    return false;
+  };
+  std::fill(c.begin(), c.end(), std::nanf(""));
+  if (!m->invoke("main", in, out, error) || !check("first"))
+    return -1;
+  std::fill(c.begin(), c.end(), std::nanf(""));
   bool ok = true;
   double t = bench::timeCall([&] { ok &= m->invoke("main", in, out, error); });
-  if (!ok)
+  if (!ok || !check("last timed"))
     return -1;
   return 2.0 * s.M * s.N * s.K / t * 1e-9;
 }
@@ -212,6 +297,11 @@ int runCPUMatmul() {
       errs() << "tq-bench: error: thread counts must be in [1, 256]\n";
       return 1;
     }
+  if (!mlir::tq::parseCPUTarget(target)) {
+    errs() << "tq-bench: error: --target must be " << mlir::tq::cpuTargetNames()
+           << "; got '" << target << "'\n";
+    return 1;
+  }
   if (!cpu::hostSupports(target)) {
     errs() << "tq-bench: error: this host cannot run --target=" << target
            << "\n";
@@ -221,12 +311,13 @@ int runCPUMatmul() {
   if (peers)
     peer = measurePeers(ss, ts);
 
+  std::map<std::string, std::vector<float>> references;
   std::map<std::string, double> tq;
   for (const Shape &s : ss)
     for (unsigned v : vs)
       for (unsigned t : ts) {
         std::string error;
-        double g = measureTQ(s, v, t, 8, error);
+        double g = measureTQ(s, v, t, 8, references, error);
         if (g < 0) {
           errs() << "tq-bench: error: " << error << "\n";
           return 1;
@@ -239,7 +330,7 @@ int runCPUMatmul() {
     for (const Shape &s : ss)
       for (unsigned t : ts) {
         std::string error;
-        double g = measureTQ(s, vs.back(), t, 4, error);
+        double g = measureTQ(s, vs.back(), t, 4, references, error);
         if (g < 0) {
           errs() << "tq-bench: error: " << error << "\n";
           return 1;
@@ -249,7 +340,8 @@ int runCPUMatmul() {
 
   outs() << "GOPS (2·M·N·K / median time), measured in this run; tq: "
             "tiled int8 with per-tile f32 steps, weights packed at compile "
-            "time, target "
+            "time, each configuration's product checked bit for bit against "
+            "the reference numerics, target "
          << target << "; int8 peak: "
          << (bench::int8PeakInstruction() ? bench::int8PeakInstruction()
                                           : "none")
