@@ -28,8 +28,15 @@ check(evaluate(sys.argv[1], os.path.join(root, "models", "digits_cnn.onnx"),
 # CHECK: 4-bit, f32 head on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: adaptive V=16 on the PPU: same logits as the CPU: True, True cycles counted
 # CHECK: adaptive, wide band on the PPU: same logits as the CPU: True, True cycles counted
-# CHECK: adaptive V=16: weight widths recorded for {{[1-9][0-9]*}} layers, each named, in [2, 8] with its error in [0.002, 0.01] or at a bound: True
-# CHECK: adaptive V=16: run-time widths reported for {{[1-9][0-9]*}} layers, each in [2, 8] with its error in [0.002, 0.01] or at a bound: True
-# CHECK: adaptive, wide band: weight widths recorded for {{[1-9][0-9]*}} layers, each named, in [2, 8] with its error in [0.02, 0.06] or at a bound: True
-# CHECK: adaptive, wide band: run-time widths reported for {{[1-9][0-9]*}} layers, each in [2, 8] with its error in [0.02, 0.06] or at a bound: True
+# CHECK: adaptive V=16: every weight width named: True
+# CHECK: adaptive V=16: weight widths: {{[1-9][0-9]*}}, {{[0-9]+}} with the error in [0.015, 0.04], 0 at 8 bits above it, 0 at 2 bits below it, 0 elsewhere
+# CHECK: adaptive V=16: weight widths: all in the band: True
+# CHECK: adaptive V=16: run-time widths: {{[1-9][0-9]*}}, {{[0-9]+}} with the error in [0.015, 0.04], 0 at 8 bits above it, 0 at 2 bits below it, 0 elsewhere
+# CHECK: adaptive V=16: run-time widths: all in the band: True
+# CHECK: adaptive V=16: some width below 8: True
+# CHECK: adaptive, wide band: every weight width named: True
+# CHECK: adaptive, wide band: weight widths: {{[1-9][0-9]*}}, {{[0-9]+}} with the error in [0.02, 0.06], 0 at 8 bits above it, 0 at 2 bits below it, 0 elsewhere
+# CHECK: adaptive, wide band: weight widths: all in the band: True
+# CHECK: adaptive, wide band: run-time widths: {{[1-9][0-9]*}}, {{[0-9]+}} with the error in [0.02, 0.06], 0 at 8 bits above it, 0 at 2 bits below it, 0 elsewhere
+# CHECK: adaptive, wide band: run-time widths: all in the band: True
 # CHECK: adaptive, wide band: some width below 8: True
