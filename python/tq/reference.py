@@ -1,6 +1,7 @@
 """An independent numpy implementation of tile-quant's reference numerics.
 
-Written from docs/Requirements.md (T3, T5, A2, A3), not from the C++ code, so that the
+Written from docs/Requirements.md (T3, T5, A2, A3, A4) and docs/Numerics.md
+(the choices the spec leaves open), not from the C++ code, so that the
 test suite can cross-check the two: same f32 operations in the same order,
 hence bit-identical results. Needs Debian's numpy (/usr/bin/python3).
 """
@@ -151,6 +152,53 @@ def error_a3(x, xhat):
         return 0.0
     return math.log2(np.abs(np.asarray(xhat, np.float64)[keep] - x[keep]).sum()
                      / total + 1)
+
+
+def search_bits(error_at, low, high, init=8, min_bits=2, max_bits=16, step=1,
+                far_step=0, far_margin=0.0):
+    """SPEC A4 as docs/Numerics.md states it: from `init` (clamped to
+    [min_bits, max_bits]), move up by `step` while error_at(bits) is above
+    `high` and below `max_bits`, down while it is below `low` and above
+    `min_bits`; a move whose error is more than `far_margin` beyond the
+    threshold uses `far_step` when it is set. A search that turns back
+    (crosses the band) stops at the larger of its last two widths.
+    Returns (bits, error at bits, errors measured)."""
+    bits = min(max(init, min_bits), max_bits)
+    previous, last_dir, measured = bits, 0, 0
+    while True:
+        err = error_at(bits)
+        measured += 1
+        if err > high and bits < max_bits:
+            direction, excess = 1, err - high
+        elif err < low and bits > min_bits:
+            direction, excess = -1, low - err
+        else:
+            return bits, err, measured
+        if last_dir == -direction:
+            if bits > previous:
+                return bits, err, measured
+            return previous, error_at(previous), measured + 1
+        move = far_step if far_step > 0 and excess > far_margin else step
+        previous, last_dir = bits, direction
+        bits = min(max_bits, max(min_bits, bits + direction * move))
+
+
+def search_tiled(x, tile, dims, form, **options):
+    """A4 over the whole tensor, quantized in tiles (each with its own
+    parameters), the error over all its elements: (bits, error, measured)."""
+    def error_at(bits):
+        q, steps, offsets, _ = quantize(x, tile, dims, bits, form)
+        return error_a3(x, dequantize(q, steps, offsets, tile, dims))
+    return search_bits(error_at, **options)
+
+
+def search_per_tile(x, tile, dims, form, **options):
+    """A4 for each tile on its own (grid row-major): [(bits, error, measured)]."""
+    out = []
+    for _, sl in tile_slices(np.shape(x), tile, dims):
+        values = np.asarray(x, F32)[sl].reshape(1, -1)
+        out.append(search_tiled(values, (1, values.size), (0, 1), form, **options))
+    return out
 
 
 def round_bf16(x):

@@ -3,7 +3,7 @@
 # independent numpy implementation in python/tq/reference.py: quantized
 # data, steps, offsets and dequantized values bit for bit, on random and
 # adversarial tensors, every form, rounding mode and bit width; tiled matmul
-# (with both transposed forms) bit for bit.
+# (with both transposed forms) bit for bit; the A4 search's width and error.
 import os
 import subprocess
 import sys
@@ -105,18 +105,58 @@ for v in (8, 16, 32):
     check_matmul(37, 70, 29, v, 4, transpose_a=True)  # dW = X^T . dY
 check_matmul(5, 129, 3, 128, 8)
 
-# The A4 bit-width search: the chosen width's error is what numpy measures.
+# The A4 bit-width search (docs/Numerics.md): the same width and the same
+# error (within f64 summation order) as tq-ref, over the whole tensor in
+# tiles and per tile, going up, going down, crossing the band, stopping at
+# a bound, with a variable step.
+def check_search(name, x, tile, form, low, high, init, min_bits=2, max_bits=16,
+                 step=1, far_step=0, far_margin=0.0):
+    global failures, checked
+    path = os.path.join(tmp, "s.npy")
+    np.save(path, x)
+    flags = [f"--tile={tile[0]}x{tile[1]}", f"--low={low}", f"--high={high}",
+             f"--init={init}", f"--min={min_bits}", f"--max={max_bits}",
+             f"--step={step}", f"--far-step={far_step}", f"--far-margin={far_margin}",
+             f"--form={form}"]
+    options = dict(low=low, high=high, init=init, min_bits=min_bits, max_bits=max_bits,
+                   step=step, far_step=far_step, far_margin=far_margin)
+    dims = (x.ndim - 2, x.ndim - 1)
+    lines = run("search", path, *flags).splitlines()
+    want = [ref.search_tiled(x, tile, dims, form, **options)]
+    lines += run("search", path, *flags, "--per-tile").splitlines()
+    want += ref.search_per_tile(x, tile, dims, form, **options)
+    for line, (bits, err, _) in zip(lines, want):
+        words = line.split()
+        checked += 1
+        got_bits, got_err = int(words[1]), float(words[3])
+        if got_bits != bits or abs(got_err - err) > 1e-12 * max(err, 1e-300):
+            failures += 1
+            print(f"MISMATCH search {name} {form} {low}..{high} init {init}: "
+                  f"tq-ref {got_bits} bits {got_err}, numpy {bits} bits {err}")
+            return
+    if len(lines) != len(want):
+        failures += 1
+        print(f"MISMATCH search {name}: {len(lines)} results, numpy {len(want)}")
+
+
 x = rng.standard_normal((64, 64)).astype(np.float32)
-np.save(os.path.join(tmp, "s.npy"), x)
-words = run("search", os.path.join(tmp, "s.npy"), "--low=0.002", "--high=0.01",
-            "--init=4", "--form=scaled").split()
-bits, err = int(words[1]), float(words[3])
-q, steps, offsets, _ = ref.quantize(x, (32, 32), (0, 1), bits, "scaled")
-np_err = ref.error_a3(x, ref.dequantize(q, steps, offsets, (32, 32), (0, 1)))
-checked += 1
-if not (abs(np_err - err) <= 1e-5 * max(np_err, 1e-12) and 0.002 <= np_err <= 0.01):
-    failures += 1
-    print(f"MISMATCH search bits={bits} tq-ref={err} numpy={np_err}")
+check_search("random up", x, (32, 32), "scaled", 0.002, 0.01, 4)
+check_search("random down", x, (32, 32), "scaled", 0.002, 0.01, 16)
+check_search("random pow2", x, (16, 16), "pow2", 0.01, 0.03, 8)
+check_search("random offset", x, (16, 16), "offset_pow2_scaled", 0.005, 0.02, 3)
+# The band lies between 9 and 10 bits: going up the search stops at 10;
+# going down it turns back at 9 and ends at 10.
+check_search("band crossed going up", x, (32, 32), "scaled", 0.004, 0.0045, 2)
+check_search("band crossed going down", x, (32, 32), "scaled", 0.004, 0.0045, 16)
+check_search("at the cap", x, (32, 32), "scaled", 1e-9, 2e-9, 8, max_bits=10)
+check_search("at the floor", x, (32, 32), "scaled", 0.9, 0.95, 8, min_bits=3)
+check_search("far step", x, (32, 32), "scaled", 0.002, 0.004, 2, max_bits=16,
+             far_step=4, far_margin=0.05)
+check_search("far step down", x, (16, 16), "pow2", 0.05, 0.08, 16, far_step=3, far_margin=0.01)
+check_search("step 2", x, (16, 16), "scaled", 0.003, 0.02, 3, step=2)
+for name, y, tile, _ in cases:
+    check_search(name, y, tile, "scaled", 0.005, 0.02, 8)
+    check_search(name, y, tile, "offset_scaled", 0.01, 0.05, 4)
 
 print(f"checked {checked}, failures {failures}")
 # CHECK-NOT: MISMATCH

@@ -103,6 +103,15 @@ static cl::opt<int> minOpt(cl::cat(toolOptions), "min", cl::init(2),
                            cl::sub(searchCmd));
 static cl::opt<int> maxOpt(cl::cat(toolOptions), "max", cl::init(16),
                            cl::sub(searchCmd));
+static cl::opt<int> stepOpt(cl::cat(toolOptions), "step", cl::init(1),
+                            cl::desc("width step"), cl::sub(searchCmd));
+static cl::opt<int> farStepOpt(cl::cat(toolOptions), "far-step", cl::init(0),
+                               cl::desc("width step when the error is more "
+                                        "than --far-margin beyond a threshold "
+                                        "(0: off)"),
+                               cl::sub(searchCmd));
+static cl::opt<double> farMarginOpt(cl::cat(toolOptions), "far-margin",
+                                    cl::init(0.0), cl::sub(searchCmd));
 static cl::opt<bool> perTile(cl::cat(toolOptions), "per-tile",
                              cl::sub(searchCmd));
 
@@ -253,6 +262,12 @@ static int runSearch() {
   o.init = initOpt;
   o.min = minOpt;
   o.max = maxOpt;
+  o.step = stepOpt;
+  o.farStep = farStepOpt;
+  o.farMargin = farMarginOpt;
+  if (o.step < 1 || o.farStep < 0 || o.farMargin < 0)
+    return fail("--step must be at least 1, --far-step and --far-margin at "
+                "least 0");
   if (!(o.low >= 0 && o.low < o.high))
     return fail("thresholds must satisfy 0 <= low < high");
   if (!(2 <= o.min && o.min <= o.init && o.init <= o.max && o.max <= 16))
@@ -263,12 +278,12 @@ static int runSearch() {
   if (perTile) {
     for (const ref::BitSearchResult &r :
          ref::searchBitWidthPerTile(x, layout, formOpt, o))
-      outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
+      outs() << "bits " << r.bits << " error " << format("%.17g", r.error)
              << "\n";
     return 0;
   }
   ref::BitSearchResult r = ref::searchBitWidthTiled(x, layout, formOpt, o);
-  outs() << "bits " << r.bits << " error " << format("%.6g", r.error)
+  outs() << "bits " << r.bits << " error " << format("%.17g", r.error)
          << " iterations " << r.iterations << "\n";
   return 0;
 }
