@@ -262,3 +262,39 @@ def conv2d(qx, sx, qw, sw, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0)):
                         acc = (acc + (psum.astype(F32) * scale).astype(F32)).astype(F32)
             out[:, p, q, :] = acc
     return out
+
+
+def postprocess(acc, tile, dims, bits, form, layer_scale=None, compute_layer_scale=False,
+                relu=False, rounding="nearest_even", seed=0):
+    """SPEC T6 as docs/Numerics.md states it: s_layer is `layer_scale`, or
+    max|L| over the finite elements / qmax(bits) in f32, or 1; y = L /
+    s_layer in f32 (0 where s_layer is 0); ReLU replaces the negative
+    values by 0 and keeps NaN (which the quantization then maps to 0
+    without counting it in the range); then y is quantized like
+    tq.quantize. Returns (q, steps, offsets, s_layer)."""
+    acc = np.asarray(acc, F32)
+    if layer_scale is not None:
+        s_layer = F32(layer_scale)
+    elif compute_layer_scale:
+        fin = np.abs(acc[np.isfinite(acc)])
+        s_layer = F32(F32(fin.max() if fin.size else 0) / F32(qmax(bits)))
+    else:
+        s_layer = F32(1)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        y = np.zeros_like(acc) if s_layer == 0 else (acc / s_layer).astype(F32)
+    if relu:
+        y = np.where(y < 0, F32(0), y).astype(F32)
+    q, steps, offsets, _ = quantize(y, tile, dims, bits, form, rounding, seed)
+    return q, steps, offsets, s_layer
+
+
+def weight_update(q, steps, offsets, tile, dims, dw, lr, bits, form,
+                  rounding="nearest_even", seed=0):
+    """SPEC T7 as docs/Numerics.md states it: W <- quantize(dequantize(W) -
+    lr * dW), the product rounded to f32, then the difference, quantized
+    into W's tiles, form and width with fresh parameters."""
+    w = dequantize(q, steps, offsets, tile, dims)
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = (w - (F32(lr) * np.asarray(dw, F32)).astype(F32)).astype(F32)
+    nq, nsteps, noffsets, _ = quantize(x, tile, dims, bits, form, rounding, seed)
+    return nq, nsteps, noffsets

@@ -3,7 +3,8 @@
 # independent numpy implementation in python/tq/reference.py: quantized
 # data, steps, offsets and dequantized values bit for bit, on random and
 # adversarial tensors, every form, rounding mode and bit width; tiled matmul
-# (with both transposed forms) bit for bit; the A4 search's width and error.
+# (with both transposed forms) bit for bit; the A4 search's width and error;
+# post-processing and the weight update bit for bit.
 import os
 import subprocess
 import sys
@@ -157,6 +158,82 @@ check_search("step 2", x, (16, 16), "scaled", 0.003, 0.02, 3, step=2)
 for name, y, tile, _ in cases:
     check_search(name, y, tile, "scaled", 0.005, 0.02, 8)
     check_search(name, y, tile, "offset_scaled", 0.01, 0.05, 4)
+
+# Post-processing (T6) and the weight update (T7), bit for bit: data,
+# steps, offsets and the layer scale.
+def compare(name, prefix, want):
+    global failures, checked
+    for key, value in zip(("q", "steps", "offsets"), want):
+        checked += 1
+        got = np.load(f"{prefix}.{key}.npy")
+        if not same_bits(got, value.astype(got.dtype) if key == "q" else value):
+            failures += 1
+            bad = np.argwhere(got != value)[:3]
+            print(f"MISMATCH {name} {key} at {bad.tolist()}")
+
+
+def check_postprocess(name, acc, tile, bits, form, layer_scale=None, compute=False,
+                      relu=False, rounding="nearest_even", seed=0):
+    global failures, checked
+    path, prefix = os.path.join(tmp, "acc.npy"), os.path.join(tmp, "pp")
+    np.save(path, acc)
+    flags = [f"--tile={tile[0]}x{tile[1]}", f"--bits={bits}", f"--form={form}",
+             f"--rounding={rounding}", f"--seed={seed}"]
+    if layer_scale is not None:
+        flags.append(f"--layer-scale={layer_scale!r}")
+    flags += ["--compute-layer-scale"] * compute + ["--relu"] * relu
+    out = run("postprocess", path, *flags, "-o", prefix)
+    dims = (acc.ndim - 2, acc.ndim - 1)
+    *want, s_layer = ref.postprocess(acc, tile, dims, bits, form, layer_scale, compute,
+                                     relu, rounding, seed)
+    compare(f"postprocess {name}", prefix, want)
+    checked += 1
+    if np.float32(float(out.split()[-1])) != s_layer:
+        failures += 1
+        print(f"MISMATCH postprocess {name} layer scale {out.strip()} vs {s_layer!r}")
+
+
+def check_weight_update(name, w, dw, lr, tile, bits, form, rounding="nearest_even", seed=0):
+    pw, pdw, prefix = (os.path.join(tmp, f) for f in ("w.npy", "dw.npy", "wu"))
+    np.save(pw, w)
+    np.save(pdw, dw)
+    run("weight-update", pw, pdw, f"--lr={lr!r}", f"--tile={tile[0]}x{tile[1]}",
+        f"--bits={bits}", f"--form={form}", f"--rounding={rounding}", f"--seed={seed}",
+        "-o", prefix)
+    q, steps, offsets, _ = ref.quantize(w, tile, (0, 1), bits, form)
+    want = ref.weight_update(q, steps, offsets, tile, (0, 1), dw, lr, bits, form,
+                             rounding, seed)
+    compare(f"weight-update {name}", prefix, want)
+
+
+acc = (rng.standard_normal((37, 45)) * 40).astype(np.float32)
+acc_special = acc.copy()
+acc_special[0, 0], acc_special[1, 1], acc_special[2, 2] = np.nan, np.inf, -np.inf
+acc_special[3, :] = 3.0e38
+for form in ("scaled", "pow2", "offset_pow2_scaled"):
+    for bits in (4, 8):
+        check_postprocess("computed scale, relu", acc, (16, 16), bits, form, compute=True,
+                          relu=True)
+        check_postprocess("given scale", acc, (16, 16), bits, form, layer_scale=2.5)
+        check_postprocess("no scale, relu", acc_special, (8, 8), bits, form, relu=True)
+        check_postprocess("computed scale, special values", acc_special, (8, 8), bits,
+                          form, compute=True)
+check_postprocess("zero scale", acc, (16, 16), 8, "scaled", layer_scale=0.0)
+check_postprocess("all zero", np.zeros((20, 20), np.float32), (8, 8), 8, "scaled",
+                  compute=True, relu=True)
+check_postprocess("stochastic", acc, (16, 16), 4, "scaled", compute=True,
+                  rounding="stochastic", seed=7)
+
+w = rng.standard_normal((40, 24)).astype(np.float32)
+dw = (rng.standard_normal((40, 24)) * 3).astype(np.float32)
+dw_special = dw.copy()
+dw_special[0, 0], dw_special[5, 5] = np.nan, np.inf
+for form in ("scaled", "pow2", "offset_scaled"):
+    for bits in (4, 8, 12):
+        check_weight_update(f"{form} {bits}", w, dw, 0.05, (8, 8), bits, form)
+check_weight_update("special gradients", w, dw_special, 0.1, (16, 16), 8, "scaled")
+check_weight_update("stochastic", w, dw, 0.01, (8, 8), 4, "scaled", "stochastic", 3)
+check_weight_update("zero rate", w, dw, 0.0, (8, 8), 8, "pow2_scaled")
 
 print(f"checked {checked}, failures {failures}")
 # CHECK-NOT: MISMATCH

@@ -12,6 +12,15 @@
 //   tq-ref search x.npy --low=0.01 --high=0.05 [--tile=...] [--per-tile]
 //       prints the A4 bit-width search result: one width for the tensor in
 //       its tiles, or (--per-tile) one width per tile.
+//   tq-ref postprocess acc.npy [--layer-scale=S | --compute-layer-scale]
+//       [--relu] -o p
+//       T6: scales, activates and quantizes an accumulator (options as
+//       quantize); writes p.q.npy, p.steps.npy, p.offsets.npy and prints
+//       the layer scale applied.
+//   tq-ref weight-update w.npy dw.npy --lr=R -o p
+//       T7: quantizes w (options as quantize), then W <- quantize(
+//       dequantize(W) - R dW) in W's tiles; writes p.q.npy, p.steps.npy,
+//       p.offsets.npy.
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Runtime/Npy.h"
@@ -26,6 +35,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace llvm;
 
@@ -36,27 +46,41 @@ namespace npy = tq::npy;
 static cl::SubCommand quantizeCmd("quantize", "Quantize a tensor into tiles");
 static cl::SubCommand matmulCmd("matmul", "Tiled matmul of two tensors");
 static cl::SubCommand searchCmd("search", "A4 bit-width search");
+static cl::SubCommand
+    postprocessCmd("postprocess",
+                   "T6: layer scale, activation and quantization of an "
+                   "accumulator");
+static cl::SubCommand
+    weightUpdateCmd("weight-update",
+                    "T7: the weight update of a quantized tensor");
 
 static cl::list<std::string> inputs(cl::cat(toolOptions), cl::Positional,
                                     cl::OneOrMore,
                                     cl::desc("<input .npy files>"),
                                     cl::sub(quantizeCmd), cl::sub(matmulCmd),
-                                    cl::sub(searchCmd));
+                                    cl::sub(searchCmd), cl::sub(postprocessCmd),
+                                    cl::sub(weightUpdateCmd));
 static cl::opt<std::string> output(cl::cat(toolOptions), "o",
                                    cl::desc("output path or prefix"),
-                                   cl::sub(quantizeCmd), cl::sub(matmulCmd));
+                                   cl::sub(quantizeCmd), cl::sub(matmulCmd),
+                                   cl::sub(postprocessCmd),
+                                   cl::sub(weightUpdateCmd));
 static cl::opt<std::string> tileOpt(cl::cat(toolOptions), "tile",
                                     cl::desc("tile shape RxC"),
                                     cl::init("32x32"), cl::sub(quantizeCmd),
-                                    cl::sub(matmulCmd), cl::sub(searchCmd));
+                                    cl::sub(matmulCmd), cl::sub(searchCmd),
+                                    cl::sub(postprocessCmd),
+                                    cl::sub(weightUpdateCmd));
 static cl::opt<std::string> dimsOpt(cl::cat(toolOptions), "dims",
                                     cl::desc("split dims d0,d1 (default: the "
                                              "two innermost)"),
                                     cl::init(""), cl::sub(quantizeCmd),
-                                    cl::sub(searchCmd));
+                                    cl::sub(searchCmd), cl::sub(postprocessCmd),
+                                    cl::sub(weightUpdateCmd));
 static cl::opt<int> bitsOpt(cl::cat(toolOptions), "bits",
                             cl::desc("bit width N (2..16)"), cl::init(8),
-                            cl::sub(quantizeCmd), cl::sub(matmulCmd));
+                            cl::sub(quantizeCmd), cl::sub(matmulCmd),
+                            cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<int> bitsBOpt(cl::cat(toolOptions), "bits-b",
                              cl::desc("bit width of b (matmul)"), cl::init(0),
                              cl::sub(matmulCmd));
@@ -74,7 +98,7 @@ static cl::opt<ref::QuantForm> formOpt(
                clEnumValN(ref::QuantForm::OffsetPow2Scaled,
                           "offset_pow2_scaled", "round((x - o) / (2^s f3))")),
     cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd), cl::sub(matmulCmd),
-    cl::sub(searchCmd));
+    cl::sub(searchCmd), cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<ref::Rounding> roundingOpt(
     cl::cat(toolOptions), "rounding", cl::desc("rounding mode"),
     cl::values(clEnumValN(ref::Rounding::NearestEven, "nearest_even", ""),
@@ -83,10 +107,13 @@ static cl::opt<ref::Rounding> roundingOpt(
                clEnumValN(ref::Rounding::TowardZero, "toward_zero", ""),
                clEnumValN(ref::Rounding::Stochastic, "stochastic",
                           "floor(v + u), u from --seed")),
-    cl::init(ref::Rounding::NearestEven), cl::sub(quantizeCmd));
+    cl::init(ref::Rounding::NearestEven), cl::sub(quantizeCmd),
+    cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<uint64_t> seedOpt(cl::cat(toolOptions), "seed",
                                  cl::desc("stochastic rounding seed"),
-                                 cl::init(0), cl::sub(quantizeCmd));
+                                 cl::init(0), cl::sub(quantizeCmd),
+                                 cl::sub(postprocessCmd),
+                                 cl::sub(weightUpdateCmd));
 static cl::opt<bool> transA(cl::cat(toolOptions), "transpose-a",
                             cl::sub(matmulCmd));
 static cl::opt<bool> transB(cl::cat(toolOptions), "transpose-b",
@@ -114,6 +141,21 @@ static cl::opt<double> farMarginOpt(cl::cat(toolOptions), "far-margin",
                                     cl::init(0.0), cl::sub(searchCmd));
 static cl::opt<bool> perTile(cl::cat(toolOptions), "per-tile",
                              cl::sub(searchCmd));
+
+static cl::opt<double>
+    layerScaleOpt(cl::cat(toolOptions), "layer-scale",
+                  cl::desc("the layer scale to divide by (default: none)"),
+                  cl::init(std::nan("")), cl::sub(postprocessCmd));
+static cl::opt<bool> computeLayerScale(cl::cat(toolOptions),
+                                       "compute-layer-scale",
+                                       cl::desc("max|L| / qmax(bits)"),
+                                       cl::sub(postprocessCmd));
+static cl::opt<bool> reluOpt(cl::cat(toolOptions), "relu",
+                             cl::desc("apply ReLU after the scale"),
+                             cl::sub(postprocessCmd));
+static cl::opt<double> lrOpt(cl::cat(toolOptions), "lr",
+                             cl::desc("learning rate"), cl::init(0.01),
+                             cl::sub(weightUpdateCmd));
 
 static int fail(const Twine &msg) {
   errs() << "tq-ref: error: " << msg << "\n";
@@ -288,6 +330,65 @@ static int runSearch() {
   return 0;
 }
 
+/// Writes p.q.npy, p.steps.npy and p.offsets.npy of `t`.
+static bool writeTiled(const ref::TiledTensor &t) {
+  if (output.empty())
+    return true;
+  ref::Shape grid = ref::gridShape(t.shape, t.layout);
+  std::vector<float> steps, offsets;
+  for (const ref::TileParams &p : t.params) {
+    steps.push_back(p.step());
+    offsets.push_back(p.offset);
+  }
+  return writeArray(output + ".q.npy",
+                    npy::Array::from(npy::DType::I32, t.shape, t.q)) &&
+         writeArray(output + ".steps.npy",
+                    npy::Array::from(npy::DType::F32, grid, steps)) &&
+         writeArray(output + ".offsets.npy",
+                    npy::Array::from(npy::DType::F32, grid, offsets));
+}
+
+static int runPostprocess() {
+  ref::FloatTensor acc;
+  ref::TileLayout layout;
+  if (!checkBits(bitsOpt) || !readTensor(inputs[0], acc) ||
+      !getLayout(acc.shape.size(), layout))
+    return 1;
+  std::optional<float> given;
+  if (!std::isnan(layerScaleOpt))
+    given = static_cast<float>(layerScaleOpt);
+  if (given && computeLayerScale)
+    return fail("--layer-scale and --compute-layer-scale exclude each other");
+  ref::BitsSpec bits;
+  bits.uniform = bitsOpt;
+  ref::PostprocessResult r =
+      ref::postprocess(acc, given, computeLayerScale,
+                       reluOpt ? ref::Activation::Relu : ref::Activation::None,
+                       layout, bits, formOpt, roundingOpt, seedOpt);
+  if (!writeTiled(r.out))
+    return 1;
+  outs() << "layer scale " << format("%.9g", r.layerScale) << "\n";
+  return 0;
+}
+
+static int runWeightUpdate() {
+  if (inputs.size() != 2)
+    return fail("weight-update takes two inputs (w, dw)");
+  ref::FloatTensor w, dw;
+  ref::TileLayout layout;
+  if (!checkBits(bitsOpt) || !readTensor(inputs[0], w) ||
+      !readTensor(inputs[1], dw) || !getLayout(w.shape.size(), layout))
+    return 1;
+  if (w.shape != dw.shape)
+    return fail("w and dw must have the same shape");
+  ref::BitsSpec bits;
+  bits.uniform = bitsOpt;
+  ref::TiledTensor tw = ref::quantizeTiled(w, layout, bits, formOpt);
+  ref::TiledTensor updated = ref::weightUpdate(
+      tw, dw, static_cast<float>(lrOpt), roundingOpt, seedOpt);
+  return writeTiled(updated) ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   tq::initToolOptions(toolOptions);
@@ -299,5 +400,10 @@ int main(int argc, char **argv) {
     return runMatmul();
   if (searchCmd)
     return runSearch();
-  return fail("expected a command: quantize, matmul or search (see --help)");
+  if (postprocessCmd)
+    return runPostprocess();
+  if (weightUpdateCmd)
+    return runWeightUpdate();
+  return fail("expected a command: quantize, matmul, search, postprocess or "
+              "weight-update (see --help)");
 }
