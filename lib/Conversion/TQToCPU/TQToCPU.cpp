@@ -149,22 +149,41 @@ Value qmaxOf(ImplicitLocOpBuilder &b, Value bits) {
                                  arith::SubIOp::create(b, p, one));
 }
 
-/// |x| if x is finite, else 0: what takes part in a tile's max.
+/// `scalar` as the type of `like`: itself, or its splat when `like` is a
+/// vector.
+Value splatLike(ImplicitLocOpBuilder &b, Value like, Value scalar) {
+  auto vt = dyn_cast<VectorType>(like.getType());
+  if (!vt)
+    return scalar;
+  return vector::BroadcastOp::create(
+      b, VectorType::get(vt.getShape(), scalar.getType()), scalar);
+}
+
+/// The f32 constant `v` as the type of `like` (f32 or a vector of f32).
+Value f32Like(ImplicitLocOpBuilder &b, Value like, APFloat v) {
+  return splatLike(b, like,
+                   arith::ConstantFloatOp::create(b, b.getF32Type(), v));
+}
+
+/// |x| if x is finite, else 0: what takes part in a tile's max. Element by
+/// element on a vector.
 Value finiteAbs(ImplicitLocOpBuilder &b, Value x) {
   Value a = math::AbsFOp::create(b, x);
-  Value inf = arith::ConstantFloatOp::create(
-      b, b.getF32Type(), APFloat::getInf(APFloat::IEEEsingle()));
+  Value inf = f32Like(b, x, APFloat::getInf(APFloat::IEEEsingle()));
   Value finite = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, inf);
-  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
-  return arith::SelectOp::create(b, finite, a, zero);
+  return arith::SelectOp::create(b, finite, a, f32Like(b, x, APFloat(0.0f)));
 }
 
 /// q = clamp(round(x / step), -m, m) with NaN -> 0, ±Inf -> ±m, step 0 -> 0
-/// (quantizeValue), as an i32.
+/// (quantizeValue), as an i32; element by element when `x` is a vector
+/// (`step` and `m` are scalars).
 Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
                     RoundingMode mode) {
-  FloatType f32 = b.getF32Type();
   Type i32 = b.getI32Type();
+  if (auto vt = dyn_cast<VectorType>(x.getType()))
+    i32 = VectorType::get(vt.getShape(), i32);
+  step = splatLike(b, x, step);
+  m = splatLike(b, x, m);
   Value v = arith::DivFOp::create(b, x, step);
   Value negM = arith::NegFOp::create(b, m);
   v = arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, v, negM), m);
@@ -183,11 +202,11 @@ Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
     break;
   }
   Value q = arith::FPToSIOp::create(b, i32, v);
-  Value zeroF = arith::ConstantFloatOp::create(b, f32, APFloat(0.0f));
-  Value zeroI = arith::ConstantIntOp::create(b, i32, 0);
+  Value zeroF = f32Like(b, x, APFloat(0.0f));
+  Value zeroI =
+      splatLike(b, x, arith::ConstantIntOp::create(b, b.getI32Type(), 0));
   Value mI = arith::FPToSIOp::create(b, i32, m);
-  Value inf = arith::ConstantFloatOp::create(
-      b, f32, APFloat::getInf(APFloat::IEEEsingle()));
+  Value inf = f32Like(b, x, APFloat::getInf(APFloat::IEEEsingle()));
   Value isNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
   Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
                                       math::AbsFOp::create(b, x), inf);
@@ -371,6 +390,75 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
 }
 } // namespace
 
+namespace {
+/// Whether the last dim of memref `v` has unit stride.
+bool unitInnerStride(Value v) {
+  auto t = cast<MemRefType>(v.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(t.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
+/// The lanes of the vectors emitQuantizeTileRows uses.
+constexpr int64_t kQuantizeLanes = 16;
+
+/// One tile of emitQuantizeTiles whose rows [lo0, hi0) run along d0 and
+/// whose columns [lo1, hi1) are the unit-stride last dim: both passes load
+/// kQuantizeLanes columns at a time, masked at the tile's end. The max is
+/// exact in any order and the values are quantized element by element, so
+/// the results are the same bits as one element at a time.
+void emitQuantizeTileRows(
+    ImplicitLocOpBuilder &b, Value x, Value q, Value steps, ValueRange g,
+    Value lo0, Value hi0, Value lo1, Value hi1,
+    function_ref<SmallVector<Value>(Value, Value)> elementIndex, Value m,
+    ScaleKind kind, RoundingMode rounding) {
+  Type container = cast<MemRefType>(q.getType()).getElementType();
+  auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
+  auto maskVec = VectorType::get({kQuantizeLanes}, b.getI1Type());
+  Value one = index(b, 1), lanes = index(b, kQuantizeLanes);
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
+  // The mask of the columns [c, hi1) among the next kQuantizeLanes.
+  auto maskAt = [&](ImplicitLocOpBuilder &ib, Value c) {
+    return vector::CreateMaskOp::create(
+        ib, maskVec, ValueRange{arith::SubIOp::create(ib, hi1, c)});
+  };
+  // Pass 1: Z = max |x| over the finite elements.
+  auto rows = scf::ForOp::create(
+      b, lo0, hi0, one, ValueRange{zeros},
+      [&](OpBuilder &nb, Location l, Value r, ValueRange acc) {
+        auto cols = scf::ForOp::create(
+            nb, l, lo1, hi1, lanes, acc,
+            [&](OpBuilder &nb2, Location l2, Value c, ValueRange acc2) {
+              ImplicitLocOpBuilder ib(l2, nb2);
+              Value v = vector::MaskedLoadOp::create(
+                  ib, f32Vec, x, elementIndex(r, c), maskAt(ib, c), zeros);
+              scf::YieldOp::create(ib, ValueRange{arith::MaxNumFOp::create(
+                                           ib, acc2[0], finiteAbs(ib, v))});
+            });
+        scf::YieldOp::create(nb, l, cols.getResults());
+      });
+  Value z = vector::ReductionOp::create(b, vector::CombiningKind::MAXNUMF,
+                                        rows.getResult(0));
+  Value step = tileStep(b, z, m, kind);
+  memref::StoreOp::create(b, step, steps, g);
+  // Pass 2: the values.
+  auto qVec = VectorType::get({kQuantizeLanes}, container);
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{lo0, lo1}, ValueRange{hi0, hi1},
+      ValueRange{one, lanes}, [&](OpBuilder &nb, Location l, ValueRange rc) {
+        ImplicitLocOpBuilder ib(l, nb);
+        SmallVector<Value> idx = elementIndex(rc[0], rc[1]);
+        Value mask = maskAt(ib, rc[1]);
+        Value v = vector::MaskedLoadOp::create(ib, f32Vec, x, idx, mask, zeros);
+        Value qi = quantizeValue(ib, v, step, m, rounding);
+        vector::MaskedStoreOp::create(ib, q, idx, mask,
+                                      arith::TruncIOp::create(ib, qVec, qi));
+      });
+}
+} // namespace
+
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
                             RoundingMode rounding, Value tilesBegin,
@@ -389,6 +477,8 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
       stepsOne(grid.size(), index(b, 1)), ubs;
   for (int64_t n : grid)
     ubs.push_back(index(b, n));
+  // A tile's rows along the last dim, unit stride: vector loads and stores.
+  bool vectorRows = d1 == last && unitInnerStride(x) && unitInnerStride(q);
   if (tilesBegin) {
     lbs[d0] = tilesBegin;
     ubs[d0] = tilesEnd;
@@ -416,6 +506,11 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
         Value one = index(b, 1);
         Value zero =
             arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+        if (vectorRows) {
+          emitQuantizeTileRows(b, x, q, steps, g, lo0, hi0, lo1, hi1,
+                               elementIndex, m, type.getScaleKind(), rounding);
+          return;
+        }
         // Pass 1: Z = max |x| over the finite elements.
         auto rows = scf::ForOp::create(
             b, lo0, hi0, one, ValueRange{zero},

@@ -1,0 +1,33 @@
+// RUN: tq-opt %s -convert-tq-to-cpu=target=generic -split-input-file | FileCheck %s
+// tq.quantize of a tensor split on its last dim walks each tile's rows 16
+// elements at a time: a masked vector load, the finite |x| max reduced
+// once per tile, then the values quantized and stored as vectors.
+// test/Integration/CPU/quantize.py checks the bits.
+
+// CHECK-LABEL: func.func @rows
+// CHECK: scf.for
+// CHECK: vector.create_mask
+// CHECK: vector.maskedload %{{.*}} : memref<37x45xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
+// CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<16xf32> into f32
+// CHECK: vector.maskedload
+// CHECK: arith.divf %{{.*}} : vector<16xf32>
+// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: arith.trunci %{{.*}} : vector<16xi32> to vector<16xi8>
+// CHECK: vector.maskedstore %{{.*}} : memref<37x45xi8>, vector<16xi1>, vector<16xi8>
+func.func @rows(%x: tensor<37x45xf32>) -> !tq.tiled<37x45xi8:8, f32, tile = 16x16, dims = [0, 1]> {
+  %q = tq.quantize %x : tensor<37x45xf32> -> !tq.tiled<37x45xi8:8, f32, tile = 16x16, dims = [0, 1]>
+  return %q : !tq.tiled<37x45xi8:8, f32, tile = 16x16, dims = [0, 1]>
+}
+
+// -----
+
+// Split on (N, C) of an NCHW tensor: the tiles' elements are far apart, and
+// both passes walk memory in order, one element at a time.
+// CHECK-LABEL: func.func @nchw
+// CHECK-NOT: vector.maskedload
+// CHECK: return
+func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]> {
+  %q = tq.quantize %x : tensor<2x8x5x5xf32> -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  return %q : !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
+}
