@@ -9,17 +9,19 @@ using namespace mlir;
 using namespace mlir::tq;
 
 /// The op after `op`, past the deallocations of buffers whose last use came
-/// before it (tq-cpu-free-buffers puts them right after that use).
-static Operation *nextPastDeallocs(Operation *op) {
+/// before it (tq-cpu-free-buffers puts them right after that use) and the
+/// allocations made for the ops after it (bufferization puts them right
+/// before their first use).
+static Operation *nextPastAllocations(Operation *op) {
   Operation *next = op->getNextNode();
-  while (isa_and_nonnull<memref::DeallocOp>(next))
+  while (isa_and_nonnull<memref::DeallocOp, memref::AllocOp>(next))
     next = next->getNextNode();
   return next;
 }
 
 std::optional<VectorEpilogue>
 VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
-  auto g = dyn_cast_or_null<linalg::GenericOp>(nextPastDeallocs(kernel));
+  auto g = dyn_cast_or_null<linalg::GenericOp>(nextPastAllocations(kernel));
   auto outType = dyn_cast<MemRefType>(out.getType());
   if (!g || !outType || !g.hasPureBufferSemantics() ||
       g.getNumDpsInits() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
@@ -48,6 +50,18 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
         return std::nullopt;
   }
   VectorEpilogue e;
+  // A target allocated between the kernel and the generic is allocated
+  // before the kernel instead (prepare), if its sizes are known there.
+  if (auto alloc = target.getDefiningOp<memref::AllocOp>();
+      alloc && alloc->getBlock() == kernel->getBlock() &&
+      kernel->isBeforeInBlock(alloc)) {
+    for (Value size : alloc->getOperands())
+      if (Operation *def = size.getDefiningOp();
+          def && def->getBlock() == kernel->getBlock() &&
+          !def->isBeforeInBlock(kernel))
+        return std::nullopt;
+    e.targetAlloc = alloc;
+  }
   e.generic = g;
   e.vectorDims = vectorDims;
   for (OpOperand *in : g.getDpsInputOperands()) {
@@ -111,6 +125,8 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
 }
 
 void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {
+  if (targetAlloc)
+    targetAlloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
   views.clear();
   for (auto [in, kind] : llvm::zip(generic.getDpsInputs(), kinds)) {
     if (kind != Kind::vector || vectorDims == 1) {

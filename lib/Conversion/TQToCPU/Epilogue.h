@@ -15,13 +15,13 @@
 namespace mlir::tq {
 
 /// The all-parallel linalg.generic on buffers just after a kernel (past
-/// deallocations) that reads the kernel's output `out` through the
-/// identity map, if at all, and writes either `out` in place or a buffer of the
-/// same shape (then `out` must be a buffer of its own that nothing else reads:
-/// the kernel stores into the target instead). The kernel stores vectors along
-/// the trailing `vectorDims` dims of `out`, flattened. Each other operand is
-/// read either as a scalar (its indices use only the leading, outer dims) or as
-/// a vector (its trailing indices are the vector dims, in order, over
+/// allocations and deallocations) that reads the kernel's output `out` through
+/// the identity map, if at all, and writes either `out` in place or a buffer of
+/// the same shape (then `out` must be a buffer of its own that nothing else
+/// reads: the kernel stores into the target instead). The kernel stores vectors
+/// along the trailing `vectorDims` dims of `out`, flattened. Each other operand
+/// is read either as a scalar (its indices use only the leading, outer dims) or
+/// as a vector (its trailing indices are the vector dims, in order, over
 /// contiguous memory).
 class VectorEpilogue {
 public:
@@ -55,6 +55,9 @@ private:
   int64_t vectorDims = 1;
   SmallVector<Kind> kinds;  // per input
   SmallVector<Value> views; // per input: the collapsed view of a vector one
+  /// The target's allocation, when it comes after the kernel: prepare
+  /// moves it before.
+  Operation *targetAlloc = nullptr;
 };
 
 /// The metadata of a location that names a kernel and its epilogue.

@@ -233,6 +233,36 @@ func.func @matmul_bias_to(%a: memref<6x5xf32>, %b: memref<5x20xf32>, %bias: memr
 
 // -----
 
+// The generic's output allocated after the product (bufferization puts an
+// allocation right before its first use): it is allocated before the
+// kernel, which stores into it.
+// CHECK-LABEL: func.func @matmul_bias_to_new_buffer
+// CHECK: memref.alloc() : memref<6x20xf32>
+// CHECK-NEXT: %[[OUT:.*]] = memref.alloc() : memref<6x20xf32>
+// CHECK-NEXT: scf.for
+// CHECK-NOT: linalg.generic
+// CHECK: vector.store %{{.*}}, %[[OUT]][{{.*}}] : memref<6x20xf32>
+// CHECK: vector.maskedstore %[[OUT]]
+// CHECK: memref.copy %[[OUT]], %{{.*}}
+func.func @matmul_bias_to_new_buffer(%a: memref<6x5xf32>, %b: memref<5x20xf32>, %bias: memref<20xf32>, %res: memref<6x20xf32>) {
+  %c = memref.alloc() : memref<6x20xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x20xf32>)
+  linalg.matmul ins(%a, %b : memref<6x5xf32>, memref<5x20xf32>) outs(%c : memref<6x20xf32>)
+  %out = memref.alloc() : memref<6x20xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c, %bias : memref<6x20xf32>, memref<20xf32>) outs(%out : memref<6x20xf32>) {
+  ^bb0(%in: f32, %v: f32, %o: f32):
+    %s = arith.addf %in, %v : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<6x20xf32>
+  memref.copy %out, %res : memref<6x20xf32> to memref<6x20xf32>
+  memref.dealloc %out : memref<6x20xf32>
+  return
+}
+
+// -----
+
 // Not fused: the product is read again after the generic, and a body
 // that reads its position.
 // CHECK-LABEL: func.func @kept_epilogues
