@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <onnx/defs/parser.h>
@@ -428,11 +429,21 @@ OwningOpRef<ModuleOp> mlir::tq::importONNX(const std::string &bytes,
     }
     model = std::move(text);
   }
+  // Errors are reported at the node's location; the first one is the
+  // message returned.
+  std::string first;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure(); // Not ours: on to the enclosing handler.
+    if (first.empty())
+      first = diag.str();
+    return success();
+  });
   try {
     onnx_import::Importer importer(ctx, options);
     return importer.run(model);
-  } catch (const onnx_import::ImportError &e) {
-    error = name + ": " + e.message;
+  } catch (const onnx_import::ImportError &) {
+    error = name + ": " + first;
     return nullptr;
   }
 }

@@ -54,10 +54,9 @@ constexpr size_t kResourceElements = 256;
 constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 constexpr int64_t kMaxElements = int64_t(1) << 32;
 
-/// An error with its message; the importer stops at the first.
-struct ImportError {
-  std::string message;
-};
+/// Unwinds the import after an error was reported with emitError; the
+/// importer stops at the first.
+struct ImportError {};
 
 /// "node 'NAME' (OP)", the prefix of every message about a node.
 std::string nodeName(const onnx::NodeProto &n);
@@ -144,8 +143,10 @@ public:
   // Nodes, inputs and attributes (Tensors.cpp)
   //===--------------------------------------------------------------------===//
 
+  /// Reports `message` at the current node's location and stops.
   [[noreturn]] void fail(const std::string &message) {
-    throw ImportError{message};
+    emitError(loc) << message;
+    throw ImportError{};
   }
   RankedTensorType f32Tensor(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, b.getF32Type());
