@@ -15,68 +15,89 @@
 using namespace mlir;
 using namespace mlir::tq::onnx_import;
 
-SmallVector<Value> Importer::importSubgraph(const onnx::GraphProto &g) {
+FailureOr<SmallVector<Value>>
+Importer::importSubgraph(const onnx::GraphProto &g) {
   for (const onnx::TensorProto &t : g.initializer()) {
     initializers[t.name()] = t;
     loc = NameLoc::get(b.getStringAttr(t.name()));
-    values[t.name()] = constant(t, "initializer '" + t.name() + "'");
+    FailureOr<Value> v = constant(t, "initializer '" + t.name() + "'");
+    if (failed(v))
+      return failure();
+    values[t.name()] = *v;
   }
   for (const onnx::NodeProto &n : g.node())
-    node(n);
+    if (failed(node(n)))
+      return failure();
   SmallVector<Value> outputs;
   for (const onnx::ValueInfoProto &out : g.output()) {
     auto it = values.find(out.name());
     if (it == values.end())
-      fail("subgraph '" + g.name() + "': output '" + out.name() +
-           "' is not computed");
+      return fail("subgraph '" + g.name() + "': output '" + out.name() +
+                  "' is not computed");
     outputs.push_back(it->second);
   }
   return outputs;
 }
 
-void Importer::importIf(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"then_branch", "else_branch"});
-  const onnx::AttributeProto *thenAttr =
+LogicalResult Importer::importIf(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"then_branch", "else_branch"})))
+    return failure();
+  FailureOr<const onnx::AttributeProto *> thenOr =
       attr(n, "then_branch", onnx::AttributeProto::GRAPH);
-  const onnx::AttributeProto *elseAttr =
+  if (failed(thenOr))
+    return failure();
+  FailureOr<const onnx::AttributeProto *> elseOr =
       attr(n, "else_branch", onnx::AttributeProto::GRAPH);
+  if (failed(elseOr))
+    return failure();
+  const onnx::AttributeProto *thenAttr = *thenOr, *elseAttr = *elseOr;
   if (!thenAttr || !elseAttr || !thenAttr->has_g() || !elseAttr->has_g())
-    fail(nodeName(n) + ": needs the then_branch and else_branch graphs");
+    return fail(nodeName(n) + ": needs the then_branch and else_branch graphs");
   Location ifLoc = loc;
   // What a branch defines must not be seen after it.
-  auto scoped = [&](const onnx::GraphProto &g) {
+  auto scoped =
+      [&](const onnx::GraphProto &g) -> FailureOr<SmallVector<Value>> {
     std::map<std::string, Value> savedValues = values;
     std::map<std::string, onnx::TensorProto> savedInits = initializers;
-    SmallVector<Value> outputs = importSubgraph(g);
+    FailureOr<SmallVector<Value>> outputs = importSubgraph(g);
     values = std::move(savedValues);
     initializers = std::move(savedInits);
     loc = ifLoc;
-    if (int64_t(outputs.size()) != n.output_size())
-      fail(nodeName(n) + ": branch '" + g.name() + "' has " +
-           std::to_string(outputs.size()) + " outputs, the node " +
-           std::to_string(n.output_size()));
+    if (failed(outputs))
+      return failure();
+    if (int64_t(outputs->size()) != n.output_size())
+      return fail(nodeName(n) + ": branch '" + g.name() + "' has " +
+                  std::to_string(outputs->size()) + " outputs, the node " +
+                  std::to_string(n.output_size()));
     return outputs;
   };
 
   if (initializers.count(n.input(0))) {
-    std::vector<float> c = requiredConstant(n, 0);
-    if (c.size() != 1)
-      fail(nodeName(n) + ": the condition must have one element");
-    SmallVector<Value> outputs =
-        scoped(c[0] != 0 ? thenAttr->g() : elseAttr->g());
-    for (auto [i, v] : llvm::enumerate(outputs))
-      define(n, v, i);
-    return;
+    FailureOr<std::vector<float>> c = requiredConstant(n, 0);
+    if (failed(c))
+      return failure();
+    if (c->size() != 1)
+      return fail(nodeName(n) + ": the condition must have one element");
+    FailureOr<SmallVector<Value>> outputs =
+        scoped((*c)[0] != 0 ? thenAttr->g() : elseAttr->g());
+    if (failed(outputs))
+      return failure();
+    for (auto [i, v] : llvm::enumerate(*outputs))
+      if (failed(define(n, v, i)))
+        return failure();
+    return success();
   }
 
   // A run-time condition: its one element, as an i1.
-  Value cond = input(n, 0);
-  auto condType = cast<RankedTensorType>(cond.getType());
+  FailureOr<Value> cond = input(n, 0);
+  if (failed(cond))
+    return failure();
+  auto condType = cast<RankedTensorType>(cond->getType());
   if (condType.getNumElements() != 1)
-    fail(nodeName(n) + ": the condition must have one element");
+    return fail(nodeName(n) + ": the condition must have one element");
   SmallVector<Value> zeros(condType.getRank(),
                            arith::ConstantIndexOp::create(b, loc, 0));
-  Value c = tensor::ExtractOp::create(b, loc, cond, zeros);
+  Value c = tensor::ExtractOp::create(b, loc, *cond, zeros);
   if (!c.getType().isInteger(1))
     c = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, c,
                               f32Constant(b, loc, 0));
@@ -84,17 +105,25 @@ void Importer::importIf(const onnx::NodeProto &n) {
   // Each branch is imported into a block of its own, then moved into the
   // scf.if once the result types are known.
   OpBuilder::InsertionGuard guard(b);
-  auto branch = [&](const onnx::GraphProto &g,
-                    SmallVector<Value> &outputs) -> std::unique_ptr<Block> {
+  auto branch =
+      [&](const onnx::GraphProto &g,
+          SmallVector<Value> &outputs) -> FailureOr<std::unique_ptr<Block>> {
     auto block = std::make_unique<Block>();
     b.setInsertionPointToStart(block.get());
-    outputs = scoped(g);
+    FailureOr<SmallVector<Value>> branchOutputs = scoped(g);
+    if (failed(branchOutputs))
+      return failure();
+    outputs = std::move(*branchOutputs);
     return block;
   };
   SmallVector<Value> thenOut, elseOut;
   OpBuilder::InsertPoint ip = b.saveInsertionPoint();
-  std::unique_ptr<Block> thenBlock = branch(thenAttr->g(), thenOut);
-  std::unique_ptr<Block> elseBlock = branch(elseAttr->g(), elseOut);
+  FailureOr<std::unique_ptr<Block>> thenBlock = branch(thenAttr->g(), thenOut);
+  if (failed(thenBlock))
+    return failure();
+  FailureOr<std::unique_ptr<Block>> elseBlock = branch(elseAttr->g(), elseOut);
+  if (failed(elseBlock))
+    return failure();
   b.restoreInsertionPoint(ip);
   SmallVector<Type> types;
   for (auto [i, pair] : llvm::enumerate(llvm::zip(thenOut, elseOut))) {
@@ -104,8 +133,8 @@ void Importer::importIf(const onnx::NodeProto &n) {
       llvm::raw_string_ostream as(a), zs(z);
       as << t.getType();
       zs << e.getType();
-      fail(nodeName(n) + ": output " + std::to_string(i) +
-           " differs between the branches (" + a + " and " + z + ")");
+      return fail(nodeName(n) + ": output " + std::to_string(i) +
+                  " differs between the branches (" + a + " and " + z + ")");
     }
     types.push_back(t.getType());
   }
@@ -115,10 +144,12 @@ void Importer::importIf(const onnx::NodeProto &n) {
     OpBuilder yb = OpBuilder::atBlockEnd(dst);
     scf::YieldOp::create(yb, loc, outputs);
   };
-  fill(ifOp.thenBlock(), thenBlock.get(), thenOut);
-  fill(ifOp.elseBlock(), elseBlock.get(), elseOut);
+  fill(ifOp.thenBlock(), thenBlock->get(), thenOut);
+  fill(ifOp.elseBlock(), elseBlock->get(), elseOut);
   for (auto [i, v] : llvm::enumerate(ifOp.getResults()))
-    define(n, v, i);
+    if (failed(define(n, v, i)))
+      return failure();
+  return success();
 }
 
 void mlir::tq::onnx_import::registerControlFlowOps(OpRegistry &r) {

@@ -23,39 +23,60 @@ Value Importer::pad(Value x, ArrayRef<int64_t> pads, float value) {
                      value);
 }
 
-Importer::Window Importer::windowAttrs(const onnx::NodeProto &n) {
+FailureOr<Importer::Window> Importer::windowAttrs(const onnx::NodeProto &n) {
   Window w;
-  if (const onnx::AttributeProto *a =
-          attr(n, "auto_pad", onnx::AttributeProto::STRING)) {
+  FailureOr<const onnx::AttributeProto *> autoPad =
+      attr(n, "auto_pad", onnx::AttributeProto::STRING);
+  if (failed(autoPad))
+    return failure();
+  if (const onnx::AttributeProto *a = *autoPad) {
     w.autoPad = a->s();
     if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" &&
         w.autoPad != "SAME_LOWER" && w.autoPad != "VALID")
-      fail(nodeName(n) + ": auto_pad '" + w.autoPad +
-           "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
-    if (w.autoPad != "NOTSET" && attr(n, "pads", onnx::AttributeProto::INTS))
-      fail(nodeName(n) + ": pads and auto_pad '" + w.autoPad +
-           "' cannot be given together");
+      return fail(nodeName(n) + ": auto_pad '" + w.autoPad +
+                  "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+    if (w.autoPad != "NOTSET") {
+      FailureOr<const onnx::AttributeProto *> pads =
+          attr(n, "pads", onnx::AttributeProto::INTS);
+      if (failed(pads))
+        return failure();
+      if (*pads)
+        return fail(nodeName(n) + ": pads and auto_pad '" + w.autoPad +
+                    "' cannot be given together");
+    }
   }
-  w.strides = intsAttr(n, "strides", {1, 1});
-  w.dilations = intsAttr(n, "dilations", {1, 1});
-  w.pads = intsAttr(n, "pads", {0, 0, 0, 0});
+  FailureOr<SmallVector<int64_t>> strides = intsAttr(n, "strides", {1, 1});
+  if (failed(strides))
+    return failure();
+  w.strides = *strides;
+  FailureOr<SmallVector<int64_t>> dilations = intsAttr(n, "dilations", {1, 1});
+  if (failed(dilations))
+    return failure();
+  w.dilations = *dilations;
+  FailureOr<SmallVector<int64_t>> pads = intsAttr(n, "pads", {0, 0, 0, 0});
+  if (failed(pads))
+    return failure();
+  w.pads = *pads;
   if (w.strides.size() != 2 || w.dilations.size() != 2 || w.pads.size() != 4)
-    fail(nodeName(n) + ": strides, dilations and pads must be 2-D");
-  auto check = [&](ArrayRef<int64_t> v, int64_t low, const char *what) {
+    return fail(nodeName(n) + ": strides, dilations and pads must be 2-D");
+  auto check = [&](ArrayRef<int64_t> v, int64_t low,
+                   const char *what) -> LogicalResult {
     for (int64_t x : v)
       if (x < low || x > kMaxDim)
-        fail(nodeName(n) + ": " + what + " " + std::to_string(x) +
-             " is out of range (" + std::to_string(low) + " to 2^31-1)");
+        return fail(nodeName(n) + ": " + what + " " + std::to_string(x) +
+                    " is out of range (" + std::to_string(low) + " to 2^31-1)");
+    return success();
   };
-  check(w.strides, 1, "stride");
-  check(w.dilations, 1, "dilation");
-  check(w.pads, 0, "pad");
+  if (failed(check(w.strides, 1, "stride")) ||
+      failed(check(w.dilations, 1, "dilation")) ||
+      failed(check(w.pads, 0, "pad")))
+    return failure();
   return w;
 }
 
-SmallVector<int64_t> Importer::windowOutput(const onnx::NodeProto &n, Window &w,
-                                            ArrayRef<int64_t> xs,
-                                            ArrayRef<int64_t> kernel) {
+FailureOr<SmallVector<int64_t>>
+Importer::windowOutput(const onnx::NodeProto &n, Window &w,
+                       ArrayRef<int64_t> xs, ArrayRef<int64_t> kernel) {
   // SAME_*: the output keeps ceil(in / stride) positions; the padding that
   // needs is split evenly, the odd one at the end (UPPER) or the start.
   if (w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER") {
@@ -79,26 +100,31 @@ SmallVector<int64_t> Importer::windowOutput(const onnx::NodeProto &n, Window &w,
                       w.strides[d] +
                   1);
   if (out[0] < 1 || out[1] < 1)
-    fail(nodeName(n) + ": the output would be empty");
+    return fail(nodeName(n) + ": the output would be empty");
   return out;
 }
 
-bool Importer::importAs2D(const onnx::NodeProto &n, OpImporter twoD) {
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+std::optional<LogicalResult> Importer::importAs2D(const onnx::NodeProto &n,
+                                                  OpImporter twoD) {
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   if (xs.size() != 3)
-    return false;
+    return std::nullopt;
   // The 2-D node reads renamed copies of its inputs and writes a renamed
   // output; its attributes get a leading unit dim (pads: [0, b, 0, e]).
   onnx::NodeProto m = n;
   auto renamed = [&](const std::string &name) { return name + "/as-2d"; };
   m.set_input(0, renamed(n.input(0)));
-  values[m.input(0)] = reshape(x, {xs[0], xs[1], 1, xs[2]});
+  values[m.input(0)] = reshape(*x, {xs[0], xs[1], 1, xs[2]});
   if (n.op_type() != "MaxPool" && n.op_type() != "AveragePool") {
-    Value w = input(n, 1);
-    ArrayRef<int64_t> ws = shapeOf(w);
+    FailureOr<Value> w = input(n, 1);
+    if (failed(w))
+      return failure();
+    ArrayRef<int64_t> ws = shapeOf(*w);
     if (ws.size() != 3)
-      fail(nodeName(n) + ": a 1-D convolution needs a 3-D filter");
+      return fail(nodeName(n) + ": a 1-D convolution needs a 3-D filter");
     m.set_input(1, renamed(n.input(1)));
     if (auto it = initializers.find(n.input(1)); it != initializers.end()) {
       // A constant filter stays a constant (quantized at compile time).
@@ -108,9 +134,12 @@ bool Importer::importAs2D(const onnx::NodeProto &n, OpImporter twoD) {
       for (int64_t d : {ws[0], ws[1], int64_t(1), ws[2]})
         t.add_dims(d);
       initializers[m.input(1)] = t;
-      values[m.input(1)] = constant(t, nodeName(n));
+      FailureOr<Value> c = constant(t, nodeName(n));
+      if (failed(c))
+        return failure();
+      values[m.input(1)] = *c;
     } else {
-      values[m.input(1)] = reshape(w, {ws[0], ws[1], 1, ws[2]});
+      values[m.input(1)] = reshape(*w, {ws[0], ws[1], 1, ws[2]});
     }
   }
   for (onnx::AttributeProto &a : *m.mutable_attribute()) {
@@ -121,8 +150,8 @@ bool Importer::importAs2D(const onnx::NodeProto &n, OpImporter twoD) {
     SmallVector<int64_t> v(a.ints().begin(), a.ints().end());
     bool isPads = name == "pads";
     if (v.size() != (isPads ? 2u : 1u))
-      fail(nodeName(n) + ": " + name + " must have " +
-           (isPads ? "2 values" : "1 value") + " for a 1-D input");
+      return fail(nodeName(n) + ": " + name + " must have " +
+                  (isPads ? "2 values" : "1 value") + " for a 1-D input");
     // The unit H dim: kernel 1, stride 1, dilation 1, output padding 0.
     int64_t lead = name == "output_padding" ? 0 : 1;
     SmallVector<int64_t> w2 = isPads ? SmallVector<int64_t>{0, v[0], 0, v[1]}
@@ -132,16 +161,16 @@ bool Importer::importAs2D(const onnx::NodeProto &n, OpImporter twoD) {
       a.add_ints(d);
   }
   m.set_output(0, renamed(n.output(0)));
-  (this->*twoD)(m);
+  if (failed((this->*twoD)(m)))
+    return failure();
   ArrayRef<int64_t> ys = shapeOf(values.at(m.output(0)));
-  define(n, reshape(values.at(m.output(0)), {ys[0], ys[1], ys[3]}));
-  return true;
+  return define(n, reshape(values.at(m.output(0)), {ys[0], ys[1], ys[3]}));
 }
 
-Value Importer::convolution(
+FailureOr<Value> Importer::convolution(
     Value padded, Value w, int64_t groups, ArrayRef<int64_t> strides,
     ArrayRef<int64_t> dilations, ArrayRef<int64_t> outShape,
-    function_ref<Value(ArrayRef<int64_t>)> constantFilter) {
+    function_ref<FailureOr<Value>(ArrayRef<int64_t>)> constantFilter) {
   auto stridesAttr = b.getI64TensorAttr(strides);
   auto dilAttr = b.getI64TensorAttr(dilations);
   if (groups == 1) {
@@ -161,7 +190,10 @@ Value Importer::convolution(
   Value xg = tensor::ExpandShapeOp::create(
       b, loc, f32Tensor({ps[0], groups, cg, ps[2], ps[3]}), padded, split);
   SmallVector<int64_t> wgs = {groups, kg, cg, ws[2], ws[3]};
-  Value wg = constantFilter(wgs);
+  FailureOr<Value> constantWg = constantFilter(wgs);
+  if (failed(constantWg))
+    return failure();
+  Value wg = *constantWg;
   if (!wg)
     wg = tensor::ExpandShapeOp::create(
         b, loc, f32Tensor(wgs), w,
@@ -171,39 +203,55 @@ Value Importer::convolution(
                  b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
                  ValueRange{init}, stridesAttr, dilAttr)
                  .getResult(0);
-  return tensor::CollapseShapeOp::create(b, loc, yg, split);
+  return tensor::CollapseShapeOp::create(b, loc, yg, split).getResult();
 }
 
-void Importer::importConv(const onnx::NodeProto &n) {
-  if (importAs2D(n, &Importer::importConv))
-    return;
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+LogicalResult Importer::importConv(const onnx::NodeProto &n) {
+  if (std::optional<LogicalResult> r = importAs2D(n, &Importer::importConv))
+    return *r;
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   if (xs.size() != 4)
-    fail(nodeName(n) + ": only 1-D (NCL) and 2-D (NCHW) inputs are supported");
-  Window win = windowAttrs(n);
-  onlyAttrs(
-      n, {"strides", "dilations", "pads", "group", "kernel_shape", "auto_pad"});
-  Value w = input(n, 1);
-  ArrayRef<int64_t> ws = shapeOf(w);
-  int64_t groups = intAttr(n, "group", 1);
-  if (groups < 1 || xs[1] % groups || (ws.size() == 4 && ws[0] % groups))
-    fail(nodeName(n) + ": group " + std::to_string(groups) +
-         " does not divide the channels");
-  if (ws.size() != 4 || ws[1] * groups != xs[1])
-    fail(nodeName(n) + ": the filter must be [K, C/group, R, S] with the "
-                       "input's C");
-  SmallVector<int64_t> kernel = intsAttr(n, "kernel_shape", {ws[2], ws[3]});
-  if (kernel != ArrayRef<int64_t>{ws[2], ws[3]})
-    fail(nodeName(n) + ": kernel_shape does not match the filter's [R, S] (" +
-         std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + ")");
-  SmallVector<int64_t> pq = windowOutput(n, win, xs, {ws[2], ws[3]});
-  int64_t P = pq[0], Q = pq[1];
-  Value padded = pad(x, win.pads, 0.0f);
+    return fail(nodeName(n) +
+                ": only 1-D (NCL) and 2-D (NCHW) inputs are supported");
+  FailureOr<Window> win = windowAttrs(n);
+  if (failed(win) ||
+      failed(onlyAttrs(n, {"strides", "dilations", "pads", "group",
+                           "kernel_shape", "auto_pad"})))
+    return failure();
+  FailureOr<Value> w = input(n, 1);
+  if (failed(w))
+    return failure();
+  ArrayRef<int64_t> ws = shapeOf(*w);
+  FailureOr<int64_t> groups = intAttr(n, "group", 1);
+  if (failed(groups))
+    return failure();
+  if (*groups < 1 || xs[1] % *groups || (ws.size() == 4 && ws[0] % *groups))
+    return fail(nodeName(n) + ": group " + std::to_string(*groups) +
+                " does not divide the channels");
+  if (ws.size() != 4 || ws[1] * *groups != xs[1])
+    return fail(nodeName(n) + ": the filter must be [K, C/group, R, S] with "
+                              "the input's C");
+  FailureOr<SmallVector<int64_t>> kernel =
+      intsAttr(n, "kernel_shape", {ws[2], ws[3]});
+  if (failed(kernel))
+    return failure();
+  if (*kernel != ArrayRef<int64_t>{ws[2], ws[3]})
+    return fail(nodeName(n) +
+                ": kernel_shape does not match the filter's [R, S] (" +
+                std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + ")");
+  FailureOr<SmallVector<int64_t>> pq =
+      windowOutput(n, *win, xs, {ws[2], ws[3]});
+  if (failed(pq))
+    return failure();
+  int64_t P = (*pq)[0], Q = (*pq)[1];
+  Value padded = pad(*x, win->pads, 0.0f);
   auto it = initializers.find(n.input(1));
-  auto constantFilter = [&](ArrayRef<int64_t> shape) -> Value {
+  auto constantFilter = [&](ArrayRef<int64_t> shape) -> FailureOr<Value> {
     if (it == initializers.end())
-      return {};
+      return Value();
     // The same data with other dims: still a constant (a dense resource
     // when large), quantized at compile time.
     onnx::TensorProto t = it->second;
@@ -212,15 +260,26 @@ void Importer::importConv(const onnx::NodeProto &n) {
       t.add_dims(d);
     return constant(t, nodeName(n));
   };
-  Value y = convolution(padded, w, groups, win.strides, win.dilations,
-                        {xs[0], ws[0], P, Q}, constantFilter);
+  FailureOr<Value> conv =
+      convolution(padded, *w, *groups, win->strides, win->dilations,
+                  {xs[0], ws[0], P, Q}, constantFilter);
+  if (failed(conv))
+    return failure();
+  Value y = *conv;
   if (n.input_size() > 2 && !n.input(2).empty()) {
-    Value bias = reshape(input(n, 2), {ws[0], 1, 1});
-    y = elementwise({y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-      return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
-    });
+    FailureOr<Value> bias = input(n, 2);
+    if (failed(bias))
+      return failure();
+    Value bias3 = reshape(*bias, {ws[0], 1, 1});
+    FailureOr<Value> sum = elementwise(
+        {y, bias3}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+          return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
+        });
+    if (failed(sum))
+      return failure();
+    y = *sum;
   }
-  define(n, y);
+  return define(n, y);
 }
 
 /// ConvTranspose (NCHW) as the convolution it equals: the input with
@@ -230,100 +289,130 @@ void Importer::importConv(const onnx::NodeProto &n) {
 /// channel dims swapped within each group. The pads come from `pads`, or
 /// from `output_shape` or a SAME auto_pad (the odd pixel at the end for
 /// SAME_UPPER, at the start otherwise).
-void Importer::importConvTranspose(const onnx::NodeProto &n) {
-  if (importAs2D(n, &Importer::importConvTranspose))
-    return;
-  onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
-                "output_padding", "output_shape", "auto_pad"});
-  Window win = windowAttrs(n);
-  Value x = input(n, 0), w = input(n, 1);
-  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w);
-  int64_t groups = intAttr(n, "group", 1);
+LogicalResult Importer::importConvTranspose(const onnx::NodeProto &n) {
+  if (std::optional<LogicalResult> r =
+          importAs2D(n, &Importer::importConvTranspose))
+    return *r;
+  if (failed(
+          onlyAttrs(n, {"strides", "dilations", "pads", "group", "kernel_shape",
+                        "output_padding", "output_shape", "auto_pad"})))
+    return failure();
+  FailureOr<Window> win = windowAttrs(n);
+  if (failed(win))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> w = input(n, 1);
+  if (failed(w))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*w);
+  FailureOr<int64_t> groups = intAttr(n, "group", 1);
+  if (failed(groups))
+    return failure();
   if (xs.size() != 4 || ws.size() != 4)
-    fail(nodeName(n) + ": needs an NCHW input and a [C, K/group, R, S] filter");
-  if (groups < 1 || xs[1] % groups || ws[0] != xs[1])
-    fail(nodeName(n) + ": group " + std::to_string(groups) +
-         " does not divide the channels, or the filter is not [C, K/group, "
-         "R, S] with the input's C");
-  int64_t C = xs[1], Kg = ws[1], K = Kg * groups, R = ws[2], S = ws[3];
-  int64_t Cg = C / groups;
-  SmallVector<int64_t> kernel = intsAttr(n, "kernel_shape", {R, S});
-  if (kernel != ArrayRef<int64_t>{R, S})
-    fail(nodeName(n) + ": kernel_shape does not match the filter's [R, S] (" +
-         std::to_string(R) + "x" + std::to_string(S) + ")");
-  SmallVector<int64_t> &st = win.strides, &dil = win.dilations,
-                       &pads = win.pads;
-  SmallVector<int64_t> outPad = intsAttr(n, "output_padding", {0, 0});
-  if (outPad.size() != 2)
-    fail(nodeName(n) + ": output_padding must be 2-D");
+    return fail(nodeName(n) +
+                ": needs an NCHW input and a [C, K/group, R, S] filter");
+  if (*groups < 1 || xs[1] % *groups || ws[0] != xs[1])
+    return fail(nodeName(n) + ": group " + std::to_string(*groups) +
+                " does not divide the channels, or the filter is not [C, "
+                "K/group, R, S] with the input's C");
+  int64_t C = xs[1], Kg = ws[1], K = Kg * *groups, R = ws[2], S = ws[3];
+  int64_t Cg = C / *groups;
+  FailureOr<SmallVector<int64_t>> kernel = intsAttr(n, "kernel_shape", {R, S});
+  if (failed(kernel))
+    return failure();
+  if (*kernel != ArrayRef<int64_t>{R, S})
+    return fail(nodeName(n) +
+                ": kernel_shape does not match the filter's [R, S] (" +
+                std::to_string(R) + "x" + std::to_string(S) + ")");
+  SmallVector<int64_t> &st = win->strides, &dil = win->dilations,
+                       &pads = win->pads;
+  FailureOr<SmallVector<int64_t>> outPad =
+      intsAttr(n, "output_padding", {0, 0});
+  if (failed(outPad))
+    return failure();
+  if (outPad->size() != 2)
+    return fail(nodeName(n) + ": output_padding must be 2-D");
   for (int d = 0; d < 2; ++d)
-    if (outPad[d] < 0 || outPad[d] >= std::max(st[d], dil[d]))
-      fail(nodeName(n) + ": output_padding " + std::to_string(outPad[d]) +
-           " must be below the stride or the dilation");
+    if ((*outPad)[d] < 0 || (*outPad)[d] >= std::max(st[d], dil[d]))
+      return fail(nodeName(n) + ": output_padding " +
+                  std::to_string((*outPad)[d]) +
+                  " must be below the stride or the dilation");
   // output_shape (spatial, or with N and C) or a SAME auto_pad fixes the
   // output size; the total padding follows from it.
-  SmallVector<int64_t> outShape = intsAttr(n, "output_shape", {});
-  if (outShape.size() == 4)
-    outShape.erase(outShape.begin(), outShape.begin() + 2);
-  if (!outShape.empty() && outShape.size() != 2)
-    fail(nodeName(n) + ": output_shape must be 2-D");
-  for (int64_t d : outShape)
+  FailureOr<SmallVector<int64_t>> outShape = intsAttr(n, "output_shape", {});
+  if (failed(outShape))
+    return failure();
+  if (outShape->size() == 4)
+    outShape->erase(outShape->begin(), outShape->begin() + 2);
+  if (!outShape->empty() && outShape->size() != 2)
+    return fail(nodeName(n) + ": output_shape must be 2-D");
+  for (int64_t d : *outShape)
     if (d < 1 || d > kMaxDim)
-      fail(nodeName(n) + ": output_shape " + std::to_string(d) +
-           " is out of range (1 to 2^31-1)");
-  if (outShape.empty() &&
-      (win.autoPad == "SAME_UPPER" || win.autoPad == "SAME_LOWER"))
-    outShape = {xs[2] * st[0], xs[3] * st[1]};
-  if (win.autoPad == "VALID")
+      return fail(nodeName(n) + ": output_shape " + std::to_string(d) +
+                  " is out of range (1 to 2^31-1)");
+  if (outShape->empty() &&
+      (win->autoPad == "SAME_UPPER" || win->autoPad == "SAME_LOWER"))
+    *outShape = {xs[2] * st[0], xs[3] * st[1]};
+  if (win->autoPad == "VALID")
     pads.assign(4, 0);
-  if (!outShape.empty()) {
+  if (!outShape->empty()) {
     for (int d = 0; d < 2; ++d) {
-      int64_t full =
-          st[d] * (xs[2 + d] - 1) + outPad[d] + (kernel[d] - 1) * dil[d] + 1;
+      int64_t full = st[d] * (xs[2 + d] - 1) + (*outPad)[d] +
+                     ((*kernel)[d] - 1) * dil[d] + 1;
       // A negative total (an output larger than the input reaches) pads
       // the convolution's input further; halves round down, as in ONNX's
       // reference.
-      int64_t total = full - outShape[d];
+      int64_t total = full - (*outShape)[d];
       int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
-      bool upper = win.autoPad == "SAME_UPPER";
+      bool upper = win->autoPad == "SAME_UPPER";
       pads[d] = upper ? half : total - half;
       pads[d + 2] = total - pads[d];
     }
   }
   // Zeros between the input pixels.
-  Value xd = x;
+  Value xd = *x;
   SmallVector<int64_t> ds = {xs[0], C, (xs[2] - 1) * st[0] + 1,
                              (xs[3] - 1) * st[1] + 1};
   if (st[0] > 1 || st[1] > 1)
     xd = tensor::InsertSliceOp::create(
-        b, loc, x, zeros(ds), ValueRange{}, ValueRange{}, ValueRange{},
+        b, loc, *x, zeros(ds), ValueRange{}, ValueRange{}, ValueRange{},
         SmallVector<int64_t>{0, 0, 0, 0}, xs,
         SmallVector<int64_t>{1, 1, st[0], st[1]});
   SmallVector<int64_t> convPads = {dil[0] * (R - 1) - pads[0],
                                    dil[1] * (S - 1) - pads[1],
-                                   dil[0] * (R - 1) - pads[2] + outPad[0],
-                                   dil[1] * (S - 1) - pads[3] + outPad[1]};
+                                   dil[0] * (R - 1) - pads[2] + (*outPad)[0],
+                                   dil[1] * (S - 1) - pads[3] + (*outPad)[1]};
   if (llvm::any_of(convPads, [](int64_t p) { return p < 0; }))
-    fail(nodeName(n) + ": pads beyond the kernel's reach are not supported");
+    return fail(nodeName(n) +
+                ": pads beyond the kernel's reach are not supported");
   // The filter: [C, K/G, R, S] -> [K, C/G, R, S] (k = g·K/G + kk reads
   // channel g·C/G + cc), flipped in R and S.
   Value wf;
-  auto flipped = [&](ArrayRef<int64_t> shape) -> Value {
-    std::vector<float> src = requiredConstant(n, 1), dst(src.size());
-    for (int64_t g = 0; g < groups; ++g)
+  auto flipped = [&](ArrayRef<int64_t> shape) -> FailureOr<Value> {
+    FailureOr<std::vector<float>> src = requiredConstant(n, 1);
+    if (failed(src))
+      return failure();
+    std::vector<float> dst(src->size());
+    for (int64_t g = 0; g < *groups; ++g)
       for (int64_t kk = 0; kk < Kg; ++kk)
         for (int64_t cc = 0; cc < Cg; ++cc)
           for (int64_t r = 0; r < R; ++r)
             for (int64_t q = 0; q < S; ++q)
               dst[(((g * Kg + kk) * Cg + cc) * R + r) * S + q] =
-                  src[(((g * Cg + cc) * Kg + kk) * R + (R - 1 - r)) * S +
-                      (S - 1 - q)];
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(f32Tensor(shape), ArrayRef<float>(dst)));
+                  (*src)[(((g * Cg + cc) * Kg + kk) * R + (R - 1 - r)) * S +
+                         (S - 1 - q)];
+    return Value(arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(f32Tensor(shape), ArrayRef<float>(dst))));
   };
   bool constantW = initializers.count(n.input(1));
   if (constantW) {
-    wf = flipped({K, Cg, R, S});
+    FailureOr<Value> f = flipped({K, Cg, R, S});
+    if (failed(f))
+      return failure();
+    wf = *f;
   } else {
     // wf[g·K/G + kk, cc, r, q] = w[g·C/G + cc, kk, R-1-r, S-1-q], on the
     // filter viewed as [G, C/G, K/G, R, S].
@@ -332,13 +421,13 @@ void Importer::importConvTranspose(const onnx::NodeProto &n) {
                d2 = getAffineDimExpr(2, c), d3 = getAffineDimExpr(3, c),
                d4 = getAffineDimExpr(4, c);
     Value wv = tensor::ExpandShapeOp::create(
-        b, loc, f32Tensor({groups, Cg, Kg, R, S}), w,
+        b, loc, f32Tensor({*groups, Cg, Kg, R, S}), *w,
         SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
     AffineMap in =
         AffineMap::get(5, 0, {d0, d2, d1, R - 1 - d3, S - 1 - d4}, c);
     AffineMap out = AffineMap::getMultiDimIdentityMap(5, c);
     Value init = tensor::EmptyOp::create(
-        b, loc, SmallVector<int64_t>{groups, Kg, Cg, R, S}, b.getF32Type());
+        b, loc, SmallVector<int64_t>{*groups, Kg, Cg, R, S}, b.getF32Type());
     Value g5 =
         linalg::GenericOp::create(
             b, loc, TypeRange{init.getType()}, ValueRange{wv}, ValueRange{init},
@@ -355,18 +444,31 @@ void Importer::importConvTranspose(const onnx::NodeProto &n) {
   ArrayRef<int64_t> ps = shapeOf(padded);
   int64_t P = ps[2] - dil[0] * (R - 1), Q = ps[3] - dil[1] * (S - 1);
   if (P < 1 || Q < 1)
-    fail(nodeName(n) + ": the output would be empty");
-  Value y = convolution(padded, wf, groups, {1, 1}, dil, {xs[0], K, P, Q},
-                        [&](ArrayRef<int64_t> shape) -> Value {
-                          return constantW ? flipped(shape) : Value();
-                        });
+    return fail(nodeName(n) + ": the output would be empty");
+  FailureOr<Value> conv =
+      convolution(padded, wf, *groups, {1, 1}, dil, {xs[0], K, P, Q},
+                  [&](ArrayRef<int64_t> shape) -> FailureOr<Value> {
+                    if (!constantW)
+                      return Value();
+                    return flipped(shape);
+                  });
+  if (failed(conv))
+    return failure();
+  Value y = *conv;
   if (n.input_size() > 2 && !n.input(2).empty()) {
-    Value bias = reshape(input(n, 2), {K, 1, 1});
-    y = elementwise({y, bias}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-      return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
-    });
+    FailureOr<Value> bias = input(n, 2);
+    if (failed(bias))
+      return failure();
+    Value bias3 = reshape(*bias, {K, 1, 1});
+    FailureOr<Value> sum = elementwise(
+        {y, bias3}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+          return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
+        });
+    if (failed(sum))
+      return failure();
+    y = *sum;
   }
-  define(n, y);
+  return define(n, y);
 }
 
 /// The graph's nodes with each inference BatchNormalization that follows a

@@ -18,14 +18,14 @@ using namespace mlir;
 using namespace mlir::tq::onnx_import;
 
 /// numpy broadcasting of the inputs into one linalg.generic.
-Value Importer::elementwise(
+FailureOr<Value> Importer::elementwise(
     ValueRange inputs, const onnx::NodeProto &n,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body,
     Type resultElement, bool anyInputElement) {
   if (!anyInputElement)
     for (Value v : inputs)
       if (!cast<RankedTensorType>(v.getType()).getElementType().isF32())
-        fail(nodeName(n) + ": boolean inputs are not supported");
+        return fail(nodeName(n) + ": boolean inputs are not supported");
   if (!resultElement)
     resultElement = b.getF32Type();
   size_t rank = 0;
@@ -39,7 +39,7 @@ Value Importer::elementwise(
       if (d == 1)
         d = s[i];
       else if (s[i] != 1 && s[i] != d)
-        fail(nodeName(n) + ": shapes cannot be broadcast together");
+        return fail(nodeName(n) + ": shapes cannot be broadcast together");
     }
   }
   SmallVector<AffineMap> maps;
@@ -65,7 +65,7 @@ Value Importer::elementwise(
 }
 
 /// Element-wise ops of one input (and their attributes).
-void Importer::importUnary(const onnx::NodeProto &n) {
+LogicalResult Importer::importUnary(const onnx::NodeProto &n) {
   using Fn = std::function<Value(OpBuilder &, Location, Value)>;
   const std::string &op = n.op_type();
   auto f = [&](OpBuilder &nb, Location l, float v) {
@@ -116,26 +116,33 @@ void Importer::importUnary(const onnx::NodeProto &n) {
     bool selu = op == "Selu";
     attrs = selu ? SmallVector<const char *>{"alpha", "gamma"}
                  : SmallVector<const char *>{"alpha"};
-    float alpha =
+    FailureOr<float> alpha =
         floatAttr(n, "alpha", selu ? 1.67326319217681884765625f : 1.0f);
-    float gamma =
+    if (failed(alpha))
+      return failure();
+    FailureOr<float> gamma =
         selu ? floatAttr(n, "gamma", 1.05070102214813232421875f) : 1.0f;
+    if (failed(gamma))
+      return failure();
     fn = [&, alpha, gamma, selu](OpBuilder &nb, Location l, Value x) {
       Value neg = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, x,
                                         f(nb, l, 0.0f));
       Value em1 = arith::SubFOp::create(nb, l, math::ExpOp::create(nb, l, x),
                                         f(nb, l, 1.0f));
       Value y = arith::SelectOp::create(
-          nb, l, neg, arith::MulFOp::create(nb, l, em1, f(nb, l, alpha)), x);
-      return selu ? arith::MulFOp::create(nb, l, y, f(nb, l, gamma)).getResult()
-                  : y;
+          nb, l, neg, arith::MulFOp::create(nb, l, em1, f(nb, l, *alpha)), x);
+      return selu
+                 ? arith::MulFOp::create(nb, l, y, f(nb, l, *gamma)).getResult()
+                 : y;
     };
   } else if (op == "ThresholdedRelu") {
     attrs = {"alpha"};
-    float alpha = floatAttr(n, "alpha", 1.0f);
+    FailureOr<float> alpha = floatAttr(n, "alpha", 1.0f);
+    if (failed(alpha))
+      return failure();
     fn = [&, alpha](OpBuilder &nb, Location l, Value x) {
       Value above = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x,
-                                          f(nb, l, alpha));
+                                          f(nb, l, *alpha));
       return arith::SelectOp::create(nb, l, above, x, f(nb, l, 0.0f))
           .getResult();
     };
@@ -149,99 +156,134 @@ void Importer::importUnary(const onnx::NodeProto &n) {
     };
   else if (op == "LeakyRelu") {
     attrs = {"alpha"};
-    float alpha = floatAttr(n, "alpha", 0.01f);
+    FailureOr<float> alpha = floatAttr(n, "alpha", 0.01f);
+    if (failed(alpha))
+      return failure();
     fn = [&, alpha](OpBuilder &nb, Location l, Value x) {
       Value neg = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x,
                                         f(nb, l, 0.0f));
       return arith::SelectOp::create(
-                 nb, l, neg, arith::MulFOp::create(nb, l, x, f(nb, l, alpha)),
+                 nb, l, neg, arith::MulFOp::create(nb, l, x, f(nb, l, *alpha)),
                  x)
           .getResult();
     };
   } else if (op == "HardSigmoid" || op == "HardSwish") {
     attrs = {"alpha", "beta"};
-    float alpha = op == "HardSwish" ? 1.0f / 6 : floatAttr(n, "alpha", 0.2f);
-    float beta = op == "HardSwish" ? 0.5f : floatAttr(n, "beta", 0.5f);
+    FailureOr<float> alpha =
+        op == "HardSwish" ? 1.0f / 6 : floatAttr(n, "alpha", 0.2f);
+    if (failed(alpha))
+      return failure();
+    FailureOr<float> beta =
+        op == "HardSwish" ? 0.5f : floatAttr(n, "beta", 0.5f);
+    if (failed(beta))
+      return failure();
     bool swish = op == "HardSwish";
     fn = [&, alpha, beta, swish](OpBuilder &nb, Location l, Value x) {
       Value y = arith::AddFOp::create(
-          nb, l, arith::MulFOp::create(nb, l, x, f(nb, l, alpha)),
-          f(nb, l, beta));
+          nb, l, arith::MulFOp::create(nb, l, x, f(nb, l, *alpha)),
+          f(nb, l, *beta));
       y = arith::MinimumFOp::create(
           nb, l, arith::MaximumFOp::create(nb, l, y, f(nb, l, 0.0f)),
           f(nb, l, 1.0f));
       return swish ? arith::MulFOp::create(nb, l, x, y).getResult() : y;
     };
   } else {
-    fail(nodeName(n) + ": not a unary op (an importer bug)");
+    return fail(nodeName(n) + ": not a unary op (an importer bug)");
   }
-  onlyAttrs(n, attrs);
-  define(n, elementwise({input(n, 0)}, n,
-                        [&](OpBuilder &nb, Location l, ValueRange v) {
-                          return fn(nb, l, v[0]);
-                        }));
+  if (failed(onlyAttrs(n, attrs)))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  return define(
+      n, elementwise({*x}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        return fn(nb, l, v[0]);
+      }));
 }
 
 /// Max, Min, Sum and Mean of any number of broadcast inputs.
-void Importer::importVariadic(const onnx::NodeProto &n) {
+LogicalResult Importer::importVariadic(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
-  onlyAttrs(n, {});
+  if (failed(onlyAttrs(n, {})))
+    return failure();
   SmallVector<Value> ins;
-  for (int i = 0; i < n.input_size(); ++i)
-    ins.push_back(input(n, i));
+  for (int i = 0; i < n.input_size(); ++i) {
+    FailureOr<Value> x = input(n, i);
+    if (failed(x))
+      return failure();
+    ins.push_back(*x);
+  }
   if (ins.empty())
-    fail(nodeName(n) + ": needs at least one input");
-  define(n, elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-           Value r = v[0];
-           for (Value x : v.drop_front()) {
-             if (op == "Max")
-               r = arith::MaximumFOp::create(nb, l, r, x);
-             else if (op == "Min")
-               r = arith::MinimumFOp::create(nb, l, r, x);
-             else
-               r = arith::AddFOp::create(nb, l, r, x);
-           }
-           if (op == "Mean")
-             r = arith::DivFOp::create(nb, l, r,
-                                       f32Constant(nb, l, float(v.size())));
-           return r;
-         }));
+    return fail(nodeName(n) + ": needs at least one input");
+  return define(
+      n, elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        Value r = v[0];
+        for (Value x : v.drop_front()) {
+          if (op == "Max")
+            r = arith::MaximumFOp::create(nb, l, r, x);
+          else if (op == "Min")
+            r = arith::MinimumFOp::create(nb, l, r, x);
+          else
+            r = arith::AddFOp::create(nb, l, r, x);
+        }
+        if (op == "Mean")
+          r = arith::DivFOp::create(nb, l, r,
+                                    f32Constant(nb, l, float(v.size())));
+        return r;
+      }));
 }
 
 /// min(max(x, lo), hi). The bounds are attributes (before opset 11) or
 /// optional inputs, constant or computed at run time (broadcast like the
 /// other element-wise ops); an absent bound is ±inf.
-void Importer::importClip(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"min", "max"});
-  SmallVector<Value> ins = {input(n, 0)};
-  float lo = floatAttr(n, "min", -std::numeric_limits<float>::infinity());
-  float hi = floatAttr(n, "max", std::numeric_limits<float>::infinity());
+LogicalResult Importer::importClip(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"min", "max"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  SmallVector<Value> ins = {*x};
+  FailureOr<float> lo =
+      floatAttr(n, "min", -std::numeric_limits<float>::infinity());
+  if (failed(lo))
+    return failure();
+  FailureOr<float> hi =
+      floatAttr(n, "max", std::numeric_limits<float>::infinity());
+  if (failed(hi))
+    return failure();
   // Input i becomes operand index[i] of the body, or stays a constant.
   int index[3] = {0, -1, -1};
   for (int i = 1; i <= 2; ++i) {
     if (i >= n.input_size() || n.input(i).empty())
       continue;
-    Value bound = input(n, i);
-    if (!shapeOf(bound).empty() &&
-        llvm::any_of(shapeOf(bound), [](int64_t d) { return d != 1; }))
-      fail(nodeName(n) + ": " + (i == 1 ? "min" : "max") + " must be a scalar");
+    FailureOr<Value> bound = input(n, i);
+    if (failed(bound))
+      return failure();
+    if (!shapeOf(*bound).empty() &&
+        llvm::any_of(shapeOf(*bound), [](int64_t d) { return d != 1; }))
+      return fail(nodeName(n) + ": " + (i == 1 ? "min" : "max") +
+                  " must be a scalar");
     if (auto c = initializers.find(n.input(i)); c != initializers.end()) {
-      (i == 1 ? lo : hi) = requiredConstant(n, i).at(0);
+      FailureOr<std::vector<float>> boundValues = requiredConstant(n, i);
+      if (failed(boundValues))
+        return failure();
+      (i == 1 ? *lo : *hi) = boundValues->at(0);
       continue;
     }
     index[i] = ins.size();
-    ins.push_back(bound);
+    ins.push_back(*bound);
   }
-  define(n, elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-           Value low = index[1] >= 0 ? v[index[1]] : f32Constant(nb, l, lo);
-           Value high = index[2] >= 0 ? v[index[2]] : f32Constant(nb, l, hi);
-           Value y = arith::MaximumFOp::create(nb, l, v[0], low);
-           return arith::MinimumFOp::create(nb, l, y, high).getResult();
-         }));
+  return define(
+      n, elementwise(ins, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        Value low = index[1] >= 0 ? v[index[1]] : f32Constant(nb, l, *lo);
+        Value high = index[2] >= 0 ? v[index[2]] : f32Constant(nb, l, *hi);
+        Value y = arith::MaximumFOp::create(nb, l, v[0], low);
+        return arith::MinimumFOp::create(nb, l, y, high).getResult();
+      }));
 }
 
 /// Binary arithmetic with numpy broadcasting.
-void Importer::importBinary(const onnx::NodeProto &n) {
+LogicalResult Importer::importBinary(const onnx::NodeProto &n) {
   using Fn = Value (*)(OpBuilder &, Location, Value, Value);
   static const llvm::StringMap<Fn> ops = {
       {"Add",
@@ -267,129 +309,170 @@ void Importer::importBinary(const onnx::NodeProto &n) {
   };
   Fn make = ops.lookup(n.op_type());
   if (!make)
-    fail(nodeName(n) + ": not a binary op (an importer bug)");
-  onlyAttrs(n, {});
+    return fail(nodeName(n) + ": not a binary op (an importer bug)");
+  if (failed(onlyAttrs(n, {})))
+    return failure();
   // Integer division truncates toward zero.
   bool truncate = n.op_type() == "Div" && isInteger(n.output(0));
-  define(n, elementwise({input(n, 0), input(n, 1)}, n,
-                        [&](OpBuilder &nb, Location l, ValueRange a) {
-                          Value r = make(nb, l, a[0], a[1]);
-                          if (truncate)
-                            r = math::TruncOp::create(nb, l, r);
-                          return r;
-                        }));
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> y = input(n, 1);
+  if (failed(y))
+    return failure();
+  return define(
+      n, elementwise({*x, *y}, n, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value r = make(nb, l, a[0], a[1]);
+        if (truncate)
+          r = math::TruncOp::create(nb, l, r);
+        return r;
+      }));
 }
 
 /// PRelu: x where x >= 0, slope·x below (the slope broadcast to x).
-void Importer::importPRelu(const onnx::NodeProto &n) {
-  onlyAttrs(n, {});
-  Value x = input(n, 0);
-  define(n,
-         elementwise(
-             {x, input(n, 1)}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-               Value neg =
-                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, v[0],
-                                         f32Constant(nb, l, 0));
-               return arith::SelectOp::create(
-                          nb, l, neg, arith::MulFOp::create(nb, l, v[0], v[1]),
-                          v[0])
-                   .getResult();
-             }));
-  if (shapeOf(values.at(n.output(0))) != shapeOf(x))
-    fail(nodeName(n) + ": the slope must broadcast to the input's shape");
+LogicalResult Importer::importPRelu(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> slope = input(n, 1);
+  if (failed(slope))
+    return failure();
+  if (failed(define(
+          n, elementwise(
+                 {*x, *slope}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+                   Value neg =
+                       arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
+                                             v[0], f32Constant(nb, l, 0));
+                   return arith::SelectOp::create(
+                              nb, l, neg,
+                              arith::MulFOp::create(nb, l, v[0], v[1]), v[0])
+                       .getResult();
+                 }))))
+    return failure();
+  if (shapeOf(values.at(n.output(0))) != shapeOf(*x))
+    return fail(nodeName(n) +
+                ": the slope must broadcast to the input's shape");
+  return success();
 }
 
 /// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
-void Importer::importShrink(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"bias", "lambd"});
-  float bias = floatAttr(n, "bias", 0.0f), lambd = floatAttr(n, "lambd", 0.5f);
-  define(n, elementwise(
-                {input(n, 0)}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-                  Value x = v[0];
-                  Value below =
-                      arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x,
-                                            f32Constant(nb, l, -lambd));
-                  Value above =
-                      arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x,
-                                            f32Constant(nb, l, lambd));
-                  Value r = arith::SelectOp::create(
-                      nb, l, above,
-                      arith::SubFOp::create(nb, l, x, f32Constant(nb, l, bias)),
-                      f32Constant(nb, l, 0));
-                  return arith::SelectOp::create(
-                             nb, l, below,
-                             arith::AddFOp::create(nb, l, x,
-                                                   f32Constant(nb, l, bias)),
-                             r)
-                      .getResult();
-                }));
+LogicalResult Importer::importShrink(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"bias", "lambd"})))
+    return failure();
+  FailureOr<float> bias = floatAttr(n, "bias", 0.0f);
+  if (failed(bias))
+    return failure();
+  FailureOr<float> lambd = floatAttr(n, "lambd", 0.5f);
+  if (failed(lambd))
+    return failure();
+  FailureOr<Value> in = input(n, 0);
+  if (failed(in))
+    return failure();
+  return define(
+      n, elementwise({*in}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        Value x = v[0];
+        Value below = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x,
+                                            f32Constant(nb, l, -*lambd));
+        Value above = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x,
+                                            f32Constant(nb, l, *lambd));
+        Value r = arith::SelectOp::create(
+            nb, l, above,
+            arith::SubFOp::create(nb, l, x, f32Constant(nb, l, *bias)),
+            f32Constant(nb, l, 0));
+        return arith::SelectOp::create(
+                   nb, l, below,
+                   arith::AddFOp::create(nb, l, x, f32Constant(nb, l, *bias)),
+                   r)
+            .getResult();
+      }));
 }
 
 /// Mod: with fmod = 1 the remainder has the dividend's sign (C fmod);
 /// with fmod = 0 (integers only) the divisor's, as in Python. Both are
 /// exact in f32.
-void Importer::importMod(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"fmod"});
-  int64_t fmod = intAttr(n, "fmod", 0);
-  if (fmod != 0 && fmod != 1)
-    fail(nodeName(n) + ": fmod must be 0 or 1");
-  if (!fmod && !isInteger(n.output(0)))
-    fail(nodeName(n) + ": fmod = 0 needs integer inputs (ONNX requires "
-                       "fmod = 1 for floats)");
-  define(n, elementwise({input(n, 0), input(n, 1)}, n,
-                        [&](OpBuilder &nb, Location l, ValueRange a) {
-                          Value r = arith::RemFOp::create(nb, l, a[0], a[1]);
-                          if (fmod)
-                            return r;
-                          // r + y when r is not zero and its sign differs
-                          // from y's.
-                          Value zero = f32Constant(nb, l, 0);
-                          Value nonzero = arith::CmpFOp::create(
-                              nb, l, arith::CmpFPredicate::ONE, r, zero);
-                          Value rNeg = arith::CmpFOp::create(
-                              nb, l, arith::CmpFPredicate::OLT, r, zero);
-                          Value yNeg = arith::CmpFOp::create(
-                              nb, l, arith::CmpFPredicate::OLT, a[1], zero);
-                          Value differ =
-                              arith::XOrIOp::create(nb, l, rNeg, yNeg);
-                          Value fix =
-                              arith::AndIOp::create(nb, l, nonzero, differ);
-                          return arith::SelectOp::create(
-                                     nb, l, fix,
-                                     arith::AddFOp::create(nb, l, r, a[1]), r)
-                              .getResult();
-                        }));
+LogicalResult Importer::importMod(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"fmod"})))
+    return failure();
+  FailureOr<int64_t> fmod = intAttr(n, "fmod", 0);
+  if (failed(fmod))
+    return failure();
+  if (*fmod != 0 && *fmod != 1)
+    return fail(nodeName(n) + ": fmod must be 0 or 1");
+  if (!*fmod && !isInteger(n.output(0)))
+    return fail(nodeName(n) + ": fmod = 0 needs integer inputs (ONNX requires "
+                              "fmod = 1 for floats)");
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> y = input(n, 1);
+  if (failed(y))
+    return failure();
+  return define(
+      n, elementwise({*x, *y}, n, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value r = arith::RemFOp::create(nb, l, a[0], a[1]);
+        if (*fmod)
+          return r;
+        // r + y when r is not zero and its sign differs from y's.
+        Value zero = f32Constant(nb, l, 0);
+        Value nonzero =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE, r, zero);
+        Value rNeg =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, r, zero);
+        Value yNeg =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, a[1], zero);
+        Value differ = arith::XOrIOp::create(nb, l, rNeg, yNeg);
+        Value fix = arith::AndIOp::create(nb, l, nonzero, differ);
+        return arith::SelectOp::create(nb, l, fix,
+                                       arith::AddFOp::create(nb, l, r, a[1]), r)
+            .getResult();
+      }));
 }
 
 /// IsNaN, and IsInf with detect_negative and detect_positive: booleans.
-void Importer::importIsInfNaN(const onnx::NodeProto &n) {
+LogicalResult Importer::importIsInfNaN(const onnx::NodeProto &n) {
   bool isNaN = n.op_type() == "IsNaN";
-  onlyAttrs(
-      n, isNaN ? ArrayRef<const char *>{}
-               : ArrayRef<const char *>{"detect_negative", "detect_positive"});
-  bool negative = isNaN || intAttr(n, "detect_negative", 1);
-  bool positive = isNaN || intAttr(n, "detect_positive", 1);
-  define(n, elementwise(
-                {input(n, 0)}, n,
-                [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
-                  if (isNaN)
-                    return arith::CmpFOp::create(
-                        nb, l, arith::CmpFPredicate::UNO, v[0], v[0]);
-                  float inf = std::numeric_limits<float>::infinity();
-                  Value r = arith::ConstantIntOp::create(nb, l, 0, 1);
-                  if (positive)
-                    r = arith::OrIOp::create(
-                        nb, l, r,
-                        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                              v[0], f32Constant(nb, l, inf)));
-                  if (negative)
-                    r = arith::OrIOp::create(
-                        nb, l, r,
-                        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                              v[0], f32Constant(nb, l, -inf)));
-                  return r;
-                },
-                b.getI1Type()));
+  if (failed(onlyAttrs(n, isNaN ? ArrayRef<const char *>{}
+                                : ArrayRef<const char *>{"detect_negative",
+                                                         "detect_positive"})))
+    return failure();
+  bool negative = isNaN, positive = isNaN;
+  if (!isNaN) {
+    FailureOr<int64_t> detectNegative = intAttr(n, "detect_negative", 1);
+    if (failed(detectNegative))
+      return failure();
+    FailureOr<int64_t> detectPositive = intAttr(n, "detect_positive", 1);
+    if (failed(detectPositive))
+      return failure();
+    negative = *detectNegative;
+    positive = *detectPositive;
+  }
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  return define(
+      n, elementwise(
+             {*x}, n,
+             [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+               if (isNaN)
+                 return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO,
+                                              v[0], v[0]);
+               float inf = std::numeric_limits<float>::infinity();
+               Value r = arith::ConstantIntOp::create(nb, l, 0, 1);
+               if (positive)
+                 r = arith::OrIOp::create(
+                     nb, l, r,
+                     arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           v[0], f32Constant(nb, l, inf)));
+               if (negative)
+                 r = arith::OrIOp::create(
+                     nb, l, r,
+                     arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           v[0], f32Constant(nb, l, -inf)));
+               return r;
+             },
+             b.getI1Type()));
 }
 
 void mlir::tq::onnx_import::registerElementwiseOps(OpRegistry &r) {

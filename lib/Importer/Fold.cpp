@@ -17,9 +17,9 @@ using namespace mlir::tq::onnx_import;
 /// Evaluates at import time a node whose inputs are all constants, for
 /// the shape arithmetic exporters emit (Shape -> Gather -> Unsqueeze ->
 /// Concat -> Reshape): its output becomes a constant too. Shapes are
-/// static, so Shape always folds. Returns false to import the node as
+/// static, so Shape always folds. Returns nullopt to import the node as
 /// usual.
-bool Importer::fold(const onnx::NodeProto &n) {
+std::optional<LogicalResult> Importer::fold(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   static const std::set<std::string> foldable = {"Shape",
                                                  "Size",
@@ -49,7 +49,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
       "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And",
       "Or",    "Xor"};
   if (!foldable.count(op) || n.output_size() != 1)
-    return false;
+    return std::nullopt;
   struct Const {
     std::vector<int64_t> dims;
     std::vector<double> v;
@@ -66,11 +66,11 @@ bool Importer::fold(const onnx::NodeProto &n) {
       continue;
     auto it = initializers.find(n.input(i));
     if (it == initializers.end())
-      return false;
+      return std::nullopt;
     std::vector<float> f;
     std::string why;
     if (!tensorValues(it->second, f, why))
-      return false;
+      return std::nullopt;
     in.push_back({{it->second.dims().begin(), it->second.dims().end()},
                   {f.begin(), f.end()},
                   it->second.data_type() != onnx::TensorProto::FLOAT,
@@ -79,7 +79,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
   // Too few inputs: the value path reports the missing one.
   size_t need = op == "Shape" || op == "Size" ? 0 : op == "Gather" ? 2 : 1;
   if (in.size() < need)
-    return false;
+    return std::nullopt;
   auto ints = [](const Const &c) {
     std::vector<int64_t> r;
     for (double d : c.v)
@@ -88,9 +88,18 @@ bool Importer::fold(const onnx::NodeProto &n) {
   };
   Const out;
   if (op == "Shape") {
-    ArrayRef<int64_t> shape = shapeOf(input(n, 0));
+    FailureOr<Value> x = input(n, 0);
+    if (failed(x))
+      return failure();
+    ArrayRef<int64_t> shape = shapeOf(*x);
     int64_t rank = shape.size();
-    int64_t start = intAttr(n, "start", 0), end = intAttr(n, "end", rank);
+    FailureOr<int64_t> startAttr = intAttr(n, "start", 0);
+    if (failed(startAttr))
+      return failure();
+    FailureOr<int64_t> endAttr = intAttr(n, "end", rank);
+    if (failed(endAttr))
+      return failure();
+    int64_t start = *startAttr, end = *endAttr;
     start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
     end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
     for (int64_t d = start; d < end; ++d)
@@ -101,22 +110,25 @@ bool Importer::fold(const onnx::NodeProto &n) {
     // start, start + delta, ... while before limit.
     if (in.size() != 3 || in[0].v.size() != 1 || in[1].v.size() != 1 ||
         in[2].v.size() != 1)
-      fail(nodeName(n) + ": start, limit and delta must be scalars");
+      return fail(nodeName(n) + ": start, limit and delta must be scalars");
     double start = in[0].v[0], limit = in[1].v[0], delta = in[2].v[0];
     if (delta == 0)
-      fail(nodeName(n) + ": delta must not be 0");
+      return fail(nodeName(n) + ": delta must not be 0");
     double count = std::ceil((limit - start) / delta);
     if (!(count >= 1) || count > double(1 << 24))
-      fail(nodeName(n) + ": the range has " +
-           (count >= 1 ? "more than 2^24 elements" : "no elements"));
+      return fail(nodeName(n) + ": the range has " +
+                  (count >= 1 ? "more than 2^24 elements" : "no elements"));
     for (int64_t i = 0; i < int64_t(count); ++i)
       out.v.push_back(start + double(i) * delta);
     out.dims = {int64_t(count)};
     out.isInt = in[0].isInt;
   } else if (op == "Size") {
     // A scalar: the element count of the static shape.
+    FailureOr<Value> x = input(n, 0);
+    if (failed(x))
+      return failure();
     int64_t count = 1;
-    for (int64_t d : shapeOf(input(n, 0)))
+    for (int64_t d : shapeOf(*x))
       count *= d;
     out.v = {double(count)};
     out.isInt = true;
@@ -126,35 +138,41 @@ bool Importer::fold(const onnx::NodeProto &n) {
     // The `value` attribute (one element; float 0 by default) everywhere.
     double v = 0;
     out.isInt = false;
-    if (const onnx::AttributeProto *a =
-            attr(n, "value", onnx::AttributeProto::TENSOR)) {
+    FailureOr<const onnx::AttributeProto *> a =
+        attr(n, "value", onnx::AttributeProto::TENSOR);
+    if (failed(a))
+      return failure();
+    if (*a) {
       std::vector<float> f;
       std::string why;
-      if (!tensorValues(a->t(), f, why) || f.size() != 1)
-        fail(nodeName(n) + ": value must be a tensor of one element");
+      if (!tensorValues((*a)->t(), f, why) || f.size() != 1)
+        return fail(nodeName(n) + ": value must be a tensor of one element");
       v = f[0];
-      out.isInt = a->t().data_type() != onnx::TensorProto::FLOAT;
-      out.isBool = a->t().data_type() == onnx::TensorProto::BOOL;
+      out.isInt = (*a)->t().data_type() != onnx::TensorProto::FLOAT;
+      out.isBool = (*a)->t().data_type() == onnx::TensorProto::BOOL;
     }
     int64_t count = 1;
     for (int64_t d : ints(in[0])) {
       if (d < 0 || (d && count > (int64_t(1) << 28) / d))
-        fail(nodeName(n) + ": the shape is negative or too large");
+        return fail(nodeName(n) + ": the shape is negative or too large");
       count *= d;
       out.dims.push_back(d);
     }
     if (count == 0)
-      fail(nodeName(n) + ": empty tensors are not supported");
+      return fail(nodeName(n) + ": empty tensors are not supported");
     out.v.assign(count, v);
   } else if (op == "Not") {
     out = in[0];
     for (double &d : out.v)
       d = d == 0;
   } else if (op == "Cast") {
-    int64_t to = intAttr(n, "to", 0);
+    FailureOr<int64_t> toAttr = intAttr(n, "to", 0);
+    if (failed(toAttr))
+      return failure();
+    int64_t to = *toAttr;
     if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32 &&
         to != onnx::TensorProto::FLOAT && to != onnx::TensorProto::BOOL)
-      return false;
+      return std::nullopt;
     out = in[0];
     out.isInt = to != onnx::TensorProto::FLOAT;
     out.isBool = to == onnx::TensorProto::BOOL;
@@ -164,14 +182,17 @@ bool Importer::fold(const onnx::NodeProto &n) {
     if (out.isInt)
       for (double &d : out.v) {
         if (!std::isfinite(d))
-          return false; // no integer for it: the value path decides
+          return std::nullopt; // no integer for it: the value path decides
         d = std::trunc(d);
       }
   } else if (op == "Unsqueeze" || op == "Squeeze") {
+    FailureOr<const onnx::AttributeProto *> axesAttr =
+        attr(n, "axes", onnx::AttributeProto::INTS);
+    if (failed(axesAttr))
+      return failure();
     std::vector<int64_t> axes;
-    if (const onnx::AttributeProto *a =
-            attr(n, "axes", onnx::AttributeProto::INTS))
-      axes.assign(a->ints().begin(), a->ints().end());
+    if (*axesAttr)
+      axes.assign((*axesAttr)->ints().begin(), (*axesAttr)->ints().end());
     else if (in.size() > 1)
       axes = ints(in[1]);
     out = in[0];
@@ -183,7 +204,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
       llvm::sort(axes);
       for (int64_t a : axes) {
         if (a < 0 || a > int64_t(out.dims.size()))
-          return false;
+          return std::nullopt;
         out.dims.insert(out.dims.begin() + a, 1);
       }
     } else {
@@ -195,16 +216,19 @@ bool Importer::fold(const onnx::NodeProto &n) {
         if (!listed)
           out.dims.push_back(in[0].dims[d]);
         else if (in[0].dims[d] != 1)
-          return false;
+          return std::nullopt;
       }
     }
   } else if (op == "Gather") {
-    if (in[0].dims.size() != 1 || intAttr(n, "axis", 0) != 0)
-      return false;
+    FailureOr<int64_t> axis = intAttr(n, "axis", 0);
+    if (failed(axis))
+      return failure();
+    if (in[0].dims.size() != 1 || *axis != 0)
+      return std::nullopt;
     int64_t size = in[0].dims[0];
     for (int64_t i : ints(in[1])) {
       if (i < -size || i >= size)
-        return false; // the value path reports it
+        return std::nullopt; // the value path reports it
       out.v.push_back(in[0].v[i < 0 ? i + size : i]);
     }
     out.dims = in[1].dims;
@@ -212,7 +236,7 @@ bool Importer::fold(const onnx::NodeProto &n) {
   } else if (op == "Concat") {
     for (const Const &c : in) {
       if (c.dims.size() != 1)
-        return false;
+        return std::nullopt;
       out.v.insert(out.v.end(), c.v.begin(), c.v.end());
     }
     out.dims = {int64_t(out.v.size())};
@@ -220,11 +244,11 @@ bool Importer::fold(const onnx::NodeProto &n) {
   } else if (op == "Slice") {
     if (in.size() < 3 || in[0].dims.size() != 1 ||
         (in.size() > 3 && !in[3].v.empty() && ints(in[3])[0] != 0))
-      return false;
+      return std::nullopt;
     int64_t size = in[0].dims[0];
     int64_t step = in.size() > 4 && !in[4].v.empty() ? ints(in[4])[0] : 1;
     if (step <= 0 || in[1].v.size() != 1 || in[2].v.size() != 1)
-      return false;
+      return std::nullopt;
     auto clampIndex = [&](double d) {
       int64_t i = d >= 9e18 ? size : int64_t(d);
       return std::clamp<int64_t>(i < 0 ? i + size : i, 0, size);
@@ -237,10 +261,10 @@ bool Importer::fold(const onnx::NodeProto &n) {
   } else {
     // Elementwise arithmetic on equal shapes or with a scalar.
     if (in.size() != 2)
-      return false;
+      return std::nullopt;
     const Const &a = in[0], &c = in[1];
     if (a.v.size() != c.v.size() && a.v.size() != 1 && c.v.size() != 1)
-      return false;
+      return std::nullopt;
     out.dims = a.v.size() >= c.v.size() ? a.dims : c.dims;
     out.isInt = a.isInt && c.isInt;
     for (size_t i = 0, e = std::max(a.v.size(), c.v.size()); i < e; ++i) {
@@ -259,8 +283,8 @@ bool Importer::fold(const onnx::NodeProto &n) {
                                           : double((x != 0) != (y != 0));
       if (op == "Div" && out.isInt) {
         if (y == 0)
-          return false;    // integer division by zero is not folded
-        r = std::trunc(r); // integer division truncates
+          return std::nullopt; // integer division by zero is not folded
+        r = std::trunc(r);     // integer division truncates
       }
       out.v.push_back(r);
     }
@@ -285,6 +309,9 @@ bool Importer::fold(const onnx::NodeProto &n) {
       t.add_float_data(float(d));
   }
   initializers[n.output(0)] = t;
-  values[n.output(0)] = constant(t, nodeName(n));
-  return true;
+  FailureOr<Value> c = constant(t, nodeName(n));
+  if (failed(c))
+    return failure();
+  values[n.output(0)] = *c;
+  return success();
 }

@@ -68,7 +68,7 @@ static void forEachNode(ArrayRef<onnx::NodeProto> nodes,
   }
 }
 
-void Importer::checkSupported(ArrayRef<onnx::NodeProto> nodes) {
+LogicalResult Importer::checkSupported(ArrayRef<onnx::NodeProto> nodes) {
   // Op type (with its domain) -> (count, first node), in first-seen order.
   SmallVector<std::string> order;
   std::map<std::string, std::pair<int, std::string>> missing;
@@ -84,7 +84,7 @@ void Importer::checkSupported(ArrayRef<onnx::NodeProto> nodes) {
     ++it->second.first;
   });
   if (order.empty())
-    return;
+    return success();
   std::string msg = std::to_string(order.size()) + " op type" +
                     (order.size() == 1 ? " is" : "s are") + " not supported:";
   for (const std::string &key : order) {
@@ -92,21 +92,22 @@ void Importer::checkSupported(ArrayRef<onnx::NodeProto> nodes) {
     msg += "\n  " + key + ": " + std::to_string(count) + " node" +
            (count == 1 ? "" : "s") + ", first '" + first + "'";
   }
-  fail(msg);
+  return fail(msg);
 }
 
-void Importer::node(const onnx::NodeProto &n) {
+LogicalResult Importer::node(const onnx::NodeProto &n) {
   // Ops carry the node's name (or its first output's): diagnostics and
   // per-layer options (keep-float, calibration) refer to ONNX nodes.
   loc = NameLoc::get(b.getStringAttr(displayName(n)));
   if (!isDefaultDomain(n.domain()))
-    fail(nodeName(n) + ": domain '" + n.domain() + "' is not supported");
-  if (fold(n))
-    return;
+    return fail(nodeName(n) + ": domain '" + n.domain() + "' is not supported");
+  if (std::optional<LogicalResult> folded = fold(n))
+    return *folded;
   OpImporter importer = opRegistry().lookup(n.op_type());
   if (!importer)
-    fail(nodeName(n) + ": op type '" + n.op_type() + "' is not supported");
-  (this->*importer)(n);
+    return fail(nodeName(n) + ": op type '" + n.op_type() +
+                "' is not supported");
+  return (this->*importer)(n);
 }
 
 // Integer data computed at run time is carried as f32, exact up to 2^24;
@@ -140,7 +141,7 @@ static onnx::NodeProto boundaryNode(const std::string &name) {
   return n;
 }
 
-Value Importer::fromBoundary(Value arg, const std::string &name) {
+FailureOr<Value> Importer::fromBoundary(Value arg, const std::string &name) {
   Type element = cast<RankedTensorType>(arg.getType()).getElementType();
   if (element.isF32() || element.isInteger(1))
     return arg;
@@ -153,7 +154,8 @@ Value Importer::fromBoundary(Value arg, const std::string &name) {
       b.getF32Type(), /*anyInputElement=*/true);
 }
 
-Value Importer::toBoundary(Value v, const onnx::ValueInfoProto &out) {
+FailureOr<Value> Importer::toBoundary(Value v,
+                                      const onnx::ValueInfoProto &out) {
   const onnx::TypeProto &t = out.type();
   Type want = t.has_tensor_type() ? boundaryElement(t.tensor_type().elem_type())
                                   : Type();
@@ -271,10 +273,11 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   const onnx::GraphProto &g = model.graph();
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
     if ((o.domain().empty() || o.domain() == "ai.onnx") &&
-        (o.version() < 6 || o.version() > 22))
+        (o.version() < 6 || o.version() > 22)) {
       fail("opset " + std::to_string(o.version()) +
            " is not supported (6 to 22 are)");
-    else if (o.domain().empty() || o.domain() == "ai.onnx")
+      return nullptr;
+    } else if (o.domain().empty() || o.domain() == "ai.onnx")
       opsets.push_back(o.version());
   for (const onnx::TensorProto &t : g.initializer())
     initializers[t.name()] = t;
@@ -282,8 +285,10 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   for (const auto &[name, c] : options.constants) {
     if (llvm::none_of(g.input(), [&, &name = name](const auto &in) {
           return in.name() == name;
-        }))
+        })) {
       fail("--constant-input '" + name + "' is not an input of the graph");
+      return nullptr;
+    }
     onnx::TensorProto t;
     t.set_name(name);
     for (int64_t d : c.shape)
@@ -309,6 +314,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
           known += (known.empty() ? "" : ", ") + in.name();
       fail("--input-shape " + name + ": the graph has no input named '" + name +
            "' (its inputs: " + known + ")");
+      return nullptr;
     }
   // The function's arguments: graph inputs that are not initializers.
   std::set<std::string> usedDims;
@@ -321,10 +327,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     Type element = t.has_tensor_type()
                        ? boundaryElement(t.tensor_type().elem_type())
                        : Type();
-    if (!element)
+    if (!element) {
       fail("input '" + in.name() +
            "': only float, int64, int32, int16, int8 and bool tensors are "
            "supported");
+      return nullptr;
+    }
     SmallVector<int64_t> shape;
     auto given = options.inputShapes.find(in.name());
     if (given != options.inputShapes.end()) {
@@ -332,10 +340,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       // Any dim may be set (a batch of 22 where the model says 1), not the
       // rank.
       if (t.tensor_type().has_shape() &&
-          t.tensor_type().shape().dim_size() != int(shape.size()))
+          t.tensor_type().shape().dim_size() != int(shape.size())) {
         fail("--input-shape " + in.name() + ": the input has rank " +
              std::to_string(t.tensor_type().shape().dim_size()) + ", got " +
              std::to_string(shape.size()) + " dims");
+        return nullptr;
+      }
     } else {
       for (const onnx::TensorShapeProto::Dimension &d :
            t.tensor_type().shape().dim()) {
@@ -350,22 +360,28 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
                d.dim_param() + "': fix it with --dim=" +
                (d.dim_param().empty() ? std::string("NAME") : d.dim_param()) +
                "=N or --input-shape=" + in.name() + ":<d0>x<d1>...");
+          return nullptr;
         }
-        if (d.dim_value() < 1)
+        if (d.dim_value() < 1) {
           fail("input '" + in.name() + "' has a dimension of " +
                std::to_string(d.dim_value()) + " (dims must be positive)");
+          return nullptr;
+        }
         shape.push_back(d.dim_value());
       }
     }
-    checkShape(shape, "input '" + in.name() + "'");
+    if (failed(checkShape(shape, "input '" + in.name() + "'")))
+      return nullptr;
     argTypes.push_back(RankedTensorType::get(shape, element));
     argNames.push_back(in.name());
   }
 
   for (const auto &[name, value] : options.dims)
-    if (!usedDims.count(name))
+    if (!usedDims.count(name)) {
       fail("--dim " + name + "=" + std::to_string(value) +
            ": no graph input has a symbolic dimension '" + name + "'");
+      return nullptr;
+    }
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
@@ -376,25 +392,38 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   for (auto [i, name] : llvm::enumerate(argNames)) {
     loc = NameLoc::get(b.getStringAttr(name));
     entry->getArgument(i).setLoc(loc);
-    values[name] = fromBoundary(entry->getArgument(i), name);
+    FailureOr<Value> arg = fromBoundary(entry->getArgument(i), name);
+    if (failed(arg))
+      return nullptr;
+    values[name] = *arg;
   }
   std::vector<onnx::NodeProto> nodes = foldBatchNorms(g);
   cancelTransposes(nodes, g);
-  checkSupported(nodes);
+  if (failed(checkSupported(nodes)))
+    return nullptr;
   for (auto &[name, t] : initializers) {
     loc = NameLoc::get(b.getStringAttr(name));
-    values[name] = constant(t, "initializer '" + name + "'");
+    FailureOr<Value> c = constant(t, "initializer '" + name + "'");
+    if (failed(c))
+      return nullptr;
+    values[name] = *c;
   }
   for (const onnx::NodeProto &n : nodes)
-    node(n);
+    if (failed(node(n)))
+      return nullptr;
 
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &out : g.output()) {
     auto it = values.find(out.name());
-    if (it == values.end())
+    if (it == values.end()) {
       fail("output '" + out.name() + "' is not computed by the graph");
+      return nullptr;
+    }
     loc = NameLoc::get(b.getStringAttr(out.name()));
-    results.push_back(toBoundary(it->second, out));
+    FailureOr<Value> result = toBoundary(it->second, out);
+    if (failed(result))
+      return nullptr;
+    results.push_back(*result);
   }
   func::ReturnOp::create(b, module->getLoc(), results);
   func.setFunctionType(
@@ -439,11 +468,9 @@ OwningOpRef<ModuleOp> mlir::tq::importONNX(const std::string &bytes,
       first = diag.str();
     return success();
   });
-  try {
-    onnx_import::Importer importer(ctx, options);
-    return importer.run(model);
-  } catch (const onnx_import::ImportError &) {
+  onnx_import::Importer importer(ctx, options);
+  OwningOpRef<ModuleOp> module = importer.run(model);
+  if (!module)
     error = name + ": " + first;
-    return nullptr;
-  }
+  return module;
 }

@@ -54,10 +54,6 @@ constexpr size_t kResourceElements = 256;
 constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 constexpr int64_t kMaxElements = int64_t(1) << 32;
 
-/// Unwinds the import after an error was reported with emitError; the
-/// importer stops at the first.
-struct ImportError {};
-
 /// "node 'NAME' (OP)", the prefix of every message about a node.
 std::string nodeName(const onnx::NodeProto &n);
 /// The default ONNX operator domain ("" or "ai.onnx").
@@ -82,7 +78,7 @@ inline Value f32Constant(OpBuilder &b, Location loc, float v) {
 
 class Importer;
 /// Imports one node of the op types it is registered for.
-using OpImporter = void (Importer::*)(const onnx::NodeProto &);
+using OpImporter = LogicalResult (Importer::*)(const onnx::NodeProto &);
 /// Op type -> importer.
 using OpRegistry = llvm::StringMap<OpImporter>;
 
@@ -110,6 +106,7 @@ public:
   Importer(MLIRContext *ctx, const tq::ONNXImportOptions &options)
       : ctx(ctx), b(ctx), options(options) {}
 
+  /// The module, or null after an error was reported.
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
 
   /// Records the ONNX element type of every value of `g` and its
@@ -121,9 +118,9 @@ public:
   /// `onnxType` has in the function's signature; null if unsupported.
   Type boundaryElement(int32_t onnxType);
   /// Graph input `arg` as the importer carries it: integers as f32.
-  Value fromBoundary(Value arg, const std::string &name);
+  FailureOr<Value> fromBoundary(Value arg, const std::string &name);
   /// `v` converted to the element type graph output `out` declares.
-  Value toBoundary(Value v, const onnx::ValueInfoProto &out);
+  FailureOr<Value> toBoundary(Value v, const onnx::ValueInfoProto &out);
 
   //===--------------------------------------------------------------------===//
   // State
@@ -141,12 +138,17 @@ public:
 
   //===--------------------------------------------------------------------===//
   // Nodes, inputs and attributes (Tensors.cpp)
+  //
+  // A helper that can fail reports the error with fail() and returns
+  // failure(); its callers return failure() in turn, and the import stops
+  // at the first error.
   //===--------------------------------------------------------------------===//
 
-  /// Reports `message` at the current node's location and stops.
-  [[noreturn]] void fail(const std::string &message) {
-    emitError(loc) << message;
-    throw ImportError{};
+  /// Reports `message` at the current node's location; converts to
+  /// failure() (`return fail(...)` in a LogicalResult or FailureOr
+  /// function).
+  InFlightDiagnostic fail(const std::string &message) {
+    return emitError(loc) << message;
   }
   RankedTensorType f32Tensor(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, b.getF32Type());
@@ -155,47 +157,56 @@ public:
     return cast<RankedTensorType>(v.getType()).getShape();
   }
   /// Input `i`, which must be present and defined.
-  Value input(const onnx::NodeProto &n, int i);
+  FailureOr<Value> input(const onnx::NodeProto &n, int i);
   /// Fails unless every dim of `shape` is in [0, kMaxDim] and they have at
   /// most kMaxElements elements; `what` names the tensor.
-  void checkShape(ArrayRef<int64_t> shape, const std::string &what);
+  LogicalResult checkShape(ArrayRef<int64_t> shape, const std::string &what);
   /// Binds output `i` of `n` to `v` (its shape checked by checkShape).
-  void define(const onnx::NodeProto &n, Value v, int i = 0);
+  LogicalResult define(const onnx::NodeProto &n, Value v, int i = 0);
+  /// define() of a helper's result, failing if the helper failed.
+  LogicalResult define(const onnx::NodeProto &n, FailureOr<Value> v,
+                       int i = 0) {
+    return failed(v) ? failure() : define(n, *v, i);
+  }
   /// Attribute `name` of `n`, or null; an error if it has another type.
-  const onnx::AttributeProto *attr(const onnx::NodeProto &n,
-                                   const std::string &name,
-                                   onnx::AttributeProto::AttributeType type);
-  int64_t intAttr(const onnx::NodeProto &n, const std::string &name,
-                  int64_t dflt);
+  FailureOr<const onnx::AttributeProto *>
+  attr(const onnx::NodeProto &n, const std::string &name,
+       onnx::AttributeProto::AttributeType type);
+  FailureOr<int64_t> intAttr(const onnx::NodeProto &n, const std::string &name,
+                             int64_t dflt);
   /// Attribute `name` as an axis of a rank-`rank` tensor: negative values
   /// count from the end; `end` allows `rank` itself (Flatten).
-  int64_t axisAttr(const onnx::NodeProto &n, const std::string &name,
-                   int64_t dflt, int64_t rank, bool end = false);
-  float floatAttr(const onnx::NodeProto &n, const std::string &name,
-                  float dflt);
+  FailureOr<int64_t> axisAttr(const onnx::NodeProto &n, const std::string &name,
+                              int64_t dflt, int64_t rank, bool end = false);
+  FailureOr<float> floatAttr(const onnx::NodeProto &n, const std::string &name,
+                             float dflt);
   /// The ints of attribute `name`, or `dflt`.
-  SmallVector<int64_t> intsAttr(const onnx::NodeProto &n, const char *name,
-                                SmallVector<int64_t> dflt);
+  FailureOr<SmallVector<int64_t>> intsAttr(const onnx::NodeProto &n,
+                                           const char *name,
+                                           SmallVector<int64_t> dflt);
   /// An int list given as attribute `name` (older opsets) or as constant
   /// input `i` (newer ones); empty if neither is there.
-  std::vector<int64_t> intsAttrOrInput(const onnx::NodeProto &n,
-                                       const char *name, int i);
+  FailureOr<std::vector<int64_t>> intsAttrOrInput(const onnx::NodeProto &n,
+                                                  const char *name, int i);
   /// Fails on attributes the importer does not know for this op.
-  void onlyAttrs(const onnx::NodeProto &n, ArrayRef<const char *> known);
+  LogicalResult onlyAttrs(const onnx::NodeProto &n,
+                          ArrayRef<const char *> known);
   /// True if any opset the model imports is below `version`.
   bool opsetBelow(int64_t version) const;
   /// The values of input `i`, which must be present and constant.
-  std::vector<float> requiredConstant(const onnx::NodeProto &n, int i);
+  FailureOr<std::vector<float>> requiredConstant(const onnx::NodeProto &n,
+                                                 int i);
   /// The values of a constant input (an initializer or a Constant node);
   /// nullopt if the input is absent, an error if it is not constant.
-  std::optional<std::vector<float>> constantInput(const onnx::NodeProto &n,
-                                                  int i);
+  FailureOr<std::optional<std::vector<float>>>
+  constantInput(const onnx::NodeProto &n, int i);
 
   //===--------------------------------------------------------------------===//
   // Builders shared by the op families
   //===--------------------------------------------------------------------===//
 
-  Value constant(const onnx::TensorProto &t, const std::string &where);
+  FailureOr<Value> constant(const onnx::TensorProto &t,
+                            const std::string &where);
   Value zeros(ArrayRef<int64_t> shape);
   Value transpose(Value v, ArrayRef<int64_t> perm);
   /// x's slices at constant `indices` along `axis`, with the indices'
@@ -203,45 +214,48 @@ public:
   Value gatherSlices(Value x, ArrayRef<float> indices, int64_t axis,
                      ArrayRef<int64_t> indexShape);
   /// `x` broadcast (numpy rules) to `shape`, any element type.
-  Value broadcastTo(const onnx::NodeProto &n, Value x, ArrayRef<int64_t> shape);
+  FailureOr<Value> broadcastTo(const onnx::NodeProto &n, Value x,
+                               ArrayRef<int64_t> shape);
   /// A reshape between static shapes.
   Value reshape(Value x, ArrayRef<int64_t> shape);
   /// numpy broadcasting of `inputs` into one linalg.generic with `body`,
   /// whose result elements are `resultElement` (f32 by default). Inputs
   /// must be f32 unless `anyInputElement` (booleans are i1 tensors).
-  Value elementwise(ValueRange inputs, const onnx::NodeProto &n,
-                    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
-                    Type resultElement = {}, bool anyInputElement = false);
-  Value matmul(Value a, Value c, const onnx::NodeProto &n);
+  FailureOr<Value>
+  elementwise(ValueRange inputs, const onnx::NodeProto &n,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+              Type resultElement = {}, bool anyInputElement = false);
+  FailureOr<Value> matmul(Value a, Value c, const onnx::NodeProto &n);
   /// `x` padded with `value`, `low[d]` before and `high[d]` after dim d.
   Value padConstant(Value x, ArrayRef<int64_t> low, ArrayRef<int64_t> high,
                     float value);
   /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
   Value pad(Value x, ArrayRef<int64_t> pads, float value);
   /// Imports a node on a 1-D (NCL) input as the 2-D node `twoD` on
-  /// [N, C, 1, L]; false if the input is not 1-D.
-  bool importAs2D(const onnx::NodeProto &n, OpImporter twoD);
+  /// [N, C, 1, L] and returns its result; nullopt if the input is not 1-D.
+  std::optional<LogicalResult> importAs2D(const onnx::NodeProto &n,
+                                          OpImporter twoD);
   /// A 2-D convolution of NCHW `padded` with filter `w` [K, C/groups, R,
   /// S] into `outShape`, grouped convolutions as one op;
   /// `constantFilter(shape)` gives the filter as a constant of another
-  /// shape, or null if it is not constant.
-  Value convolution(Value padded, Value w, int64_t groups,
-                    ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
-                    ArrayRef<int64_t> outShape,
-                    function_ref<Value(ArrayRef<int64_t>)> constantFilter);
+  /// shape, a null Value if it is not constant, or failure.
+  FailureOr<Value>
+  convolution(Value padded, Value w, int64_t groups, ArrayRef<int64_t> strides,
+              ArrayRef<int64_t> dilations, ArrayRef<int64_t> outShape,
+              function_ref<FailureOr<Value>(ArrayRef<int64_t>)> constantFilter);
   /// The window attributes of a 2-D Conv or pooling node.
   struct Window {
     SmallVector<int64_t> strides, dilations, pads;
     std::string autoPad = "NOTSET";
   };
-  Window windowAttrs(const onnx::NodeProto &n);
+  FailureOr<Window> windowAttrs(const onnx::NodeProto &n);
   /// The output's spatial size for NCHW `xs` and a kernel, with `w.pads`
   /// set from auto_pad; an error if it is empty.
-  SmallVector<int64_t> windowOutput(const onnx::NodeProto &n, Window &w,
-                                    ArrayRef<int64_t> xs,
-                                    ArrayRef<int64_t> kernel);
-  Value reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
-               const std::string &kind);
+  FailureOr<SmallVector<int64_t>> windowOutput(const onnx::NodeProto &n,
+                                               Window &w, ArrayRef<int64_t> xs,
+                                               ArrayRef<int64_t> kernel);
+  FailureOr<Value> reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
+                          const std::string &kind);
   struct AlongAxis {
     SmallVector<int64_t> kept;
     AffineMap id, reduced;
@@ -251,11 +265,11 @@ public:
   Value softmax(Value x, int64_t axis, bool log = false);
   Value hardmax(Value x, int64_t axis);
   Value argExtreme(Value x, int64_t axis, bool max, bool last);
-  Value nllLoss(const onnx::NodeProto &n, Value logProb, int targetInput,
-                int weightInput);
-  /// Evaluates a node whose inputs are all constants; false to import it
-  /// as usual (Fold.cpp).
-  bool fold(const onnx::NodeProto &n);
+  FailureOr<Value> nllLoss(const onnx::NodeProto &n, Value logProb,
+                           int targetInput, int weightInput);
+  /// Evaluates a node whose inputs are all constants and returns whether
+  /// that succeeded; nullopt to import it as usual (Fold.cpp).
+  std::optional<LogicalResult> fold(const onnx::NodeProto &n);
   /// Makes Identity of each Transpose pair that encloses only
   /// layout-agnostic ops (Transposes.cpp).
   void cancelTransposes(std::vector<onnx::NodeProto> &nodes,
@@ -268,85 +282,85 @@ public:
   //===--------------------------------------------------------------------===//
 
   // Elementwise.cpp
-  void importUnary(const onnx::NodeProto &n);
-  void importBinary(const onnx::NodeProto &n);
-  void importVariadic(const onnx::NodeProto &n);
-  void importMod(const onnx::NodeProto &n);
-  void importPRelu(const onnx::NodeProto &n);
-  void importShrink(const onnx::NodeProto &n);
-  void importIsInfNaN(const onnx::NodeProto &n);
-  void importClip(const onnx::NodeProto &n);
+  LogicalResult importUnary(const onnx::NodeProto &n);
+  LogicalResult importBinary(const onnx::NodeProto &n);
+  LogicalResult importVariadic(const onnx::NodeProto &n);
+  LogicalResult importMod(const onnx::NodeProto &n);
+  LogicalResult importPRelu(const onnx::NodeProto &n);
+  LogicalResult importShrink(const onnx::NodeProto &n);
+  LogicalResult importIsInfNaN(const onnx::NodeProto &n);
+  LogicalResult importClip(const onnx::NodeProto &n);
   // Matmul.cpp
-  void importMatMul(const onnx::NodeProto &n);
-  void importGemm(const onnx::NodeProto &n);
-  void importIntegerMatmul(const onnx::NodeProto &n);
+  LogicalResult importMatMul(const onnx::NodeProto &n);
+  LogicalResult importGemm(const onnx::NodeProto &n);
+  LogicalResult importIntegerMatmul(const onnx::NodeProto &n);
   // Conv.cpp
-  void importConv(const onnx::NodeProto &n);
-  void importConvTranspose(const onnx::NodeProto &n);
+  LogicalResult importConv(const onnx::NodeProto &n);
+  LogicalResult importConvTranspose(const onnx::NodeProto &n);
   // Pooling.cpp
-  void importPool(const onnx::NodeProto &n);
-  void importGlobalPool(const onnx::NodeProto &n);
+  LogicalResult importPool(const onnx::NodeProto &n);
+  LogicalResult importGlobalPool(const onnx::NodeProto &n);
   // Normalization.cpp
-  void importBatchNormalization(const onnx::NodeProto &n);
-  void importLayerNormalization(const onnx::NodeProto &n);
-  void importInstanceNormalization(const onnx::NodeProto &n);
-  void importLRN(const onnx::NodeProto &n);
+  LogicalResult importBatchNormalization(const onnx::NodeProto &n);
+  LogicalResult importLayerNormalization(const onnx::NodeProto &n);
+  LogicalResult importInstanceNormalization(const onnx::NodeProto &n);
+  LogicalResult importLRN(const onnx::NodeProto &n);
   // Reductions.cpp
-  void importReduce(const onnx::NodeProto &n);
-  void importSoftmax(const onnx::NodeProto &n);
-  void importHardmax(const onnx::NodeProto &n);
-  void importArgExtreme(const onnx::NodeProto &n);
-  void importCumSum(const onnx::NodeProto &n);
+  LogicalResult importReduce(const onnx::NodeProto &n);
+  LogicalResult importSoftmax(const onnx::NodeProto &n);
+  LogicalResult importHardmax(const onnx::NodeProto &n);
+  LogicalResult importArgExtreme(const onnx::NodeProto &n);
+  LogicalResult importCumSum(const onnx::NodeProto &n);
   // TensorOps.cpp
-  void importReshape(const onnx::NodeProto &n);
-  void importSqueeze(const onnx::NodeProto &n);
-  void importFlatten(const onnx::NodeProto &n);
-  void importConcat(const onnx::NodeProto &n);
-  void importSplit(const onnx::NodeProto &n);
-  void importSlice(const onnx::NodeProto &n);
-  void importTranspose(const onnx::NodeProto &n);
+  LogicalResult importReshape(const onnx::NodeProto &n);
+  LogicalResult importSqueeze(const onnx::NodeProto &n);
+  LogicalResult importFlatten(const onnx::NodeProto &n);
+  LogicalResult importConcat(const onnx::NodeProto &n);
+  LogicalResult importSplit(const onnx::NodeProto &n);
+  LogicalResult importSlice(const onnx::NodeProto &n);
+  LogicalResult importTranspose(const onnx::NodeProto &n);
 
   // Indexing.cpp
-  void importGather(const onnx::NodeProto &n);
-  void importGatherElements(const onnx::NodeProto &n);
-  void importExpand(const onnx::NodeProto &n);
-  void importTile(const onnx::NodeProto &n);
-  void importTrilu(const onnx::NodeProto &n);
-  void importDepthSpace(const onnx::NodeProto &n);
-  void importCast(const onnx::NodeProto &n);
-  void importCastLike(const onnx::NodeProto &n);
-  void importIdentity(const onnx::NodeProto &n);
-  void importDropout(const onnx::NodeProto &n);
-  void importConstant(const onnx::NodeProto &n);
-  void importShape(const onnx::NodeProto &n);
-  void importRange(const onnx::NodeProto &n);
-  void importPad(const onnx::NodeProto &n);
-  void importConstantOfShape(const onnx::NodeProto &n);
+  LogicalResult importGather(const onnx::NodeProto &n);
+  LogicalResult importGatherElements(const onnx::NodeProto &n);
+  LogicalResult importExpand(const onnx::NodeProto &n);
+  LogicalResult importTile(const onnx::NodeProto &n);
+  LogicalResult importTrilu(const onnx::NodeProto &n);
+  LogicalResult importDepthSpace(const onnx::NodeProto &n);
+  LogicalResult importCast(const onnx::NodeProto &n);
+  LogicalResult importCastLike(const onnx::NodeProto &n);
+  LogicalResult importIdentity(const onnx::NodeProto &n);
+  LogicalResult importDropout(const onnx::NodeProto &n);
+  LogicalResult importConstant(const onnx::NodeProto &n);
+  LogicalResult importShape(const onnx::NodeProto &n);
+  LogicalResult importRange(const onnx::NodeProto &n);
+  LogicalResult importPad(const onnx::NodeProto &n);
+  LogicalResult importConstantOfShape(const onnx::NodeProto &n);
   // Logical.cpp
-  void importCompare(const onnx::NodeProto &n);
-  void importLogical(const onnx::NodeProto &n);
-  void importWhere(const onnx::NodeProto &n);
+  LogicalResult importCompare(const onnx::NodeProto &n);
+  LogicalResult importLogical(const onnx::NodeProto &n);
+  LogicalResult importWhere(const onnx::NodeProto &n);
   // ControlFlow.cpp
-  void importIf(const onnx::NodeProto &n);
+  LogicalResult importIf(const onnx::NodeProto &n);
   /// Imports the nodes of a subgraph (a branch) in the current scope and
   /// returns its outputs.
-  SmallVector<Value> importSubgraph(const onnx::GraphProto &g);
+  FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &g);
   // Recurrent.cpp
-  void importLSTM(const onnx::NodeProto &n);
-  void importGRU(const onnx::NodeProto &n);
-  void importRNN(const onnx::NodeProto &n);
+  LogicalResult importLSTM(const onnx::NodeProto &n);
+  LogicalResult importGRU(const onnx::NodeProto &n);
+  LogicalResult importRNN(const onnx::NodeProto &n);
   // Resize.cpp
-  void importResize(const onnx::NodeProto &n);
+  LogicalResult importResize(const onnx::NodeProto &n);
   // Quantization.cpp
-  void importQuantizeLinear(const onnx::NodeProto &n);
+  LogicalResult importQuantizeLinear(const onnx::NodeProto &n);
   // Losses.cpp
-  void importNLLLoss(const onnx::NodeProto &n);
-  void importSoftmaxCrossEntropyLoss(const onnx::NodeProto &n);
+  LogicalResult importNLLLoss(const onnx::NodeProto &n);
+  LogicalResult importSoftmaxCrossEntropyLoss(const onnx::NodeProto &n);
 
 private:
   /// Fails with the list of every op type that no importer handles.
-  void checkSupported(ArrayRef<onnx::NodeProto> nodes);
-  void node(const onnx::NodeProto &n);
+  LogicalResult checkSupported(ArrayRef<onnx::NodeProto> nodes);
+  LogicalResult node(const onnx::NodeProto &n);
 };
 
 } // namespace mlir::tq::onnx_import

@@ -93,71 +93,89 @@ Value Importer::gatherSlices(Value x, ArrayRef<float> indices, int64_t axis,
   return reshape(out, shape);
 }
 
-void Importer::importGather(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis"});
-  Value x = input(n, 0), idx = input(n, 1);
-  ArrayRef<int64_t> xs = shapeOf(x), is = shapeOf(idx);
+LogicalResult Importer::importGather(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"axis"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> idx = input(n, 1);
+  if (failed(idx))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x), is = shapeOf(*idx);
   int64_t rank = xs.size(), q = is.size();
-  int64_t axis = axisAttr(n, "axis", 0, rank);
+  FailureOr<int64_t> axis = axisAttr(n, "axis", 0, rank);
+  if (failed(axis))
+    return failure();
   if (!isInteger(n.input(1)))
-    fail(nodeName(n) + ": the indices must be integers");
+    return fail(nodeName(n) + ": the indices must be integers");
   if (initializers.count(n.input(1))) {
-    std::vector<float> values = requiredConstant(n, 1);
-    for (float f : values)
-      if (int64_t(f) < -xs[axis] || int64_t(f) >= xs[axis])
-        fail(nodeName(n) + ": index " + std::to_string(int64_t(f)) +
-             " is out of range for a dimension of " + std::to_string(xs[axis]));
+    FailureOr<std::vector<float>> values = requiredConstant(n, 1);
+    if (failed(values))
+      return failure();
+    for (float f : *values)
+      if (int64_t(f) < -xs[*axis] || int64_t(f) >= xs[*axis])
+        return fail(nodeName(n) + ": index " + std::to_string(int64_t(f)) +
+                    " is out of range for a dimension of " +
+                    std::to_string(xs[*axis]));
     // A few constant indices (channels, shape entries): slices, which
     // fold when the data is constant too.
-    if (values.size() <= 16) {
-      define(n, gatherSlices(x, values, axis, is));
-      return;
-    }
+    if (values->size() <= 16)
+      return define(n, gatherSlices(*x, *values, *axis, is));
   }
   // out[pre, j..., post] = x[pre, idx[j...], post].
-  SmallVector<int64_t> shape(xs.take_front(axis));
+  SmallVector<int64_t> shape(xs.take_front(*axis));
   shape.append(is.begin(), is.end());
-  shape.append(xs.begin() + axis + 1, xs.end());
+  shape.append(xs.begin() + *axis + 1, xs.end());
   int64_t outRank = shape.size();
   SmallVector<AffineExpr> idxDims;
   for (int64_t d = 0; d < q; ++d)
-    idxDims.push_back(getAffineDimExpr(axis + d, ctx));
-  int64_t size = xs[axis];
-  define(n, gatherGeneric(b, loc, x, idx, shape,
-                          AffineMap::get(outRank, 0, idxDims, ctx),
-                          [&](OpBuilder &nb, Location l, Value v) {
-                            SmallVector<Value> at;
-                            for (int64_t d = 0; d < axis; ++d)
-                              at.push_back(linalg::IndexOp::create(nb, l, d));
-                            at.push_back(toIndex(nb, l, v, size));
-                            for (int64_t d = axis + q; d < outRank; ++d)
-                              at.push_back(linalg::IndexOp::create(nb, l, d));
-                            return at;
-                          }));
+    idxDims.push_back(getAffineDimExpr(*axis + d, ctx));
+  int64_t size = xs[*axis];
+  return define(
+      n, gatherGeneric(b, loc, *x, *idx, shape,
+                       AffineMap::get(outRank, 0, idxDims, ctx),
+                       [&](OpBuilder &nb, Location l, Value v) {
+                         SmallVector<Value> at;
+                         for (int64_t d = 0; d < *axis; ++d)
+                           at.push_back(linalg::IndexOp::create(nb, l, d));
+                         at.push_back(toIndex(nb, l, v, size));
+                         for (int64_t d = *axis + q; d < outRank; ++d)
+                           at.push_back(linalg::IndexOp::create(nb, l, d));
+                         return at;
+                       }));
 }
 
-void Importer::importGatherElements(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis"});
-  Value x = input(n, 0), idx = input(n, 1);
-  ArrayRef<int64_t> xs = shapeOf(x), is = shapeOf(idx);
+LogicalResult Importer::importGatherElements(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"axis"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> idx = input(n, 1);
+  if (failed(idx))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x), is = shapeOf(*idx);
   int64_t rank = xs.size();
-  int64_t axis = axisAttr(n, "axis", 0, rank);
+  FailureOr<int64_t> axis = axisAttr(n, "axis", 0, rank);
+  if (failed(axis))
+    return failure();
   if (!isInteger(n.input(1)))
-    fail(nodeName(n) + ": the indices must be integers");
+    return fail(nodeName(n) + ": the indices must be integers");
   if (int64_t(is.size()) != rank)
-    fail(nodeName(n) + ": the indices must have the data's rank");
+    return fail(nodeName(n) + ": the indices must have the data's rank");
   for (int64_t d = 0; d < rank; ++d)
-    if (d != axis && is[d] > xs[d])
-      fail(nodeName(n) + ": the indices' dim " + std::to_string(d) +
-           " is larger than the data's");
-  int64_t size = xs[axis];
-  define(n,
-         gatherGeneric(
-             b, loc, x, idx, is, AffineMap::getMultiDimIdentityMap(rank, ctx),
+    if (d != *axis && is[d] > xs[d])
+      return fail(nodeName(n) + ": the indices' dim " + std::to_string(d) +
+                  " is larger than the data's");
+  int64_t size = xs[*axis];
+  return define(
+      n, gatherGeneric(
+             b, loc, *x, *idx, is, AffineMap::getMultiDimIdentityMap(rank, ctx),
              [&](OpBuilder &nb, Location l, Value v) {
                SmallVector<Value> at;
                for (int64_t d = 0; d < rank; ++d)
-                 at.push_back(d == axis
+                 at.push_back(d == *axis
                                   ? toIndex(nb, l, v, size)
                                   : Value(linalg::IndexOp::create(nb, l, d)));
                return at;
@@ -165,8 +183,8 @@ void Importer::importGatherElements(const onnx::NodeProto &n) {
 }
 
 /// `x` broadcast (numpy rules) to `shape`, any element type.
-Value Importer::broadcastTo(const onnx::NodeProto &n, Value x,
-                            ArrayRef<int64_t> shape) {
+FailureOr<Value> Importer::broadcastTo(const onnx::NodeProto &n, Value x,
+                                       ArrayRef<int64_t> shape) {
   ArrayRef<int64_t> xs = shapeOf(x);
   int64_t rank = std::max(xs.size(), shape.size());
   SmallVector<int64_t> out(rank, 1);
@@ -174,10 +192,11 @@ Value Importer::broadcastTo(const onnx::NodeProto &n, Value x,
     int64_t a = i - (rank - int64_t(xs.size())), c = i - (rank - shape.size());
     int64_t da = a >= 0 ? xs[a] : 1, dc = c >= 0 ? shape[c] : 1;
     if (da != dc && da != 1 && dc != 1)
-      fail(nodeName(n) + ": the shapes cannot be broadcast together");
+      return fail(nodeName(n) + ": the shapes cannot be broadcast together");
     out[i] = da == 1 ? dc : da;
   }
-  checkShape(out, nodeName(n));
+  if (failed(checkShape(out, nodeName(n))))
+    return failure();
   SmallVector<AffineExpr> exprs;
   for (size_t i = 0; i < xs.size(); ++i) {
     int64_t d = rank - xs.size() + i;
@@ -205,111 +224,140 @@ static SmallVector<int64_t> asInts(ArrayRef<float> v) {
   return r;
 }
 
-void Importer::importExpand(const onnx::NodeProto &n) {
-  onlyAttrs(n, {});
-  SmallVector<int64_t> shape = asInts(requiredConstant(n, 1));
+LogicalResult Importer::importExpand(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {})))
+    return failure();
+  FailureOr<std::vector<float>> shapeValues = requiredConstant(n, 1);
+  if (failed(shapeValues))
+    return failure();
+  SmallVector<int64_t> shape = asInts(*shapeValues);
   for (int64_t d : shape)
     if (d < 1)
-      fail(nodeName(n) + ": the shape must be positive");
-  define(n, broadcastTo(n, input(n, 0), shape));
+      return fail(nodeName(n) + ": the shape must be positive");
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  return define(n, broadcastTo(n, *x, shape));
 }
 
 /// Tile: x [d0, d1, ...] read as [1, d0, 1, d1, ...], broadcast to
 /// [r0, d0, r1, d1, ...] and collapsed to [r0·d0, r1·d1, ...].
-void Importer::importTile(const onnx::NodeProto &n) {
-  onlyAttrs(n, {});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
-  SmallVector<int64_t> repeats = asInts(requiredConstant(n, 1));
+LogicalResult Importer::importTile(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
+  FailureOr<std::vector<float>> repeatValues = requiredConstant(n, 1);
+  if (failed(repeatValues))
+    return failure();
+  SmallVector<int64_t> repeats = asInts(*repeatValues);
   if (repeats.size() != xs.size())
-    fail(nodeName(n) + ": repeats must have one value per dim");
+    return fail(nodeName(n) + ": repeats must have one value per dim");
   SmallVector<int64_t> pairs, spread;
   SmallVector<ReassociationIndices> groups;
   for (size_t d = 0; d < xs.size(); ++d) {
     if (repeats[d] < 1)
-      fail(nodeName(n) + ": repeats must be positive");
+      return fail(nodeName(n) + ": repeats must be positive");
     spread.append({1, xs[d]});
     pairs.append({repeats[d], xs[d]});
     groups.push_back({int64_t(2 * d), int64_t(2 * d + 1)});
   }
-  if (xs.empty()) {
-    define(n, x);
-    return;
-  }
-  Value wide = broadcastTo(
+  if (xs.empty())
+    return define(n, *x);
+  FailureOr<Value> wide = broadcastTo(
       n,
       tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get(spread, elementOf(x)), x, groups),
+          b, loc, RankedTensorType::get(spread, elementOf(*x)), *x, groups),
       pairs);
-  define(n, tensor::CollapseShapeOp::create(b, loc, wide, groups));
+  if (failed(wide))
+    return failure();
+  return define(n, tensor::CollapseShapeOp::create(b, loc, *wide, groups));
 }
 
 /// Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of the
 /// last two dims, zeros elsewhere.
-void Importer::importTrilu(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"upper"});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+LogicalResult Importer::importTrilu(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"upper"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   if (xs.size() < 2)
-    fail(nodeName(n) + ": the input must have at least 2 dims");
-  bool upper = intAttr(n, "upper", 1);
-  std::optional<std::vector<float>> kv = constantInput(n, 1);
-  if (kv && kv->size() != 1)
-    fail(nodeName(n) + ": k must be a scalar");
-  int64_t k = kv ? int64_t((*kv)[0]) : 0, rank = xs.size();
-  define(n, elementwise(
-                {x}, n,
-                [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
-                  Value i = linalg::IndexOp::create(nb, l, rank - 2);
-                  Value j = linalg::IndexOp::create(nb, l, rank - 1);
-                  Value diff = arith::SubIOp::create(nb, l, j, i);
-                  Value kc = arith::ConstantIndexOp::create(nb, l, k);
-                  Value keep =
-                      arith::CmpIOp::create(nb, l,
-                                            upper ? arith::CmpIPredicate::sge
-                                                  : arith::CmpIPredicate::sle,
-                                            diff, kc);
-                  Value zero = arith::ConstantOp::create(
-                      nb, l, nb.getZeroAttr(v[0].getType()));
-                  return arith::SelectOp::create(nb, l, keep, v[0], zero);
-                },
-                elementOf(x), /*anyInputElement=*/true));
+    return fail(nodeName(n) + ": the input must have at least 2 dims");
+  FailureOr<int64_t> upper = intAttr(n, "upper", 1);
+  if (failed(upper))
+    return failure();
+  FailureOr<std::optional<std::vector<float>>> kv = constantInput(n, 1);
+  if (failed(kv))
+    return failure();
+  if (*kv && (*kv)->size() != 1)
+    return fail(nodeName(n) + ": k must be a scalar");
+  int64_t k = *kv ? int64_t((**kv)[0]) : 0, rank = xs.size();
+  return define(
+      n, elementwise(
+             {*x}, n,
+             [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+               Value i = linalg::IndexOp::create(nb, l, rank - 2);
+               Value j = linalg::IndexOp::create(nb, l, rank - 1);
+               Value diff = arith::SubIOp::create(nb, l, j, i);
+               Value kc = arith::ConstantIndexOp::create(nb, l, k);
+               Value keep =
+                   arith::CmpIOp::create(nb, l,
+                                         *upper ? arith::CmpIPredicate::sge
+                                                : arith::CmpIPredicate::sle,
+                                         diff, kc);
+               Value zero = arith::ConstantOp::create(
+                   nb, l, nb.getZeroAttr(v[0].getType()));
+               return arith::SelectOp::create(nb, l, keep, v[0], zero);
+             },
+             elementOf(*x), /*anyInputElement=*/true));
 }
 
 /// DepthToSpace (DCR or CRD) and SpaceToDepth on NCHW.
-void Importer::importDepthSpace(const onnx::NodeProto &n) {
+LogicalResult Importer::importDepthSpace(const onnx::NodeProto &n) {
   bool toSpace = n.op_type() == "DepthToSpace";
-  onlyAttrs(n, toSpace ? ArrayRef<const char *>{"blocksize", "mode"}
-                       : ArrayRef<const char *>{"blocksize"});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
-  int64_t bs = intAttr(n, "blocksize", 0);
+  if (failed(onlyAttrs(n, toSpace ? ArrayRef<const char *>{"blocksize", "mode"}
+                                  : ArrayRef<const char *>{"blocksize"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
+  FailureOr<int64_t> blocksize = intAttr(n, "blocksize", 0);
+  if (failed(blocksize))
+    return failure();
+  int64_t bs = *blocksize;
   if (xs.size() != 4 || bs < 1 || bs > kMaxDim)
-    fail(nodeName(n) + ": needs an NCHW input and a blocksize from 1 to "
-                       "2^31-1");
+    return fail(nodeName(n) + ": needs an NCHW input and a blocksize from 1 to "
+                              "2^31-1");
   int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
   if (!toSpace) {
     if (H % bs || W % bs)
-      fail(nodeName(n) + ": H and W must be multiples of the blocksize");
-    Value t = transpose(reshape(x, {N, C, H / bs, bs, W / bs, bs}),
+      return fail(nodeName(n) + ": H and W must be multiples of the blocksize");
+    Value t = transpose(reshape(*x, {N, C, H / bs, bs, W / bs, bs}),
                         {0, 3, 5, 1, 2, 4});
-    define(n, reshape(t, {N, C * bs * bs, H / bs, W / bs}));
-    return;
+    return define(n, reshape(t, {N, C * bs * bs, H / bs, W / bs}));
   }
   if (C % (bs * bs))
-    fail(nodeName(n) + ": C must be a multiple of blocksize²");
+    return fail(nodeName(n) + ": C must be a multiple of blocksize²");
   std::string mode = "DCR";
-  if (const onnx::AttributeProto *a =
-          attr(n, "mode", onnx::AttributeProto::STRING))
-    mode = a->s();
+  FailureOr<const onnx::AttributeProto *> a =
+      attr(n, "mode", onnx::AttributeProto::STRING);
+  if (failed(a))
+    return failure();
+  if (*a)
+    mode = (*a)->s();
   if (mode != "DCR" && mode != "CRD")
-    fail(nodeName(n) + ": mode '" + mode + "' is not DCR or CRD");
+    return fail(nodeName(n) + ": mode '" + mode + "' is not DCR or CRD");
   int64_t c = C / (bs * bs);
   Value t =
       mode == "DCR"
-          ? transpose(reshape(x, {N, bs, bs, c, H, W}), {0, 3, 4, 1, 5, 2})
-          : transpose(reshape(x, {N, c, bs, bs, H, W}), {0, 1, 4, 2, 5, 3});
-  define(n, reshape(t, {N, c, H * bs, W * bs}));
+          ? transpose(reshape(*x, {N, bs, bs, c, H, W}), {0, 3, 4, 1, 5, 2})
+          : transpose(reshape(*x, {N, c, bs, bs, H, W}), {0, 1, 4, 2, 5, 3});
+  return define(n, reshape(t, {N, c, H * bs, W * bs}));
 }
 
 void mlir::tq::onnx_import::registerIndexingOps(OpRegistry &r) {

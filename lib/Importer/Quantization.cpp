@@ -21,20 +21,31 @@ using namespace mlir::tq::onnx_import;
 /// tq-quantize then replaces by tiles like any float layer. A
 /// DequantizeLinear of a constant (a stored integer weight) is evaluated
 /// here into a float constant.
-void Importer::importQuantizeLinear(const onnx::NodeProto &n) {
+LogicalResult Importer::importQuantizeLinear(const onnx::NodeProto &n) {
   bool quantize = n.op_type() == "QuantizeLinear";
-  onlyAttrs(n, {"axis", "block_size", "saturate", "output_dtype"});
+  if (failed(onlyAttrs(n, {"axis", "block_size", "saturate", "output_dtype"})))
+    return failure();
   // The scale and zero point must be constants (constantInput says so).
-  std::vector<float> scale = requiredConstant(n, 1), zp(scale.size(), 0.0f);
+  FailureOr<std::vector<float>> scale = requiredConstant(n, 1);
+  if (failed(scale))
+    return failure();
+  std::vector<float> zp(scale->size(), 0.0f);
   const onnx::TensorProto &st = initializers.at(n.input(1));
   int zpType = quantize ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT32;
   if (n.input_size() > 2 && !n.input(2).empty()) {
-    zp = requiredConstant(n, 2);
+    FailureOr<std::vector<float>> z = requiredConstant(n, 2);
+    if (failed(z))
+      return failure();
+    zp = std::move(*z);
     zpType = initializers.at(n.input(2)).data_type();
-    if (zp.size() != scale.size())
-      fail(nodeName(n) + ": the zero point and the scale differ in shape");
+    if (zp.size() != scale->size())
+      return fail(nodeName(n) +
+                  ": the zero point and the scale differ in shape");
   }
-  if (int64_t t = intAttr(n, "output_dtype", 0))
+  FailureOr<int64_t> outputType = intAttr(n, "output_dtype", 0);
+  if (failed(outputType))
+    return failure();
+  if (int64_t t = *outputType)
     zpType = int(t);
   float lo, hi;
   switch (zpType) {
@@ -52,13 +63,13 @@ void Importer::importQuantizeLinear(const onnx::NodeProto &n) {
     break;
   case onnx::TensorProto::INT32:
     if (quantize)
-      fail(nodeName(n) + ": QuantizeLinear to int32 is not supported");
+      return fail(nodeName(n) + ": QuantizeLinear to int32 is not supported");
     lo = -2147483648.0f, hi = 2147483647.0f;
     break;
   default:
-    fail(nodeName(n) + ": quantized type " + std::to_string(zpType) +
-         " is not supported (int8, uint8, int16, uint16; int32 to "
-         "dequantize)");
+    return fail(nodeName(n) + ": quantized type " + std::to_string(zpType) +
+                " is not supported (int8, uint8, int16, uint16; int32 to "
+                "dequantize)");
   }
   // The input's shape: a constant's dims, or the value's.
   bool constIn = !quantize && initializers.count(n.input(0));
@@ -67,31 +78,42 @@ void Importer::importQuantizeLinear(const onnx::NodeProto &n) {
     const onnx::TensorProto &xt = initializers.at(n.input(0));
     xs.assign(xt.dims().begin(), xt.dims().end());
   } else {
-    xs.assign(shapeOf(input(n, 0)).begin(), shapeOf(input(n, 0)).end());
+    FailureOr<Value> x = input(n, 0);
+    if (failed(x))
+      return failure();
+    xs.assign(shapeOf(*x).begin(), shapeOf(*x).end());
   }
   int64_t rank = xs.size();
-  int64_t block = intAttr(n, "block_size", 0);
+  FailureOr<int64_t> blockAttr = intAttr(n, "block_size", 0);
+  if (failed(blockAttr))
+    return failure();
+  int64_t block = *blockAttr;
   int64_t axis = 0;
   // Which parameter each element uses: scalar, per axis, or per block.
   SmallVector<int64_t> pshape;
-  if (st.dims_size() == 0 || scale.size() == 1) {
+  if (st.dims_size() == 0 || scale->size() == 1) {
     pshape.assign(rank, 1);
   } else {
-    axis = axisAttr(n, "axis", 1, rank);
+    FailureOr<int64_t> axisV = axisAttr(n, "axis", 1, rank);
+    if (failed(axisV))
+      return failure();
+    axis = *axisV;
     pshape.assign(rank, 1);
     if (block > 0) {
       if (st.dims_size() != rank)
-        fail(nodeName(n) + ": blocked scales need the input's rank");
+        return fail(nodeName(n) + ": blocked scales need the input's rank");
       for (int64_t d = 0; d < rank; ++d) {
         pshape[d] = st.dims(d);
         int64_t want = d == axis ? (xs[d] + block - 1) / block : xs[d];
         if (pshape[d] != want)
-          fail(nodeName(n) + ": the scale's shape does not match the blocks");
+          return fail(nodeName(n) +
+                      ": the scale's shape does not match the blocks");
       }
     } else {
       if (st.dims_size() != 1 || st.dims(0) != xs[axis])
-        fail(nodeName(n) + ": a per-axis scale needs one value per index of "
-                           "the axis");
+        return fail(nodeName(n) +
+                    ": a per-axis scale needs one value per index of "
+                    "the axis");
       pshape[axis] = xs[axis];
     }
   }
@@ -106,11 +128,14 @@ void Importer::importQuantizeLinear(const onnx::NodeProto &n) {
     return p;
   };
   if (constIn) {
-    std::vector<float> q = requiredConstant(n, 0), y(q.size());
+    FailureOr<std::vector<float>> q = requiredConstant(n, 0);
+    if (failed(q))
+      return failure();
+    std::vector<float> y(q->size());
     SmallVector<int64_t> idx(rank, 0);
-    for (size_t e = 0; e < q.size(); ++e) {
+    for (size_t e = 0; e < q->size(); ++e) {
       int64_t p = paramIndex(idx);
-      y[e] = (q[e] - zp[p]) * scale[p];
+      y[e] = ((*q)[e] - zp[p]) * (*scale)[p];
       for (int64_t d = rank; d-- > 0;)
         if (++idx[d] < xs[d])
           break;
@@ -125,12 +150,15 @@ void Importer::importQuantizeLinear(const onnx::NodeProto &n) {
     for (float v : y)
       t.add_float_data(v);
     initializers[n.output(0)] = t;
-    values[n.output(0)] = constant(t, nodeName(n));
-    return;
+    FailureOr<Value> c = constant(t, nodeName(n));
+    if (failed(c))
+      return failure();
+    values[n.output(0)] = *c;
+    return success();
   }
   if (block > 0)
-    fail(nodeName(n) + ": blocked quantization of a non-constant tensor is "
-                       "not supported");
+    return fail(nodeName(n) + ": blocked quantization of a non-constant "
+                              "tensor is not supported");
   auto param = [&](const std::vector<float> &v) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(f32Tensor(pshape), ArrayRef<float>(v)));
@@ -138,8 +166,11 @@ void Importer::importQuantizeLinear(const onnx::NodeProto &n) {
   auto f = [&](OpBuilder &nb, Location l, float v) {
     return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v));
   };
-  values[n.output(0)] = elementwise(
-      {input(n, 0), param(scale), param(zp)}, n,
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> y = elementwise(
+      {*x, param(*scale), param(zp)}, n,
       [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
         if (!quantize)
           return arith::MulFOp::create(
@@ -150,6 +181,10 @@ void Importer::importQuantizeLinear(const onnx::NodeProto &n) {
         q = arith::MaximumFOp::create(nb, l, q, f(nb, l, lo));
         return arith::MinimumFOp::create(nb, l, q, f(nb, l, hi));
       });
+  if (failed(y))
+    return failure();
+  values[n.output(0)] = *y;
+  return success();
 }
 
 void mlir::tq::onnx_import::registerQuantizationOps(OpRegistry &r) {

@@ -40,13 +40,15 @@ using namespace mlir::tq::onnx_import;
 namespace {
 /// A loop body: the step's input projection [B, G·H] and the states
 /// (h first) to the new states.
-using StepBody = function_ref<SmallVector<Value>(Value, ValueRange)>;
+using StepBody = function_ref<FailureOr<SmallVector<Value>>(Value, ValueRange)>;
 
 /// What the recurrent ops share, checked once: direction, layout, shapes and
 /// the constant weights.
 struct Recurrence {
-  Recurrence(Importer &im, const onnx::NodeProto &n, int64_t gates,
-             ArrayRef<StringRef> activations);
+  Recurrence(Importer &im, const onnx::NodeProto &n, int64_t gates)
+      : im(im), n(n), G(gates) {}
+  /// Reads and checks the attributes, X, W, R, sequence_lens and B.
+  LogicalResult init(ArrayRef<StringRef> activations);
 
   /// Rows [first, first + count) of direction d of R (or W when `ofW`),
   /// transposed to [cols, count], as an f32 constant.
@@ -54,18 +56,18 @@ struct Recurrence {
   /// Columns [offset, offset + size) of `v` [rows, cols].
   Value columns(Value v, int64_t offset, int64_t size);
   /// X·W_dᵀ for every step plus `bias` [G·H], as [T, B, G·H].
-  Value inputProjection(int64_t d, ArrayRef<float> bias);
+  FailureOr<Value> inputProjection(int64_t d, ArrayRef<float> bias);
   /// Initial state input `i` of direction d as [B, H], zeros if absent.
-  Value initialState(int i, int64_t d);
+  FailureOr<Value> initialState(int i, int64_t d);
   /// The loop over time of direction d from `initial` states; returns Y_d
   /// [T, B, H] followed by the final states.
-  SmallVector<Value> loop(int64_t d, Value xw, ValueRange initial,
-                          StepBody body);
+  FailureOr<SmallVector<Value>> loop(int64_t d, Value xw, ValueRange initial,
+                                     StepBody body);
   /// Defines Y, then one output per state kind, from every direction's
   /// loop results.
-  void defineOutputs(ArrayRef<SmallVector<Value>> perDirection);
+  LogicalResult defineOutputs(ArrayRef<SmallVector<Value>> perDirection);
   bool reversed(int64_t d) const { return direction == "reverse" || d == 1; }
-  Value add(Value x, Value y);
+  FailureOr<Value> add(Value x, Value y);
 
   Importer &im;
   const onnx::NodeProto &n;
@@ -77,66 +79,95 @@ struct Recurrence {
 };
 } // namespace
 
-Recurrence::Recurrence(Importer &im, const onnx::NodeProto &n, int64_t gates,
-                       ArrayRef<StringRef> activations)
-    : im(im), n(n), G(gates) {
+LogicalResult Recurrence::init(ArrayRef<StringRef> activations) {
   std::string where = nodeName(n);
-  int64_t layout = im.intAttr(n, "layout", 0);
-  if (layout != 0 && layout != 1)
-    im.fail(where + ": layout must be 0 ([T, B, I]) or 1 ([B, T, I])");
-  batchMajor = layout == 1;
-  if (im.attr(n, "clip", onnx::AttributeProto::FLOAT))
-    im.fail(where + ": clip is not supported");
-  if (const onnx::AttributeProto *a =
-          im.attr(n, "activations", onnx::AttributeProto::STRINGS)) {
+  FailureOr<int64_t> layout = im.intAttr(n, "layout", 0);
+  if (failed(layout))
+    return failure();
+  if (*layout != 0 && *layout != 1)
+    return im.fail(where + ": layout must be 0 ([T, B, I]) or 1 ([B, T, I])");
+  batchMajor = *layout == 1;
+  FailureOr<const onnx::AttributeProto *> clip =
+      im.attr(n, "clip", onnx::AttributeProto::FLOAT);
+  if (failed(clip))
+    return failure();
+  if (*clip)
+    return im.fail(where + ": clip is not supported");
+  FailureOr<const onnx::AttributeProto *> acts =
+      im.attr(n, "activations", onnx::AttributeProto::STRINGS);
+  if (failed(acts))
+    return failure();
+  if (const onnx::AttributeProto *a = *acts) {
     for (int i = 0; i < a->strings_size(); ++i)
       if (a->strings(i) != activations[i % activations.size()]) {
         std::string list;
         for (StringRef s : activations)
           list += (list.empty() ? "" : ", ") + s.str();
-        im.fail(where + ": only the default activations (" + list +
-                ") are supported");
+        return im.fail(where + ": only the default activations (" + list +
+                       ") are supported");
       }
   }
-  if (const onnx::AttributeProto *a =
-          im.attr(n, "direction", onnx::AttributeProto::STRING))
+  FailureOr<const onnx::AttributeProto *> dir =
+      im.attr(n, "direction", onnx::AttributeProto::STRING);
+  if (failed(dir))
+    return failure();
+  if (const onnx::AttributeProto *a = *dir)
     direction = a->s();
   if (direction != "forward" && direction != "reverse" &&
       direction != "bidirectional")
-    im.fail(where + ": direction '" + direction +
-            "' is not forward, reverse or bidirectional");
+    return im.fail(where + ": direction '" + direction +
+                   "' is not forward, reverse or bidirectional");
   D = direction == "bidirectional" ? 2 : 1;
 
-  x = im.input(n, 0);
+  FailureOr<Value> xIn = im.input(n, 0);
+  if (failed(xIn))
+    return failure();
+  x = *xIn;
   ArrayRef<int64_t> xs = Importer::shapeOf(x);
   if (xs.size() != 3)
-    im.fail(where +
-            (batchMajor ? ": X must be [B, T, I]" : ": X must be [T, B, I]"));
+    return im.fail(where + (batchMajor ? ": X must be [B, T, I]"
+                                       : ": X must be [T, B, I]"));
   if (batchMajor)
     x = im.transpose(x, {1, 0, 2});
   xs = Importer::shapeOf(x);
   T = xs[0], B = xs[1], I = xs[2];
-  H = im.intAttr(n, "hidden_size", 0);
-  w = im.requiredConstant(n, 1);
-  r = im.requiredConstant(n, 2);
+  FailureOr<int64_t> hidden = im.intAttr(n, "hidden_size", 0);
+  if (failed(hidden))
+    return failure();
+  H = *hidden;
+  FailureOr<std::vector<float>> wIn = im.requiredConstant(n, 1);
+  if (failed(wIn))
+    return failure();
+  w = std::move(*wIn);
+  FailureOr<std::vector<float>> rIn = im.requiredConstant(n, 2);
+  if (failed(rIn))
+    return failure();
+  r = std::move(*rIn);
   std::string gh = std::to_string(G) + "·" + std::to_string(H);
   if (H <= 0 || int64_t(w.size()) != D * G * H * I ||
       int64_t(r.size()) != D * G * H * H)
-    im.fail(where + ": W must be [" + std::to_string(D) + ", " + gh + ", " +
-            std::to_string(I) + "] and R [" + std::to_string(D) + ", " + gh +
-            ", " + std::to_string(H) + "] (constants)");
+    return im.fail(where + ": W must be [" + std::to_string(D) + ", " + gh +
+                   ", " + std::to_string(I) + "] and R [" + std::to_string(D) +
+                   ", " + gh + ", " + std::to_string(H) + "] (constants)");
   if (n.input_size() > 4 && !n.input(4).empty()) {
-    std::vector<float> lens = im.requiredConstant(n, 4);
-    if (llvm::any_of(lens, [&](float v) { return int64_t(v) != T; }))
-      im.fail(where + ": sequence_lens shorter than the sequence are not "
-                      "supported");
+    FailureOr<std::vector<float>> lens = im.requiredConstant(n, 4);
+    if (failed(lens))
+      return failure();
+    if (llvm::any_of(*lens, [&](float v) { return int64_t(v) != T; }))
+      return im.fail(where + ": sequence_lens shorter than the sequence are "
+                             "not supported");
   }
   bias.assign(D * 2 * G * H, 0.0f);
   if (n.input_size() > 3 && !n.input(3).empty()) {
-    bias = im.requiredConstant(n, 3);
+    FailureOr<std::vector<float>> bIn = im.requiredConstant(n, 3);
+    if (failed(bIn))
+      return failure();
+    bias = std::move(*bIn);
     if (int64_t(bias.size()) != D * 2 * G * H)
-      im.fail(where + ": B must be [" + std::to_string(D) + ", 2·" + gh + "]");
+      return im.fail(where + ": B must be [" + std::to_string(D) + ", 2·" + gh +
+                     "]");
   }
+  return success();
 }
 
 Value Recurrence::transposed(bool ofW, int64_t d, int64_t first,
@@ -160,40 +191,49 @@ Value Recurrence::columns(Value v, int64_t offset, int64_t size) {
       ArrayRef<int64_t>{1, 1});
 }
 
-Value Recurrence::add(Value a, Value c) {
+FailureOr<Value> Recurrence::add(Value a, Value c) {
   return im.elementwise({a, c}, n, [](OpBuilder &b, Location l, ValueRange v) {
     return arith::AddFOp::create(b, l, v[0], v[1]).getResult();
   });
 }
 
-Value Recurrence::inputProjection(int64_t d, ArrayRef<float> b) {
+FailureOr<Value> Recurrence::inputProjection(int64_t d, ArrayRef<float> b) {
   Value biasV = arith::ConstantOp::create(
       im.b, im.loc, DenseElementsAttr::get(im.f32Tensor({G * H}), b));
-  Value xw =
+  FailureOr<Value> xw =
       im.matmul(im.reshape(x, {T * B, I}), transposed(true, d, 0, G * H), n);
-  return im.reshape(add(xw, biasV), {T, B, G * H});
+  if (failed(xw))
+    return failure();
+  FailureOr<Value> sum = add(*xw, biasV);
+  if (failed(sum))
+    return failure();
+  return im.reshape(*sum, {T, B, G * H});
 }
 
-Value Recurrence::initialState(int i, int64_t d) {
+FailureOr<Value> Recurrence::initialState(int i, int64_t d) {
   if (n.input_size() <= i || n.input(i).empty())
     return im.zeros({B, H});
-  Value s = im.input(n, i);
+  FailureOr<Value> sIn = im.input(n, i);
+  if (failed(sIn))
+    return failure();
+  Value s = *sIn;
   SmallVector<int64_t> want = batchMajor ? SmallVector<int64_t>{B, D, H}
                                          : SmallVector<int64_t>{D, B, H};
   if (Importer::shapeOf(s) != ArrayRef<int64_t>(want))
-    im.fail(nodeName(n) + ": initial states must be [" +
-            std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
-            std::to_string(want[2]) + "]");
+    return im.fail(nodeName(n) + ": initial states must be [" +
+                   std::to_string(want[0]) + ", " + std::to_string(want[1]) +
+                   ", " + std::to_string(want[2]) + "]");
   if (batchMajor)
     s = im.transpose(s, {1, 0, 2});
   return tensor::ExtractSliceOp::create(
-      im.b, im.loc, im.f32Tensor({B, H}), s, ValueRange{}, ValueRange{},
-      ValueRange{}, ArrayRef<int64_t>{d, 0, 0}, ArrayRef<int64_t>{1, B, H},
-      ArrayRef<int64_t>{1, 1, 1});
+             im.b, im.loc, im.f32Tensor({B, H}), s, ValueRange{}, ValueRange{},
+             ValueRange{}, ArrayRef<int64_t>{d, 0, 0},
+             ArrayRef<int64_t>{1, B, H}, ArrayRef<int64_t>{1, 1, 1})
+      .getResult();
 }
 
-SmallVector<Value> Recurrence::loop(int64_t d, Value xw, ValueRange initial,
-                                    StepBody body) {
+FailureOr<SmallVector<Value>>
+Recurrence::loop(int64_t d, Value xw, ValueRange initial, StepBody body) {
   OpBuilder &b = im.b;
   Location loc = im.loc;
   SmallVector<Value> iterArgs(initial);
@@ -218,20 +258,23 @@ SmallVector<Value> Recurrence::loop(int64_t d, Value xw, ValueRange initial,
         SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(B),
                                   b.getIndexAttr(G * H)},
         ones);
-    SmallVector<Value> next = body(xwt, args.drop_back());
-    next.push_back(tensor::InsertSliceOp::create(
-        b, loc, next.front(), args.back(), at,
+    FailureOr<SmallVector<Value>> next = body(xwt, args.drop_back());
+    if (failed(next))
+      return failure();
+    next->push_back(tensor::InsertSliceOp::create(
+        b, loc, next->front(), args.back(), at,
         SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(B),
                                   b.getIndexAttr(H)},
         ones));
-    scf::YieldOp::create(b, loc, next);
+    scf::YieldOp::create(b, loc, *next);
   }
   SmallVector<Value> results(forOp.getResults());
   std::rotate(results.begin(), results.end() - 1, results.end());
   return results;
 }
 
-void Recurrence::defineOutputs(ArrayRef<SmallVector<Value>> perDirection) {
+LogicalResult
+Recurrence::defineOutputs(ArrayRef<SmallVector<Value>> perDirection) {
   // Y [T, D, B, H] (Y_d stacked on axis 1); each state [D, B, H].
   auto stack = [&](size_t k, SmallVector<int64_t> shape, int64_t axis) {
     Value out = tensor::EmptyOp::create(im.b, im.loc, shape, im.b.getF32Type());
@@ -253,8 +296,10 @@ void Recurrence::defineOutputs(ArrayRef<SmallVector<Value>> perDirection) {
     if (batchMajor)
       out = k == 0 ? im.transpose(out, {2, 0, 1, 3})
                    : im.transpose(out, {1, 0, 2});
-    im.define(n, out, k);
+    if (failed(im.define(n, out, k)))
+      return failure();
   }
+  return success();
 }
 
 static Value sigmoid(OpBuilder &b, Location l, Value x) {
@@ -264,20 +309,30 @@ static Value sigmoid(OpBuilder &b, Location l, Value x) {
       arith::AddFOp::create(b, l, f32Constant(b, l, 1.0f), e));
 }
 
-void Importer::importLSTM(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"hidden_size", "direction", "layout", "activations",
-                "activation_alpha", "activation_beta", "clip", "input_forget"});
-  if (intAttr(n, "input_forget", 0))
-    fail(nodeName(n) + ": input_forget is not supported");
-  Recurrence rec(*this, n, 4, {"Sigmoid", "Tanh", "Tanh"});
+LogicalResult Importer::importLSTM(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"hidden_size", "direction", "layout", "activations",
+                           "activation_alpha", "activation_beta", "clip",
+                           "input_forget"})))
+    return failure();
+  FailureOr<int64_t> inputForget = intAttr(n, "input_forget", 0);
+  if (failed(inputForget))
+    return failure();
+  if (*inputForget)
+    return fail(nodeName(n) + ": input_forget is not supported");
+  Recurrence rec(*this, n, 4);
+  if (failed(rec.init({"Sigmoid", "Tanh", "Tanh"})))
+    return failure();
   int64_t H = rec.H;
   // Peepholes P [D, 3·H] (order i, o, f), zeros if absent.
   std::vector<float> peepholes(rec.D * 3 * H, 0.0f);
   if (n.input_size() > 7 && !n.input(7).empty()) {
-    peepholes = requiredConstant(n, 7);
+    FailureOr<std::vector<float>> p = requiredConstant(n, 7);
+    if (failed(p))
+      return failure();
+    peepholes = std::move(*p);
     if (int64_t(peepholes.size()) != rec.D * 3 * H)
-      fail(nodeName(n) + ": P must be [" + std::to_string(rec.D) + ", 3·" +
-           std::to_string(H) + "]");
+      return fail(nodeName(n) + ": P must be [" + std::to_string(rec.D) +
+                  ", 3·" + std::to_string(H) + "]");
   }
   SmallVector<SmallVector<Value>> results;
   for (int64_t d = 0; d < rec.D; ++d) {
@@ -285,7 +340,9 @@ void Importer::importLSTM(const onnx::NodeProto &n) {
     std::vector<float> bd(4 * H);
     for (int64_t k = 0; k < 4 * H; ++k)
       bd[k] = rec.bias[d * 8 * H + k] + rec.bias[d * 8 * H + 4 * H + k];
-    Value xw = rec.inputProjection(d, bd);
+    FailureOr<Value> xw = rec.inputProjection(d, bd);
+    if (failed(xw))
+      return failure();
     Value rT = rec.transposed(false, d, 0, 4 * H);
     auto peephole = [&](int64_t k) -> Value {
       return arith::ConstantOp::create(
@@ -295,13 +352,18 @@ void Importer::importLSTM(const onnx::NodeProto &n) {
               ArrayRef<float>(peepholes.data() + (d * 3 + k) * H, H)));
     };
     Value pI = peephole(0), pO = peephole(1), pF = peephole(2);
-    auto step = [&](Value xwt, ValueRange s) -> SmallVector<Value> {
-      Value g = rec.add(xwt, matmul(s[0], rT, n));
-      Value gi = rec.columns(g, 0, H), go = rec.columns(g, H, H),
-            gf = rec.columns(g, 2 * H, H), gc = rec.columns(g, 3 * H, H);
+    auto step = [&](Value xwt, ValueRange s) -> FailureOr<SmallVector<Value>> {
+      FailureOr<Value> hr = matmul(s[0], rT, n);
+      if (failed(hr))
+        return failure();
+      FailureOr<Value> g = rec.add(xwt, *hr);
+      if (failed(g))
+        return failure();
+      Value gi = rec.columns(*g, 0, H), go = rec.columns(*g, H, H),
+            gf = rec.columns(*g, 2 * H, H), gc = rec.columns(*g, 3 * H, H);
       // With peepholes, the input and forget gates see c and the output
       // gate sees c'.
-      Value c2 = elementwise(
+      FailureOr<Value> c2 = elementwise(
           {gf, s[1], gi, gc, pI, pF}, n,
           [](OpBuilder &nb, Location l, ValueRange v) {
             auto peep = [&](Value g, Value p) {
@@ -315,8 +377,10 @@ void Importer::importLSTM(const onnx::NodeProto &n) {
                 nb, l, peep(v[2], v[4]), math::TanhOp::create(nb, l, v[3]));
             return arith::AddFOp::create(nb, l, keep, add).getResult();
           });
-      Value h2 = elementwise(
-          {go, c2, pO}, n, [](OpBuilder &nb, Location l, ValueRange v) {
+      if (failed(c2))
+        return failure();
+      FailureOr<Value> h2 = elementwise(
+          {go, *c2, pO}, n, [](OpBuilder &nb, Location l, ValueRange v) {
             Value o = sigmoid(
                 nb, l,
                 arith::AddFOp::create(
@@ -325,23 +389,39 @@ void Importer::importLSTM(const onnx::NodeProto &n) {
                                          math::TanhOp::create(nb, l, v[1]))
                 .getResult();
           });
-      return {h2, c2};
+      if (failed(h2))
+        return failure();
+      return SmallVector<Value>{*h2, *c2};
     };
-    results.push_back(rec.loop(
-        d, xw, ValueRange{rec.initialState(5, d), rec.initialState(6, d)},
-        step));
+    FailureOr<Value> h0 = rec.initialState(5, d);
+    if (failed(h0))
+      return failure();
+    FailureOr<Value> c0 = rec.initialState(6, d);
+    if (failed(c0))
+      return failure();
+    FailureOr<SmallVector<Value>> out =
+        rec.loop(d, *xw, ValueRange{*h0, *c0}, step);
+    if (failed(out))
+      return failure();
+    results.push_back(std::move(*out));
   }
-  rec.defineOutputs(results);
+  return rec.defineOutputs(results);
 }
 
-void Importer::importGRU(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"hidden_size", "direction", "layout", "activations",
-                "activation_alpha", "activation_beta", "clip",
-                "linear_before_reset"});
-  int64_t linearBeforeReset = intAttr(n, "linear_before_reset", 0);
+LogicalResult Importer::importGRU(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"hidden_size", "direction", "layout", "activations",
+                           "activation_alpha", "activation_beta", "clip",
+                           "linear_before_reset"})))
+    return failure();
+  FailureOr<int64_t> lbr = intAttr(n, "linear_before_reset", 0);
+  if (failed(lbr))
+    return failure();
+  int64_t linearBeforeReset = *lbr;
   if (linearBeforeReset != 0 && linearBeforeReset != 1)
-    fail(nodeName(n) + ": linear_before_reset must be 0 or 1");
-  Recurrence rec(*this, n, 3, {"Sigmoid", "Tanh"});
+    return fail(nodeName(n) + ": linear_before_reset must be 0 or 1");
+  Recurrence rec(*this, n, 3);
+  if (failed(rec.init({"Sigmoid", "Tanh"})))
+    return failure();
   int64_t H = rec.H;
   SmallVector<SmallVector<Value>> results;
   for (int64_t d = 0; d < rec.D; ++d) {
@@ -351,7 +431,9 @@ void Importer::importGRU(const onnx::NodeProto &n) {
     std::vector<float> bd(3 * H);
     for (int64_t k = 0; k < 3 * H; ++k)
       bd[k] = wb[k] + (linearBeforeReset && k >= 2 * H ? 0.0f : rb[k]);
-    Value xw = rec.inputProjection(d, bd);
+    FailureOr<Value> xw = rec.inputProjection(d, bd);
+    if (failed(xw))
+      return failure();
     Value rbH = arith::ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(f32Tensor({H}), ArrayRef<float>(rb + 2 * H, H)));
@@ -361,21 +443,29 @@ void Importer::importGRU(const onnx::NodeProto &n) {
                                  : rec.transposed(false, d, 0, 2 * H);
     Value rhT =
         linearBeforeReset ? Value() : rec.transposed(false, d, 2 * H, H);
-    auto step = [&](Value xwt, ValueRange s) -> SmallVector<Value> {
+    auto step = [&](Value xwt, ValueRange s) -> FailureOr<SmallVector<Value>> {
       Value h = s[0];
-      Value g = matmul(h, rT, n);
+      FailureOr<Value> g = matmul(h, rT, n);
+      if (failed(g))
+        return failure();
       auto gate = [&](int64_t k) {
         return elementwise(
-            {rec.columns(xwt, k * H, H), rec.columns(g, k * H, H)}, n,
+            {rec.columns(xwt, k * H, H), rec.columns(*g, k * H, H)}, n,
             [](OpBuilder &nb, Location l, ValueRange v) {
               return sigmoid(nb, l, arith::AddFOp::create(nb, l, v[0], v[1]));
             });
       };
-      Value z = gate(0), rg = gate(1);
-      Value xh = rec.columns(xwt, 2 * H, H), candidate;
+      FailureOr<Value> z = gate(0);
+      if (failed(z))
+        return failure();
+      FailureOr<Value> rg = gate(1);
+      if (failed(rg))
+        return failure();
+      Value xh = rec.columns(xwt, 2 * H, H);
+      FailureOr<Value> candidate = failure();
       if (linearBeforeReset) {
         candidate = elementwise(
-            {xh, rg, rec.columns(g, 2 * H, H), rbH}, n,
+            {xh, *rg, rec.columns(*g, 2 * H, H), rbH}, n,
             [](OpBuilder &nb, Location l, ValueRange v) {
               Value rh = arith::MulFOp::create(
                   nb, l, v[1], arith::AddFOp::create(nb, l, v[2], v[3]));
@@ -384,20 +474,26 @@ void Importer::importGRU(const onnx::NodeProto &n) {
                   .getResult();
             });
       } else {
-        Value reset = elementwise(
-            {rg, h}, n, [](OpBuilder &nb, Location l, ValueRange v) {
+        FailureOr<Value> reset = elementwise(
+            {*rg, h}, n, [](OpBuilder &nb, Location l, ValueRange v) {
               return arith::MulFOp::create(nb, l, v[0], v[1]).getResult();
             });
+        if (failed(reset))
+          return failure();
+        FailureOr<Value> rh = matmul(*reset, rhT, n);
+        if (failed(rh))
+          return failure();
         candidate = elementwise(
-            {xh, matmul(reset, rhT, n)}, n,
-            [](OpBuilder &nb, Location l, ValueRange v) {
+            {xh, *rh}, n, [](OpBuilder &nb, Location l, ValueRange v) {
               return math::TanhOp::create(
                          nb, l, arith::AddFOp::create(nb, l, v[0], v[1]))
                   .getResult();
             });
       }
-      Value h2 = elementwise(
-          {z, candidate, h}, n, [](OpBuilder &nb, Location l, ValueRange v) {
+      if (failed(candidate))
+        return failure();
+      FailureOr<Value> h2 = elementwise(
+          {*z, *candidate, h}, n, [](OpBuilder &nb, Location l, ValueRange v) {
             Value oneMinusZ =
                 arith::SubFOp::create(nb, l, f32Constant(nb, l, 1.0f), v[0]);
             return arith::AddFOp::create(
@@ -405,39 +501,61 @@ void Importer::importGRU(const onnx::NodeProto &n) {
                        arith::MulFOp::create(nb, l, v[0], v[2]))
                 .getResult();
           });
-      return {h2};
+      if (failed(h2))
+        return failure();
+      return SmallVector<Value>{*h2};
     };
-    results.push_back(
-        rec.loop(d, xw, ValueRange{rec.initialState(5, d)}, step));
+    FailureOr<Value> h0 = rec.initialState(5, d);
+    if (failed(h0))
+      return failure();
+    FailureOr<SmallVector<Value>> out = rec.loop(d, *xw, ValueRange{*h0}, step);
+    if (failed(out))
+      return failure();
+    results.push_back(std::move(*out));
   }
-  rec.defineOutputs(results);
+  return rec.defineOutputs(results);
 }
 
-void Importer::importRNN(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"hidden_size", "direction", "layout", "activations",
-                "activation_alpha", "activation_beta", "clip"});
-  Recurrence rec(*this, n, 1, {"Tanh"});
+LogicalResult Importer::importRNN(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"hidden_size", "direction", "layout", "activations",
+                           "activation_alpha", "activation_beta", "clip"})))
+    return failure();
+  Recurrence rec(*this, n, 1);
+  if (failed(rec.init({"Tanh"})))
+    return failure();
   int64_t H = rec.H;
   SmallVector<SmallVector<Value>> results;
   for (int64_t d = 0; d < rec.D; ++d) {
     std::vector<float> bd(H);
     for (int64_t k = 0; k < H; ++k)
       bd[k] = rec.bias[d * 2 * H + k] + rec.bias[d * 2 * H + H + k];
-    Value xw = rec.inputProjection(d, bd);
+    FailureOr<Value> xw = rec.inputProjection(d, bd);
+    if (failed(xw))
+      return failure();
     Value rT = rec.transposed(false, d, 0, H);
-    auto step = [&](Value xwt, ValueRange s) -> SmallVector<Value> {
-      return {elementwise({xwt, matmul(s[0], rT, n)}, n,
-                          [](OpBuilder &nb, Location l, ValueRange v) {
-                            return math::TanhOp::create(
-                                       nb, l,
-                                       arith::AddFOp::create(nb, l, v[0], v[1]))
-                                .getResult();
-                          })};
+    auto step = [&](Value xwt, ValueRange s) -> FailureOr<SmallVector<Value>> {
+      FailureOr<Value> hr = matmul(s[0], rT, n);
+      if (failed(hr))
+        return failure();
+      FailureOr<Value> h2 = elementwise(
+          {xwt, *hr}, n, [](OpBuilder &nb, Location l, ValueRange v) {
+            return math::TanhOp::create(
+                       nb, l, arith::AddFOp::create(nb, l, v[0], v[1]))
+                .getResult();
+          });
+      if (failed(h2))
+        return failure();
+      return SmallVector<Value>{*h2};
     };
-    results.push_back(
-        rec.loop(d, xw, ValueRange{rec.initialState(5, d)}, step));
+    FailureOr<Value> h0 = rec.initialState(5, d);
+    if (failed(h0))
+      return failure();
+    FailureOr<SmallVector<Value>> out = rec.loop(d, *xw, ValueRange{*h0}, step);
+    if (failed(out))
+      return failure();
+    results.push_back(std::move(*out));
   }
-  rec.defineOutputs(results);
+  return rec.defineOutputs(results);
 }
 
 void mlir::tq::onnx_import::registerRecurrentOps(OpRegistry &r) {

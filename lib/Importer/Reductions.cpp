@@ -106,14 +106,17 @@ static Value indexAlong(OpBuilder &nb, Location l, int64_t axis) {
 Value Importer::argExtreme(Value x, int64_t axis, bool max, bool last) {
   AlongAxis m = alongAxis(x, axis);
   AffineMap id = m.id, red = m.reduced;
-  Value extreme = reduce(x, {axis}, /*keepdims=*/false, max ? "max" : "min");
+  // A max or min reduction builds no element-wise op, so it cannot fail.
+  FailureOr<Value> extreme =
+      reduce(x, {axis}, /*keepdims=*/false, max ? "max" : "min");
+  assert(succeeded(extreme) && "a max or min reduction failed");
   float none = last ? -std::numeric_limits<float>::infinity()
                     : std::numeric_limits<float>::infinity();
   Value noneV = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(none));
   Value empty = tensor::EmptyOp::create(b, loc, m.kept, b.getF32Type());
   Value init = linalg::FillOp::create(b, loc, noneV, empty).getResult(0);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{x, extreme},
+             b, loc, TypeRange{init.getType()}, ValueRange{x, *extreme},
              ValueRange{init}, ArrayRef<AffineMap>{id, red, red}, m.iters,
              [&](OpBuilder &nb, Location l, ValueRange a) {
                Value at = arith::OrIOp::create(
@@ -159,8 +162,8 @@ Value Importer::hardmax(Value x, int64_t axis) {
 /// A reduction over `axes` (sorted, non-negative): sum, mean, max, min,
 /// prod, l1 (Σ|x|), l2 (√Σx²), sumsquare (Σx²), logsum (log Σx) or
 /// logsumexp (log Σ exp x).
-Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
-                       const std::string &kind) {
+FailureOr<Value> Importer::reduce(Value x, ArrayRef<int64_t> axes,
+                                  bool keepdims, const std::string &kind) {
   ArrayRef<int64_t> shape = shapeOf(x);
   int64_t rank = shape.size();
   SmallVector<int64_t> kept;
@@ -211,20 +214,28 @@ Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
                 .getResult(0);
   if (kind == "l2" || kind == "logsum" || kind == "logsumexp") {
     onnx::NodeProto none;
-    r = elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
-      return kind == "l2" ? math::SqrtOp::create(nb, l, v[0]).getResult()
-                          : math::LogOp::create(nb, l, v[0]).getResult();
-    });
+    FailureOr<Value> e =
+        elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
+          return kind == "l2" ? math::SqrtOp::create(nb, l, v[0]).getResult()
+                              : math::LogOp::create(nb, l, v[0]).getResult();
+        });
+    if (failed(e))
+      return failure();
+    r = *e;
   }
   if (kind == "mean") {
     float c = float(count);
     onnx::NodeProto none;
-    r = elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
-      return arith::DivFOp::create(
-                 nb, l, v[0],
-                 arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(c)))
-          .getResult();
-    });
+    FailureOr<Value> mean =
+        elementwise({r}, none, [&](OpBuilder &nb, Location l, ValueRange v) {
+          return arith::DivFOp::create(
+                     nb, l, v[0],
+                     arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(c)))
+              .getResult();
+        });
+    if (failed(mean))
+      return failure();
+    r = *mean;
   }
   if (!keepdims)
     return r;
@@ -236,21 +247,24 @@ Value Importer::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims,
 
 /// A reduction of the kind its op type names, over the `axes` attribute
 /// (before opset 18) or input (all dims by default).
-void Importer::importReduce(const onnx::NodeProto &n) {
+LogicalResult Importer::importReduce(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
-  auto axesOf = [&](Value x, bool allByDefault) {
+  auto axesOf = [&](Value x,
+                    bool allByDefault) -> FailureOr<std::vector<int64_t>> {
     int64_t rank = shapeOf(x).size();
-    std::vector<int64_t> axes = intsAttrOrInput(n, "axes", 1);
-    if (axes.empty() && allByDefault)
+    FailureOr<std::vector<int64_t>> axes = intsAttrOrInput(n, "axes", 1);
+    if (failed(axes))
+      return failure();
+    if (axes->empty() && allByDefault)
       for (int64_t d = 0; d < rank; ++d)
-        axes.push_back(d);
-    for (int64_t &a : axes) {
+        axes->push_back(d);
+    for (int64_t &a : *axes) {
       if (a < 0)
         a += rank;
       if (a < 0 || a >= rank)
-        fail(nodeName(n) + ": axis out of range");
+        return fail(nodeName(n) + ": axis out of range");
     }
-    llvm::sort(axes);
+    llvm::sort(*axes);
     return axes;
   };
   static const llvm::StringMap<const char *> reductions = {
@@ -261,64 +275,104 @@ void Importer::importReduce(const onnx::NodeProto &n) {
       {"ReduceLogSum", "logsum"}, {"ReduceLogSumExp", "logsumexp"}};
   auto it = reductions.find(op);
   if (it == reductions.end())
-    fail(nodeName(n) + ": not a reduction (an importer bug)");
-  onlyAttrs(n, {"axes", "keepdims", "noop_with_empty_axes"});
-  Value x = input(n, 0);
+    return fail(nodeName(n) + ": not a reduction (an importer bug)");
+  if (failed(onlyAttrs(n, {"axes", "keepdims", "noop_with_empty_axes"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
   std::string kind = it->second;
   // No axes and noop_with_empty_axes: the input, unreduced.
-  if (intAttr(n, "noop_with_empty_axes", 0) &&
-      axesOf(x, /*allByDefault=*/false).empty()) {
-    define(n, x);
-    return;
+  FailureOr<int64_t> noop = intAttr(n, "noop_with_empty_axes", 0);
+  if (failed(noop))
+    return failure();
+  if (*noop) {
+    FailureOr<std::vector<int64_t>> given = axesOf(*x, /*allByDefault=*/false);
+    if (failed(given))
+      return failure();
+    if (given->empty())
+      return define(n, *x);
   }
-  define(n, reduce(x, axesOf(x, true), intAttr(n, "keepdims", 1), kind));
+  FailureOr<std::vector<int64_t>> axes = axesOf(*x, true);
+  if (failed(axes))
+    return failure();
+  FailureOr<int64_t> keepdims = intAttr(n, "keepdims", 1);
+  if (failed(keepdims))
+    return failure();
+  return define(n, reduce(*x, *axes, *keepdims, kind));
 }
 
-void Importer::importSoftmax(const onnx::NodeProto &n) {
+LogicalResult Importer::importSoftmax(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
-  onlyAttrs(n, {"axis"});
-  Value x = input(n, 0);
-  int64_t rank = shapeOf(x).size();
-  int64_t axis = axisAttr(n, "axis", -1, rank);
-  if (opsetBelow(13) && axis != rank - 1)
-    fail(nodeName(n) + ": before opset 13, only the last axis is "
-                       "supported (the 2-D coercion is not)");
-  define(n, softmax(x, axis, op == "LogSoftmax"));
+  if (failed(onlyAttrs(n, {"axis"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  FailureOr<int64_t> axis = axisAttr(n, "axis", -1, rank);
+  if (failed(axis))
+    return failure();
+  if (opsetBelow(13) && *axis != rank - 1)
+    return fail(nodeName(n) + ": before opset 13, only the last axis is "
+                              "supported (the 2-D coercion is not)");
+  return define(n, softmax(*x, *axis, op == "LogSoftmax"));
 }
 
 /// ArgMax and ArgMin: int64 indices, carried as f32.
-void Importer::importArgExtreme(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis", "keepdims", "select_last_index"});
-  Value x = input(n, 0);
-  SmallVector<int64_t> shape(shapeOf(x));
-  int64_t axis = axisAttr(n, "axis", 0, shape.size());
-  Value r = argExtreme(x, axis, n.op_type() == "ArgMax",
-                       intAttr(n, "select_last_index", 0));
-  if (intAttr(n, "keepdims", 1)) {
-    shape[axis] = 1;
+LogicalResult Importer::importArgExtreme(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"axis", "keepdims", "select_last_index"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(*x));
+  FailureOr<int64_t> axis = axisAttr(n, "axis", 0, shape.size());
+  if (failed(axis))
+    return failure();
+  FailureOr<int64_t> last = intAttr(n, "select_last_index", 0);
+  if (failed(last))
+    return failure();
+  Value r = argExtreme(*x, *axis, n.op_type() == "ArgMax", *last);
+  FailureOr<int64_t> keepdims = intAttr(n, "keepdims", 1);
+  if (failed(keepdims))
+    return failure();
+  if (*keepdims) {
+    shape[*axis] = 1;
     r = reshape(r, shape);
   }
-  define(n, r);
+  return define(n, r);
 }
 
 /// CumSum along a constant axis: y[i] = Σ x[j] over j ≤ i (j < i when
 /// exclusive; j ≥ i or j > i when reverse), one linalg.generic with j as a
 /// reduction dim (quadratic along the axis).
-void Importer::importCumSum(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"exclusive", "reverse"});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+LogicalResult Importer::importCumSum(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"exclusive", "reverse"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   int64_t rank = xs.size();
-  std::vector<float> axisV = requiredConstant(n, 1);
-  if (axisV.size() != 1)
-    fail(nodeName(n) + ": axis must be a scalar");
-  int64_t axis = int64_t(axisV[0]);
+  FailureOr<std::vector<float>> axisV = requiredConstant(n, 1);
+  if (failed(axisV))
+    return failure();
+  if (axisV->size() != 1)
+    return fail(nodeName(n) + ": axis must be a scalar");
+  int64_t axis = int64_t((*axisV)[0]);
   if (axis < -rank || axis >= rank)
-    fail(nodeName(n) + ": axis " + std::to_string(axis) + " is out of range");
+    return fail(nodeName(n) + ": axis " + std::to_string(axis) +
+                " is out of range");
   if (axis < 0)
     axis += rank;
-  bool exclusive = intAttr(n, "exclusive", 0),
-       reverse = intAttr(n, "reverse", 0);
+  FailureOr<int64_t> exclusiveAttr = intAttr(n, "exclusive", 0);
+  if (failed(exclusiveAttr))
+    return failure();
+  FailureOr<int64_t> reverseAttr = intAttr(n, "reverse", 0);
+  if (failed(reverseAttr))
+    return failure();
+  bool exclusive = *exclusiveAttr, reverse = *reverseAttr;
   SmallVector<AffineExpr> in, out;
   for (int64_t d = 0; d < rank; ++d) {
     out.push_back(getAffineDimExpr(d, ctx));
@@ -335,33 +389,39 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
       reverse
           ? (exclusive ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::sge)
           : (exclusive ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sle);
-  define(n,
-         linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-             SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, in, ctx),
-                                    AffineMap::get(rank + 1, 0, out, ctx)},
-             iters,
-             [&](OpBuilder &nb, Location l, ValueRange a) {
-               Value j = linalg::IndexOp::create(nb, l, rank);
-               Value i = linalg::IndexOp::create(nb, l, axis);
-               Value take = arith::CmpIOp::create(nb, l, keep, j, i);
-               Value v = arith::SelectOp::create(nb, l, take, a[0],
-                                                 f32Constant(nb, l, 0));
-               linalg::YieldOp::create(
-                   nb, l, ValueRange{arith::AddFOp::create(nb, l, a[1], v)});
-             })
-             .getResult(0));
+  return define(
+      n,
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{*x}, ValueRange{init},
+          SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, in, ctx),
+                                 AffineMap::get(rank + 1, 0, out, ctx)},
+          iters,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value j = linalg::IndexOp::create(nb, l, rank);
+            Value i = linalg::IndexOp::create(nb, l, axis);
+            Value take = arith::CmpIOp::create(nb, l, keep, j, i);
+            Value v = arith::SelectOp::create(nb, l, take, a[0],
+                                              f32Constant(nb, l, 0));
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, a[1], v)});
+          })
+          .getResult(0));
 }
 
-void Importer::importHardmax(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis"});
-  Value x = input(n, 0);
-  int64_t rank = shapeOf(x).size();
-  int64_t axis = axisAttr(n, "axis", -1, rank);
-  if (opsetBelow(13) && axis != rank - 1)
-    fail(nodeName(n) + ": before opset 13, only the last axis is "
-                       "supported (the 2-D coercion is not)");
-  define(n, hardmax(x, axis));
+LogicalResult Importer::importHardmax(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"axis"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  FailureOr<int64_t> axis = axisAttr(n, "axis", -1, rank);
+  if (failed(axis))
+    return failure();
+  if (opsetBelow(13) && *axis != rank - 1)
+    return fail(nodeName(n) + ": before opset 13, only the last axis is "
+                              "supported (the 2-D coercion is not)");
+  return define(n, hardmax(*x, *axis));
 }
 
 void mlir::tq::onnx_import::registerReductionOps(OpRegistry &r) {

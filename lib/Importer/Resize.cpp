@@ -19,58 +19,107 @@ using namespace mlir::tq::onnx_import;
 /// coordinate transformation and nearest-rounding modes of the spec;
 /// indices clamped to the edge) and applied by one linalg.generic that
 /// reads the input with tensor.extract.
-void Importer::importResize(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"mode", "coordinate_transformation_mode", "nearest_mode",
-                "cubic_coeff_a", "exclude_outside", "extrapolation_value",
-                "antialias", "keep_aspect_ratio_policy", "axes"});
+LogicalResult Importer::importResize(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"mode", "coordinate_transformation_mode",
+                           "nearest_mode", "cubic_coeff_a", "exclude_outside",
+                           "extrapolation_value", "antialias",
+                           "keep_aspect_ratio_policy", "axes"})))
+    return failure();
   if (opsetBelow(11))
-    fail(nodeName(n) + ": Resize before opset 11 is not supported");
-  auto str = [&](const char *name, const char *dflt) {
-    const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::STRING);
-    return a ? a->s() : std::string(dflt);
+    return fail(nodeName(n) + ": Resize before opset 11 is not supported");
+  auto str = [&](const char *name, const char *dflt) -> FailureOr<std::string> {
+    FailureOr<const onnx::AttributeProto *> a =
+        attr(n, name, onnx::AttributeProto::STRING);
+    if (failed(a))
+      return failure();
+    return *a ? (*a)->s() : std::string(dflt);
   };
-  std::string mode = str("mode", "nearest"),
-              coord = str("coordinate_transformation_mode", "half_pixel"),
-              nearest = str("nearest_mode", "round_prefer_floor");
+  FailureOr<std::string> modeOr = str("mode", "nearest");
+  if (failed(modeOr))
+    return failure();
+  FailureOr<std::string> coordOr =
+      str("coordinate_transformation_mode", "half_pixel");
+  if (failed(coordOr))
+    return failure();
+  FailureOr<std::string> nearestOr = str("nearest_mode", "round_prefer_floor");
+  if (failed(nearestOr))
+    return failure();
+  std::string mode = *modeOr, coord = *coordOr, nearest = *nearestOr;
   if (mode != "nearest" && mode != "linear")
-    fail(nodeName(n) + ": mode '" + mode + "' is not supported");
-  if (intAttr(n, "exclude_outside", 0) || intAttr(n, "antialias", 0) ||
-      attr(n, "axes", onnx::AttributeProto::INTS) ||
-      str("keep_aspect_ratio_policy", "stretch") != "stretch")
-    fail(nodeName(n) + ": only the default exclude_outside, antialias, axes "
-                       "and keep_aspect_ratio_policy are supported");
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+    return fail(nodeName(n) + ": mode '" + mode + "' is not supported");
+  // Whether the options below have their defaults; stops at the first that
+  // does not, like a chain of ||.
+  auto defaultOptions = [&]() -> FailureOr<bool> {
+    FailureOr<int64_t> excludeOutside = intAttr(n, "exclude_outside", 0);
+    if (failed(excludeOutside))
+      return failure();
+    if (*excludeOutside)
+      return false;
+    FailureOr<int64_t> antialias = intAttr(n, "antialias", 0);
+    if (failed(antialias))
+      return failure();
+    if (*antialias)
+      return false;
+    FailureOr<const onnx::AttributeProto *> axes =
+        attr(n, "axes", onnx::AttributeProto::INTS);
+    if (failed(axes))
+      return failure();
+    if (*axes)
+      return false;
+    FailureOr<std::string> policy = str("keep_aspect_ratio_policy", "stretch");
+    if (failed(policy))
+      return failure();
+    return *policy == "stretch";
+  };
+  FailureOr<bool> defaults = defaultOptions();
+  if (failed(defaults))
+    return failure();
+  if (!*defaults)
+    return fail(nodeName(n) +
+                ": only the default exclude_outside, antialias, axes "
+                "and keep_aspect_ratio_policy are supported");
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   if (xs.size() != 4)
-    fail(nodeName(n) + ": only 4-D (NCHW) inputs are supported");
+    return fail(nodeName(n) + ": only 4-D (NCHW) inputs are supported");
   std::vector<float> scales, sizes;
-  if (n.input_size() > 2 && !n.input(2).empty())
-    scales = requiredConstant(n, 2);
-  if (n.input_size() > 3 && !n.input(3).empty())
-    sizes = requiredConstant(n, 3);
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    FailureOr<std::vector<float>> c = requiredConstant(n, 2);
+    if (failed(c))
+      return failure();
+    scales = std::move(*c);
+  }
+  if (n.input_size() > 3 && !n.input(3).empty()) {
+    FailureOr<std::vector<float>> c = requiredConstant(n, 3);
+    if (failed(c))
+      return failure();
+    sizes = std::move(*c);
+  }
   SmallVector<int64_t> out(xs);
   SmallVector<double> scale(4, 1.0);
   for (int d = 0; d < 4; ++d) {
     if (!sizes.empty()) {
       if (sizes.size() != 4)
-        fail(nodeName(n) + ": sizes must have 4 values");
+        return fail(nodeName(n) + ": sizes must have 4 values");
       out[d] = int64_t(sizes[d]);
       scale[d] = double(out[d]) / double(xs[d]);
     } else if (!scales.empty()) {
       if (scales.size() != 4)
-        fail(nodeName(n) + ": scales must have 4 values");
+        return fail(nodeName(n) + ": scales must have 4 values");
       scale[d] = scales[d];
       out[d] = int64_t(std::floor(double(xs[d]) * scales[d]));
     } else {
-      fail(nodeName(n) + ": needs constant scales or sizes");
+      return fail(nodeName(n) + ": needs constant scales or sizes");
     }
     if (out[d] < 1)
-      fail(nodeName(n) + ": the output would be empty");
+      return fail(nodeName(n) + ": the output would be empty");
   }
   if (out[0] != xs[0] || out[1] != xs[1])
-    fail(nodeName(n) + ": only the spatial dims (H, W) can be resized");
+    return fail(nodeName(n) + ": only the spatial dims (H, W) can be resized");
   // The source coordinate of output index i along dim d.
-  auto source = [&](int d, int64_t i) -> double {
+  auto source = [&](int d, int64_t i) -> FailureOr<double> {
     // length_resized is input * scale (the unrounded size) per the spec.
     double in = xs[d], s = scale[d], o = in * s;
     if (coord == "half_pixel")
@@ -83,8 +132,8 @@ void Importer::importResize(const onnx::NodeProto &n) {
       return i / s;
     if (coord == "tf_half_pixel_for_nn")
       return (i + 0.5) / s;
-    fail(nodeName(n) + ": coordinate_transformation_mode '" + coord +
-         "' is not supported");
+    return fail(nodeName(n) + ": coordinate_transformation_mode '" + coord +
+                "' is not supported");
   };
   auto clampIndex = [&](int d, int64_t i) {
     return std::clamp<int64_t>(i, 0, xs[d] - 1);
@@ -95,7 +144,10 @@ void Importer::importResize(const onnx::NodeProto &n) {
   for (int k = 0; k < 2; ++k) {
     int d = 2 + k;
     for (int64_t i = 0; i < out[d]; ++i) {
-      double c = source(d, i);
+      FailureOr<double> sourceOr = source(d, i);
+      if (failed(sourceOr))
+        return failure();
+      double c = *sourceOr;
       if (mode == "nearest") {
         double f = std::floor(c), frac = c - f;
         int64_t r;
@@ -108,8 +160,8 @@ void Importer::importResize(const onnx::NodeProto &n) {
         else if (nearest == "ceil")
           r = int64_t(std::ceil(c));
         else
-          fail(nodeName(n) + ": nearest_mode '" + nearest +
-               "' is not supported");
+          return fail(nodeName(n) + ": nearest_mode '" + nearest +
+                      "' is not supported");
         i0[k].push_back(clampIndex(d, r));
         i1[k].push_back(clampIndex(d, r));
         w0[k].push_back(1.0f);
@@ -157,7 +209,7 @@ void Importer::importResize(const onnx::NodeProto &n) {
             Value nIdx = linalg::IndexOp::create(nb, l, 0);
             Value cIdx = linalg::IndexOp::create(nb, l, 1);
             auto at = [&](Value h, Value w) -> Value {
-              return tensor::ExtractOp::create(nb, l, x,
+              return tensor::ExtractOp::create(nb, l, *x,
                                                ValueRange{nIdx, cIdx, h, w});
             };
             if (!linear) {
@@ -175,6 +227,7 @@ void Importer::importResize(const onnx::NodeProto &n) {
             linalg::YieldOp::create(nb, l, lerp(top, bottom, a[2], a[3]));
           })
           .getResult(0);
+  return success();
 }
 
 void mlir::tq::onnx_import::registerResizeOps(OpRegistry &r) {

@@ -16,32 +16,42 @@
 using namespace mlir;
 using namespace mlir::tq::onnx_import;
 
-void Importer::importReshape(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"allowzero"});
-  Value x = input(n, 0);
-  std::optional<std::vector<float>> dims = constantInput(n, 1);
-  if (!dims)
-    fail(nodeName(n) + ": the shape input is missing");
+LogicalResult Importer::importReshape(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"allowzero"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<std::optional<std::vector<float>>> dims = constantInput(n, 1);
+  if (failed(dims))
+    return failure();
+  if (!*dims)
+    return fail(nodeName(n) + ": the shape input is missing");
   int64_t known = 1, inferred = -1, total = 1;
-  for (int64_t d : shapeOf(x))
+  for (int64_t d : shapeOf(*x))
     total *= d;
   SmallVector<int64_t> shape;
-  for (size_t i = 0; i < dims->size(); ++i) {
-    int64_t d = int64_t((*dims)[i]);
-    if (d == 0 && !intAttr(n, "allowzero", 0)) {
-      if (i >= shapeOf(x).size())
-        fail(nodeName(n) + ": 0 copies a dimension the input lacks");
-      d = shapeOf(x)[i];
+  for (size_t i = 0; i < (*dims)->size(); ++i) {
+    int64_t d = int64_t((**dims)[i]);
+    if (d == 0) {
+      FailureOr<int64_t> allowZero = intAttr(n, "allowzero", 0);
+      if (failed(allowZero))
+        return failure();
+      if (!*allowZero) {
+        if (i >= shapeOf(*x).size())
+          return fail(nodeName(n) + ": 0 copies a dimension the input lacks");
+        d = shapeOf(*x)[i];
+      }
     }
     if (d == -1) {
       if (inferred >= 0)
-        fail(nodeName(n) + ": more than one -1 in the shape");
+        return fail(nodeName(n) + ": more than one -1 in the shape");
       inferred = i;
       shape.push_back(1);
       continue;
     }
     if (d < 0)
-      fail(nodeName(n) + ": negative dimension in the shape");
+      return fail(nodeName(n) + ": negative dimension in the shape");
     shape.push_back(d);
     known *= d;
   }
@@ -51,184 +61,240 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   for (int64_t d : shape)
     count *= d;
   if (count != total)
-    fail(nodeName(n) + ": the shape does not hold the input's elements");
-  define(n, reshape(x, shape));
+    return fail(nodeName(n) + ": the shape does not hold the input's elements");
+  return define(n, reshape(*x, shape));
 }
 
-void Importer::importSqueeze(const onnx::NodeProto &n) {
+LogicalResult Importer::importSqueeze(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
-  onlyAttrs(n, {"axes"});
-  Value x = input(n, 0);
-  std::vector<int64_t> axes = intsAttrOrInput(n, "axes", 1);
-  SmallVector<int64_t> shape(shapeOf(x));
+  if (failed(onlyAttrs(n, {"axes"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<std::vector<int64_t>> axes = intsAttrOrInput(n, "axes", 1);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(*x));
   if (op == "Squeeze") {
     int64_t rank = shape.size();
     SmallVector<int64_t> out;
     for (int64_t d = 0; d < rank; ++d) {
       bool listed =
-          axes.empty() ? shape[d] == 1 : llvm::any_of(axes, [&](int64_t a) {
+          axes->empty() ? shape[d] == 1 : llvm::any_of(*axes, [&](int64_t a) {
             return (a < 0 ? a + rank : a) == d;
           });
       if (listed && shape[d] != 1)
-        fail(nodeName(n) + ": squeezed dimension is not 1");
+        return fail(nodeName(n) + ": squeezed dimension is not 1");
       if (!listed)
         out.push_back(shape[d]);
     }
-    define(n, reshape(x, out));
+    return define(n, reshape(*x, out));
   } else {
-    int64_t rank = shape.size() + axes.size();
+    int64_t rank = shape.size() + axes->size();
     SmallVector<int64_t> out;
     auto it = shape.begin();
     for (int64_t d = 0; d < rank; ++d) {
       bool listed = llvm::any_of(
-          axes, [&](int64_t a) { return (a < 0 ? a + rank : a) == d; });
+          *axes, [&](int64_t a) { return (a < 0 ? a + rank : a) == d; });
       if (listed)
         out.push_back(1);
       else if (it != shape.end())
         out.push_back(*it++);
       else
-        fail(nodeName(n) + ": axes out of range");
+        return fail(nodeName(n) + ": axes out of range");
     }
-    define(n, reshape(x, out));
+    return define(n, reshape(*x, out));
   }
 }
 
-void Importer::importFlatten(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis"});
-  Value x = input(n, 0);
-  int64_t rank = shapeOf(x).size();
-  int64_t axis = axisAttr(n, "axis", 1, rank, /*end=*/true);
+LogicalResult Importer::importFlatten(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"axis"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  FailureOr<int64_t> axis = axisAttr(n, "axis", 1, rank, /*end=*/true);
+  if (failed(axis))
+    return failure();
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i)
-    (i < axis ? outer : inner) *= shapeOf(x)[i];
+    (i < *axis ? outer : inner) *= shapeOf(*x)[i];
   ReassociationIndices lhs, rhs;
   for (int64_t i = 0; i < rank; ++i)
-    (i < axis ? lhs : rhs).push_back(i);
+    (i < *axis ? lhs : rhs).push_back(i);
   SmallVector<ReassociationIndices> groups;
   // collapse_shape needs non-empty groups: an empty side is a unit dim.
-  Value v = x;
+  Value v = *x;
   if (lhs.empty() || rhs.empty()) {
     SmallVector<int64_t> shape = {outer, inner};
     SmallVector<ReassociationIndices> all(1);
     for (int64_t i = 0; i < rank; ++i)
       all[0].push_back(i);
-    Value flat = tensor::CollapseShapeOp::create(b, loc, x, all);
+    Value flat = tensor::CollapseShapeOp::create(b, loc, *x, all);
     groups = {{0, 1}};
     v = tensor::ExpandShapeOp::create(b, loc, f32Tensor(shape), flat, groups);
   } else {
     groups = {lhs, rhs};
-    v = tensor::CollapseShapeOp::create(b, loc, x, groups);
+    v = tensor::CollapseShapeOp::create(b, loc, *x, groups);
   }
-  define(n, v);
+  return define(n, v);
 }
 
-void Importer::importConcat(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis"});
-  Value first = input(n, 0);
-  int64_t rank = shapeOf(first).size();
-  int64_t axis = axisAttr(n, "axis", 0, rank);
-  SmallVector<int64_t> shape(shapeOf(first));
-  shape[axis] = 0;
+LogicalResult Importer::importConcat(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"axis"})))
+    return failure();
+  FailureOr<Value> first = input(n, 0);
+  if (failed(first))
+    return failure();
+  int64_t rank = shapeOf(*first).size();
+  FailureOr<int64_t> axis = axisAttr(n, "axis", 0, rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(*first));
+  shape[*axis] = 0;
   for (int i = 0; i < n.input_size(); ++i) {
-    ArrayRef<int64_t> s2 = shapeOf(input(n, i));
+    FailureOr<Value> v = input(n, i);
+    if (failed(v))
+      return failure();
+    ArrayRef<int64_t> s2 = shapeOf(*v);
     for (int64_t d = 0; d < rank; ++d)
-      if (d != axis && (int64_t(s2.size()) != rank || s2[d] != shape[d]))
-        fail(nodeName(n) + ": inputs differ outside the axis");
-    shape[axis] += s2[axis];
+      if (d != *axis && (int64_t(s2.size()) != rank || s2[d] != shape[d]))
+        return fail(nodeName(n) + ": inputs differ outside the axis");
+    shape[*axis] += s2[*axis];
   }
   Value out = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
   int64_t offset = 0;
   for (int i = 0; i < n.input_size(); ++i) {
-    Value v = input(n, i);
+    FailureOr<Value> v = input(n, i);
+    if (failed(v))
+      return failure();
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-    offsets[axis] = offset;
-    out = tensor::InsertSliceOp::create(b, loc, v, out, ValueRange{},
+    offsets[*axis] = offset;
+    out = tensor::InsertSliceOp::create(b, loc, *v, out, ValueRange{},
                                         ValueRange{}, ValueRange{}, offsets,
-                                        shapeOf(v), strides);
-    offset += shapeOf(v)[axis];
+                                        shapeOf(*v), strides);
+    offset += shapeOf(*v)[*axis];
   }
-  define(n, out);
+  return define(n, out);
 }
 
-void Importer::importSplit(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"axis", "split", "num_outputs"});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+LogicalResult Importer::importSplit(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"axis", "split", "num_outputs"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   int64_t rank = xs.size();
-  int64_t axis = axisAttr(n, "axis", 0, rank);
+  FailureOr<int64_t> axis = axisAttr(n, "axis", 0, rank);
+  if (failed(axis))
+    return failure();
   int64_t parts = n.output_size();
-  if (attr(n, "num_outputs", onnx::AttributeProto::INT) &&
-      intAttr(n, "num_outputs", 0) != parts)
-    fail(nodeName(n) + ": num_outputs is " +
-         std::to_string(intAttr(n, "num_outputs", 0)) + " but the node has " +
-         std::to_string(parts) + " outputs");
+  FailureOr<const onnx::AttributeProto *> numOutputsAttr =
+      attr(n, "num_outputs", onnx::AttributeProto::INT);
+  if (failed(numOutputsAttr))
+    return failure();
+  if (*numOutputsAttr) {
+    FailureOr<int64_t> numOutputs = intAttr(n, "num_outputs", 0);
+    if (failed(numOutputs))
+      return failure();
+    if (*numOutputs != parts)
+      return fail(nodeName(n) + ": num_outputs is " +
+                  std::to_string(*numOutputs) + " but the node has " +
+                  std::to_string(parts) + " outputs");
+  }
   // The sizes: the `split` attribute (before opset 13) or input, else
   // equal parts (the last one smaller when the dim does not divide).
-  std::vector<int64_t> sizes = intsAttrOrInput(n, "split", 1);
-  if (sizes.empty()) {
-    int64_t chunk = (xs[axis] + parts - 1) / parts;
-    for (int64_t k = 0, left = xs[axis]; k < parts; ++k, left -= chunk)
-      sizes.push_back(std::min(chunk, left));
+  FailureOr<std::vector<int64_t>> sizes = intsAttrOrInput(n, "split", 1);
+  if (failed(sizes))
+    return failure();
+  if (sizes->empty()) {
+    int64_t chunk = (xs[*axis] + parts - 1) / parts;
+    for (int64_t k = 0, left = xs[*axis]; k < parts; ++k, left -= chunk)
+      sizes->push_back(std::min(chunk, left));
   }
   int64_t total = 0;
-  for (int64_t v : sizes) {
+  for (int64_t v : *sizes) {
     if (v <= 0)
-      fail(nodeName(n) + ": empty parts are not supported");
+      return fail(nodeName(n) + ": empty parts are not supported");
     total += v;
   }
-  if (int64_t(sizes.size()) != parts || total != xs[axis])
-    fail(nodeName(n) + ": the parts do not split a dimension of " +
-         std::to_string(xs[axis]) + " into " + std::to_string(parts) +
-         " outputs");
+  if (int64_t(sizes->size()) != parts || total != xs[*axis])
+    return fail(nodeName(n) + ": the parts do not split a dimension of " +
+                std::to_string(xs[*axis]) + " into " + std::to_string(parts) +
+                " outputs");
   SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
   for (int64_t k = 0; k < parts; ++k) {
     SmallVector<int64_t> size(xs);
-    size[axis] = sizes[k];
-    define(n,
-           tensor::ExtractSliceOp::create(b, loc, f32Tensor(size), x,
-                                          ValueRange{}, ValueRange{},
-                                          ValueRange{}, offsets, size, strides),
-           k);
-    offsets[axis] += sizes[k];
+    size[*axis] = (*sizes)[k];
+    if (failed(define(n,
+                      tensor::ExtractSliceOp::create(
+                          b, loc, f32Tensor(size), *x, ValueRange{},
+                          ValueRange{}, ValueRange{}, offsets, size, strides),
+                      k)))
+      return failure();
+    offsets[*axis] += (*sizes)[k];
   }
+  return success();
 }
 
-void Importer::importSlice(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"starts", "ends", "axes"});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+LogicalResult Importer::importSlice(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"starts", "ends", "axes"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   int64_t rank = xs.size();
   // Opset 1-9: attributes; 10 on: constant inputs (steps too).
-  auto list = [&](const char *name, int i) {
+  auto list = [&](const char *name, int i) -> FailureOr<std::vector<double>> {
     std::vector<double> v;
-    if (const onnx::AttributeProto *a =
-            attr(n, name, onnx::AttributeProto::INTS))
-      v.assign(a->ints().begin(), a->ints().end());
+    FailureOr<const onnx::AttributeProto *> a =
+        attr(n, name, onnx::AttributeProto::INTS);
+    if (failed(a))
+      return failure();
+    if (*a)
+      v.assign((*a)->ints().begin(), (*a)->ints().end());
     else if (i < n.input_size() && !n.input(i).empty()) {
-      std::vector<float> given = requiredConstant(n, i);
-      v.assign(given.begin(), given.end());
+      FailureOr<std::vector<float>> given = requiredConstant(n, i);
+      if (failed(given))
+        return failure();
+      v.assign(given->begin(), given->end());
     }
     return v;
   };
-  std::vector<double> starts = list("starts", 1), ends = list("ends", 2),
-                      axes = list("axes", 3), steps = list("steps", 4);
-  if (starts.empty() || ends.empty())
-    fail(nodeName(n) + ": starts and ends are required");
-  if (starts.size() != ends.size() ||
-      (!axes.empty() && axes.size() != starts.size()) ||
-      (!steps.empty() && steps.size() != starts.size()))
-    fail(nodeName(n) + ": starts, ends, axes and steps differ in length");
+  FailureOr<std::vector<double>> starts = list("starts", 1);
+  if (failed(starts))
+    return failure();
+  FailureOr<std::vector<double>> ends = list("ends", 2);
+  if (failed(ends))
+    return failure();
+  FailureOr<std::vector<double>> axes = list("axes", 3);
+  if (failed(axes))
+    return failure();
+  FailureOr<std::vector<double>> steps = list("steps", 4);
+  if (failed(steps))
+    return failure();
+  if (starts->empty() || ends->empty())
+    return fail(nodeName(n) + ": starts and ends are required");
+  if (starts->size() != ends->size() ||
+      (!axes->empty() && axes->size() != starts->size()) ||
+      (!steps->empty() && steps->size() != starts->size()))
+    return fail(nodeName(n) +
+                ": starts, ends, axes and steps differ in length");
   SmallVector<int64_t> offsets(rank, 0), sizes(xs), strides(rank, 1);
   SmallVector<int64_t> reversed;
-  for (size_t k = 0; k < starts.size(); ++k) {
-    int64_t axis = axes.empty() ? int64_t(k) : int64_t(axes[k]);
+  for (size_t k = 0; k < starts->size(); ++k) {
+    int64_t axis = axes->empty() ? int64_t(k) : int64_t((*axes)[k]);
     if (axis < 0)
       axis += rank;
     if (axis < 0 || axis >= rank)
-      fail(nodeName(n) + ": axis out of range");
-    int64_t step = steps.empty() ? 1 : int64_t(steps[k]);
+      return fail(nodeName(n) + ": axis out of range");
+    int64_t step = steps->empty() ? 1 : int64_t((*steps)[k]);
     if (step == 0)
-      fail(nodeName(n) + ": a step of 0 is not allowed");
+      return fail(nodeName(n) + ": a step of 0 is not allowed");
     int64_t dim = xs[axis];
     // Negative values count from the end; huge ones (INT64_MAX for "to
     // the end") clamp: to [0, dim] going forward, to [-1, dim - 1]
@@ -239,16 +305,16 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     };
     int64_t begin, end, count;
     if (step > 0) {
-      begin = clampIndex(starts[k], 0, dim);
-      end = clampIndex(ends[k], 0, dim);
+      begin = clampIndex((*starts)[k], 0, dim);
+      end = clampIndex((*ends)[k], 0, dim);
       count = end > begin ? (end - begin + step - 1) / step : 0;
     } else {
-      begin = clampIndex(starts[k], 0, dim - 1);
-      end = clampIndex(ends[k], -1, dim - 1);
+      begin = clampIndex((*starts)[k], 0, dim - 1);
+      end = clampIndex((*ends)[k], -1, dim - 1);
       count = begin > end ? (begin - end - step - 1) / -step : 0;
     }
     if (count == 0)
-      fail(nodeName(n) + ": the slice is empty");
+      return fail(nodeName(n) + ": the slice is empty");
     // A backward slice reads the same elements forward, then reverses.
     offsets[axis] = step > 0 ? begin : begin + (count - 1) * step;
     sizes[axis] = count;
@@ -256,9 +322,9 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     if (step < 0)
       reversed.push_back(axis);
   }
-  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Type element = cast<RankedTensorType>(x->getType()).getElementType();
   auto type = RankedTensorType::get(sizes, element);
-  Value y = tensor::ExtractSliceOp::create(b, loc, type, x, ValueRange{},
+  Value y = tensor::ExtractSliceOp::create(b, loc, type, *x, ValueRange{},
                                            ValueRange{}, ValueRange{}, offsets,
                                            sizes, strides);
   if (!reversed.empty()) {
@@ -279,44 +345,56 @@ void Importer::importSlice(const onnx::NodeProto &n) {
             })
             .getResult(0);
   }
-  define(n, y);
+  return define(n, y);
 }
 
-void Importer::importTranspose(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"perm"});
-  Value x = input(n, 0);
+LogicalResult Importer::importTranspose(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"perm"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
   SmallVector<int64_t> perm;
-  if (const onnx::AttributeProto *p =
-          attr(n, "perm", onnx::AttributeProto::INTS))
-    perm.assign(p->ints().begin(), p->ints().end());
+  FailureOr<const onnx::AttributeProto *> p =
+      attr(n, "perm", onnx::AttributeProto::INTS);
+  if (failed(p))
+    return failure();
+  if (*p)
+    perm.assign((*p)->ints().begin(), (*p)->ints().end());
   else
-    for (int64_t i = shapeOf(x).size(); i-- > 0;)
+    for (int64_t i = shapeOf(*x).size(); i-- > 0;)
       perm.push_back(i);
   SmallVector<int64_t> sorted(perm);
   llvm::sort(sorted);
   for (size_t i = 0; i < sorted.size(); ++i)
-    if (sorted[i] != int64_t(i) || perm.size() != shapeOf(x).size())
-      fail(nodeName(n) + ": 'perm' is not a permutation of the dims");
-  define(n, transpose(x, perm));
+    if (sorted[i] != int64_t(i) || perm.size() != shapeOf(*x).size())
+      return fail(nodeName(n) + ": 'perm' is not a permutation of the dims");
+  return define(n, transpose(*x, perm));
 }
 
 /// Cast between f32 and booleans (i1): f32 -> bool is x != 0 (NaN is
 /// true), bool -> f32 is 0 or 1. Casts to the same type pass the value.
 /// Integer casts of constants are folded (Fold.cpp); integer tensors at
 /// run time are not supported yet.
-void Importer::importCast(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"to", "saturate"});
-  int64_t to = intAttr(n, "to", 0);
-  Value x = input(n, 0);
+LogicalResult Importer::importCast(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"to", "saturate"})))
+    return failure();
+  FailureOr<int64_t> toAttr = intAttr(n, "to", 0);
+  if (failed(toAttr))
+    return failure();
+  int64_t to = *toAttr;
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
   bool fromBool =
-      cast<RankedTensorType>(x.getType()).getElementType().isInteger(1);
+      cast<RankedTensorType>(x->getType()).getElementType().isInteger(1);
   bool toInteger =
       to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 ||
       to == onnx::TensorProto::INT16 || to == onnx::TensorProto::INT8 ||
       to == onnx::TensorProto::UINT8;
   auto map = [&](Type element, Value (*body)(OpBuilder &, Location, Value)) {
     return elementwise(
-        {x}, n,
+        {*x}, n,
         [&](OpBuilder &nb, Location l, ValueRange v) {
           return body(nb, l, v[0]);
         },
@@ -326,100 +404,115 @@ void Importer::importCast(const onnx::NodeProto &n) {
       (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::BOOL ||
        (toInteger && isInteger(n.input(0))))) {
     // Integers are carried as f32: nothing changes.
-    define(n, x);
+    return define(n, *x);
   } else if ((to == onnx::TensorProto::FLOAT || toInteger) && fromBool) {
-    define(
+    return define(
         n, map(b.getF32Type(), [](OpBuilder &nb, Location l, Value v) {
           return arith::UIToFPOp::create(nb, l, nb.getF32Type(), v).getResult();
         }));
   } else if (toInteger) {
     // Float to integer rounds toward zero.
-    define(n, map(b.getF32Type(), [](OpBuilder &nb, Location l, Value v) {
-             return math::TruncOp::create(nb, l, v).getResult();
-           }));
+    return define(n,
+                  map(b.getF32Type(), [](OpBuilder &nb, Location l, Value v) {
+                    return math::TruncOp::create(nb, l, v).getResult();
+                  }));
   } else if (to == onnx::TensorProto::BOOL) {
-    define(n, map(b.getI1Type(), [](OpBuilder &nb, Location l, Value v) {
-             return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, v,
-                                          f32Constant(nb, l, 0))
-                 .getResult();
-           }));
+    return define(n, map(b.getI1Type(), [](OpBuilder &nb, Location l, Value v) {
+                    return arith::CmpFOp::create(nb, l,
+                                                 arith::CmpFPredicate::UNE, v,
+                                                 f32Constant(nb, l, 0))
+                        .getResult();
+                  }));
   } else {
-    fail(nodeName(n) + ": casts to data type " + std::to_string(to) +
-         " of a value computed at run time are not supported (float, "
-         "int64, int32, int16, int8, uint8 and bool are)");
+    return fail(nodeName(n) + ": casts to data type " + std::to_string(to) +
+                " of a value computed at run time are not supported (float, "
+                "int64, int32, int16, int8, uint8 and bool are)");
   }
 }
 
 /// CastLike: Cast to the element type of input 1.
-void Importer::importCastLike(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"saturate"});
-  input(n, 1);
+LogicalResult Importer::importCastLike(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"saturate"})) || failed(input(n, 1)))
+    return failure();
   auto it = elementTypes.find(n.input(1));
   if (it == elementTypes.end())
-    fail(nodeName(n) + ": the type of input 1 is not known");
+    return fail(nodeName(n) + ": the type of input 1 is not known");
   onnx::NodeProto c = n;
   c.mutable_input()->RemoveLast();
   onnx::AttributeProto *to = c.add_attribute();
   to->set_name("to");
   to->set_type(onnx::AttributeProto::INT);
   to->set_i(it->second);
-  importCast(c);
+  return importCast(c);
 }
 
-void Importer::importIdentity(const onnx::NodeProto &n) {
-  onlyAttrs(n, {});
-  define(n, input(n, 0));
+LogicalResult Importer::importIdentity(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {})))
+    return failure();
+  return define(n, input(n, 0));
 }
 
-void Importer::importDropout(const onnx::NodeProto &n) {
+LogicalResult Importer::importDropout(const onnx::NodeProto &n) {
   // Inference: the identity (no mask).
-  onlyAttrs(n, {"ratio", "seed", "is_test"});
+  if (failed(onlyAttrs(n, {"ratio", "seed", "is_test"})))
+    return failure();
   if (n.output_size() > 1 && !n.output(1).empty())
-    fail(nodeName(n) + ": the mask output is not supported (inference "
-                       "only)");
+    return fail(nodeName(n) + ": the mask output is not supported (inference "
+                              "only)");
   // Before opset 7, is_test = 0 (the default) is training mode.
-  if (opsetBelow(7) && !intAttr(n, "is_test", 0))
-    fail(nodeName(n) + ": training mode is not supported (inference "
-                       "only)");
-  if (n.input_size() > 2 && !n.input(2).empty()) {
-    std::vector<float> training = requiredConstant(n, 2);
-    if (training.size() != 1 || training[0] != 0.0f)
-      fail(nodeName(n) + ": training mode is not supported (inference "
-                         "only)");
+  if (opsetBelow(7)) {
+    FailureOr<int64_t> isTest = intAttr(n, "is_test", 0);
+    if (failed(isTest))
+      return failure();
+    if (!*isTest)
+      return fail(nodeName(n) + ": training mode is not supported (inference "
+                                "only)");
   }
-  define(n, input(n, 0));
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    FailureOr<std::vector<float>> training = requiredConstant(n, 2);
+    if (failed(training))
+      return failure();
+    if (training->size() != 1 || (*training)[0] != 0.0f)
+      return fail(nodeName(n) + ": training mode is not supported (inference "
+                                "only)");
+  }
+  return define(n, input(n, 0));
 }
 
-void Importer::importConstant(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"value"});
-  const onnx::AttributeProto *v =
+LogicalResult Importer::importConstant(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"value"})))
+    return failure();
+  FailureOr<const onnx::AttributeProto *> v =
       attr(n, "value", onnx::AttributeProto::TENSOR);
-  if (!v)
-    fail(nodeName(n) + ": only the 'value' form is supported");
-  initializers[n.output(0)] = v->t();
-  define(n, constant(v->t(), nodeName(n)));
+  if (failed(v))
+    return failure();
+  if (!*v)
+    return fail(nodeName(n) + ": only the 'value' form is supported");
+  initializers[n.output(0)] = (*v)->t();
+  return define(n, constant((*v)->t(), nodeName(n)));
 }
 
-void Importer::importConstantOfShape(const onnx::NodeProto &n) {
+LogicalResult Importer::importConstantOfShape(const onnx::NodeProto &n) {
   // fold() makes it a constant when the shape is one.
-  fail(nodeName(n) + ": input 0 ('" + n.input(0) + "') must be a constant");
+  return fail(nodeName(n) + ": input 0 ('" + n.input(0) +
+              "') must be a constant");
 }
 
-void Importer::importRange(const onnx::NodeProto &n) {
+LogicalResult Importer::importRange(const onnx::NodeProto &n) {
   // fold() makes it a constant when its inputs are; shapes are static.
   if (n.input_size() != 3)
-    fail(nodeName(n) + ": needs start, limit and delta");
+    return fail(nodeName(n) + ": needs start, limit and delta");
   for (int i = 0; i < 3; ++i)
     if (!initializers.count(n.input(i)))
-      fail(nodeName(n) + ": input " + std::to_string(i) + " ('" + n.input(i) +
-           "') must be a constant");
-  fail(nodeName(n) + ": expected exactly one output");
+      return fail(nodeName(n) + ": input " + std::to_string(i) + " ('" +
+                  n.input(i) + "') must be a constant");
+  return fail(nodeName(n) + ": expected exactly one output");
 }
 
-void Importer::importShape(const onnx::NodeProto &n) {
+LogicalResult Importer::importShape(const onnx::NodeProto &n) {
   // Shapes are static: fold() has made every Shape and Size a constant
   // already.
-  fail(nodeName(n) + ": expected exactly one output");
+  return fail(nodeName(n) + ": expected exactly one output");
 }
 
 /// Pad in its three modes: constant (a tensor.pad), reflect (mirrored
@@ -427,54 +520,69 @@ void Importer::importShape(const onnx::NodeProto &n) {
 /// the last two as one linalg.generic that reads the input at the
 /// mirrored or clamped index. The pads, value and axes are attributes
 /// (before opset 11) or constant inputs.
-void Importer::importPad(const onnx::NodeProto &n) {
-  onlyAttrs(n, {"mode", "pads", "value"});
-  Value x = input(n, 0);
-  ArrayRef<int64_t> xs = shapeOf(x);
+LogicalResult Importer::importPad(const onnx::NodeProto &n) {
+  if (failed(onlyAttrs(n, {"mode", "pads", "value"})))
+    return failure();
+  FailureOr<Value> x = input(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
   int64_t rank = xs.size();
-  const onnx::AttributeProto *m = attr(n, "mode", onnx::AttributeProto::STRING);
-  std::string mode = m ? m->s() : "constant";
+  FailureOr<const onnx::AttributeProto *> m =
+      attr(n, "mode", onnx::AttributeProto::STRING);
+  if (failed(m))
+    return failure();
+  std::string mode = *m ? (*m)->s() : "constant";
   if (mode != "constant" && mode != "reflect" && mode != "edge")
-    fail(nodeName(n) + ": mode '" + mode +
-         "' is not supported (constant, "
-         "reflect and edge are)");
-  std::vector<int64_t> pads = intsAttrOrInput(n, "pads", 1);
-  float value = floatAttr(n, "value", 0.0f);
+    return fail(nodeName(n) + ": mode '" + mode +
+                "' is not supported (constant, "
+                "reflect and edge are)");
+  FailureOr<std::vector<int64_t>> pads = intsAttrOrInput(n, "pads", 1);
+  if (failed(pads))
+    return failure();
+  FailureOr<float> valueAttr = floatAttr(n, "value", 0.0f);
+  if (failed(valueAttr))
+    return failure();
+  float value = *valueAttr;
   if (n.input_size() > 2 && !n.input(2).empty()) {
-    std::vector<float> v = requiredConstant(n, 2);
-    if (v.size() != 1)
-      fail(nodeName(n) + ": constant_value must be a scalar");
-    value = v[0];
+    FailureOr<std::vector<float>> v = requiredConstant(n, 2);
+    if (failed(v))
+      return failure();
+    if (v->size() != 1)
+      return fail(nodeName(n) + ": constant_value must be a scalar");
+    value = (*v)[0];
   }
   std::vector<int64_t> axes;
-  if (n.input_size() > 3 && !n.input(3).empty())
-    for (float a : requiredConstant(n, 3))
+  if (n.input_size() > 3 && !n.input(3).empty()) {
+    FailureOr<std::vector<float>> given = requiredConstant(n, 3);
+    if (failed(given))
+      return failure();
+    for (float a : *given)
       axes.push_back(int64_t(a) < 0 ? int64_t(a) + rank : int64_t(a));
-  else
+  } else {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
-  if (pads.size() != 2 * axes.size())
-    fail(nodeName(n) + ": expected " + std::to_string(2 * axes.size()) +
-         " pads, got " + std::to_string(pads.size()));
+  }
+  if (pads->size() != 2 * axes.size())
+    return fail(nodeName(n) + ": expected " + std::to_string(2 * axes.size()) +
+                " pads, got " + std::to_string(pads->size()));
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   for (auto [k, d] : llvm::enumerate(axes)) {
     if (d < 0 || d >= rank)
-      fail(nodeName(n) + ": axis out of range");
-    low[d] = pads[k];
-    high[d] = pads[k + axes.size()];
+      return fail(nodeName(n) + ": axis out of range");
+    low[d] = (*pads)[k];
+    high[d] = (*pads)[k + axes.size()];
     if (low[d] < 0 || high[d] < 0)
-      fail(nodeName(n) + ": negative pads (cropping) are not supported");
+      return fail(nodeName(n) + ": negative pads (cropping) are not supported");
     if (mode == "reflect" && (low[d] >= xs[d] || high[d] >= xs[d]))
-      fail(nodeName(n) + ": reflect pads must be smaller than the dim");
+      return fail(nodeName(n) + ": reflect pads must be smaller than the dim");
   }
-  if (mode == "constant") {
-    define(n, padConstant(x, low, high, value));
-    return;
-  }
+  if (mode == "constant")
+    return define(n, padConstant(*x, low, high, value));
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d)
     shape.push_back(xs[d] + low[d] + high[d]);
-  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Type element = cast<RankedTensorType>(x->getType()).getElementType();
   Value init = tensor::EmptyOp::create(b, loc, shape, element);
   bool reflect = mode == "reflect";
   auto generic = linalg::GenericOp::create(
@@ -508,9 +616,9 @@ void Importer::importPad(const onnx::NodeProto &n) {
           src.push_back(s);
         }
         linalg::YieldOp::create(
-            nb, l, tensor::ExtractOp::create(nb, l, x, src).getResult());
+            nb, l, tensor::ExtractOp::create(nb, l, *x, src).getResult());
       });
-  define(n, generic.getResult(0));
+  return define(n, generic.getResult(0));
 }
 
 void mlir::tq::onnx_import::registerTensorOps(OpRegistry &r) {

@@ -155,38 +155,43 @@ bool mlir::tq::onnx_import::tensorValues(const onnx::TensorProto &t,
   return true;
 }
 
-Value Importer::input(const onnx::NodeProto &n, int i) {
+FailureOr<Value> Importer::input(const onnx::NodeProto &n, int i) {
   if (i >= n.input_size() || n.input(i).empty())
-    fail(nodeName(n) + ": missing input " + std::to_string(i));
+    return fail(nodeName(n) + ": missing input " + std::to_string(i));
   auto it = values.find(n.input(i));
   if (it == values.end())
-    fail(nodeName(n) + ": input '" + n.input(i) + "' is not defined");
+    return fail(nodeName(n) + ": input '" + n.input(i) + "' is not defined");
   return it->second;
 }
 
-void Importer::checkShape(ArrayRef<int64_t> shape, const std::string &what) {
+LogicalResult Importer::checkShape(ArrayRef<int64_t> shape,
+                                   const std::string &what) {
   int64_t elements = 1;
   for (int64_t d : shape) {
     if (d < 0 || d > kMaxDim)
-      fail(what + " would have a dimension of " + std::to_string(d) +
-           " (at most 2^31-1)");
+      return fail(what + " would have a dimension of " + std::to_string(d) +
+                  " (at most 2^31-1)");
     if (d != 0 && elements > kMaxElements / d)
-      fail(what + " would have more than 2^32 elements");
+      return fail(what + " would have more than 2^32 elements");
     elements *= d;
   }
+  return success();
 }
 
-void Importer::define(const onnx::NodeProto &n, Value v, int i) {
+LogicalResult Importer::define(const onnx::NodeProto &n, Value v, int i) {
   if (i >= n.output_size())
-    fail(nodeName(n) + ": missing output " + std::to_string(i));
+    return fail(nodeName(n) + ": missing output " + std::to_string(i));
   // Sizes computed from attributes and shapes in the file are checked once
   // here, before a later node computes with them.
   if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-    checkShape(t.getShape(), nodeName(n) + ": output '" + n.output(i) + "'");
+    if (failed(checkShape(t.getShape(),
+                          nodeName(n) + ": output '" + n.output(i) + "'")))
+      return failure();
   values[n.output(i)] = v;
+  return success();
 }
 
-const onnx::AttributeProto *
+FailureOr<const onnx::AttributeProto *>
 Importer::attr(const onnx::NodeProto &n, const std::string &name,
                onnx::AttributeProto::AttributeType type) {
   for (const onnx::AttributeProto &a : n.attribute()) {
@@ -194,87 +199,116 @@ Importer::attr(const onnx::NodeProto &n, const std::string &name,
       continue;
     // Files from before IR version 2 leave the type unset.
     if (a.type() != type && a.type() != onnx::AttributeProto::UNDEFINED)
-      fail(nodeName(n) + ": attribute '" + name + "' is " +
-           onnx::AttributeProto::AttributeType_Name(a.type()) + ", expected " +
-           onnx::AttributeProto::AttributeType_Name(type));
+      return fail(nodeName(n) + ": attribute '" + name + "' is " +
+                  onnx::AttributeProto::AttributeType_Name(a.type()) +
+                  ", expected " +
+                  onnx::AttributeProto::AttributeType_Name(type));
     return &a;
   }
-  return nullptr;
+  return static_cast<const onnx::AttributeProto *>(nullptr);
 }
 
-int64_t Importer::intAttr(const onnx::NodeProto &n, const std::string &name,
-                          int64_t dflt) {
-  const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::INT);
-  return a ? a->i() : dflt;
+FailureOr<int64_t> Importer::intAttr(const onnx::NodeProto &n,
+                                     const std::string &name, int64_t dflt) {
+  FailureOr<const onnx::AttributeProto *> a =
+      attr(n, name, onnx::AttributeProto::INT);
+  if (failed(a))
+    return failure();
+  return *a ? (*a)->i() : dflt;
 }
 
-int64_t Importer::axisAttr(const onnx::NodeProto &n, const std::string &name,
-                           int64_t dflt, int64_t rank, bool end) {
-  int64_t axis = intAttr(n, name, dflt);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis > rank || (axis == rank && !end))
-    fail(nodeName(n) + ": " + name + " out of range");
+FailureOr<int64_t> Importer::axisAttr(const onnx::NodeProto &n,
+                                      const std::string &name, int64_t dflt,
+                                      int64_t rank, bool end) {
+  FailureOr<int64_t> axis = intAttr(n, name, dflt);
+  if (failed(axis))
+    return failure();
+  if (*axis < 0)
+    *axis += rank;
+  if (*axis < 0 || *axis > rank || (*axis == rank && !end))
+    return fail(nodeName(n) + ": " + name + " out of range");
   return axis;
 }
 
-float Importer::floatAttr(const onnx::NodeProto &n, const std::string &name,
-                          float dflt) {
-  const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::FLOAT);
-  return a ? a->f() : dflt;
+FailureOr<float> Importer::floatAttr(const onnx::NodeProto &n,
+                                     const std::string &name, float dflt) {
+  FailureOr<const onnx::AttributeProto *> a =
+      attr(n, name, onnx::AttributeProto::FLOAT);
+  if (failed(a))
+    return failure();
+  return *a ? (*a)->f() : dflt;
 }
 
-SmallVector<int64_t> Importer::intsAttr(const onnx::NodeProto &n,
-                                        const char *name,
-                                        SmallVector<int64_t> dflt) {
-  if (const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::INTS))
-    return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
-  return dflt;
+FailureOr<SmallVector<int64_t>> Importer::intsAttr(const onnx::NodeProto &n,
+                                                   const char *name,
+                                                   SmallVector<int64_t> dflt) {
+  FailureOr<const onnx::AttributeProto *> a =
+      attr(n, name, onnx::AttributeProto::INTS);
+  if (failed(a))
+    return failure();
+  if (!*a)
+    return dflt;
+  return SmallVector<int64_t>((*a)->ints().begin(), (*a)->ints().end());
 }
 
-std::vector<int64_t> Importer::intsAttrOrInput(const onnx::NodeProto &n,
-                                               const char *name, int i) {
+FailureOr<std::vector<int64_t>>
+Importer::intsAttrOrInput(const onnx::NodeProto &n, const char *name, int i) {
+  FailureOr<const onnx::AttributeProto *> a =
+      attr(n, name, onnx::AttributeProto::INTS);
+  if (failed(a))
+    return failure();
   std::vector<int64_t> v;
-  if (const onnx::AttributeProto *a = attr(n, name, onnx::AttributeProto::INTS))
-    v.assign(a->ints().begin(), a->ints().end());
-  else if (auto c = constantInput(n, i))
-    for (float f : *c)
+  if (*a) {
+    v.assign((*a)->ints().begin(), (*a)->ints().end());
+    return v;
+  }
+  FailureOr<std::optional<std::vector<float>>> c = constantInput(n, i);
+  if (failed(c))
+    return failure();
+  if (*c)
+    for (float f : **c)
       v.push_back(int64_t(f));
   return v;
 }
 
-void Importer::onlyAttrs(const onnx::NodeProto &n,
-                         ArrayRef<const char *> known) {
+LogicalResult Importer::onlyAttrs(const onnx::NodeProto &n,
+                                  ArrayRef<const char *> known) {
   for (const onnx::AttributeProto &a : n.attribute())
     if (std::find_if(known.begin(), known.end(), [&](const char *k) {
           return a.name() == k;
         }) == known.end())
-      fail(nodeName(n) + ": attribute '" + a.name() + "' is not supported");
+      return fail(nodeName(n) + ": attribute '" + a.name() +
+                  "' is not supported");
+  return success();
 }
 
 bool Importer::opsetBelow(int64_t version) const {
   return llvm::any_of(opsets, [&](int64_t o) { return o < version; });
 }
 
-std::vector<float> Importer::requiredConstant(const onnx::NodeProto &n, int i) {
-  std::optional<std::vector<float>> v = constantInput(n, i);
-  if (!v)
-    fail(nodeName(n) + ": missing input " + std::to_string(i));
-  return *v;
+FailureOr<std::vector<float>>
+Importer::requiredConstant(const onnx::NodeProto &n, int i) {
+  FailureOr<std::optional<std::vector<float>>> v = constantInput(n, i);
+  if (failed(v))
+    return failure();
+  if (!*v)
+    return fail(nodeName(n) + ": missing input " + std::to_string(i));
+  return std::move(**v);
 }
-std::optional<std::vector<float>>
+
+FailureOr<std::optional<std::vector<float>>>
 Importer::constantInput(const onnx::NodeProto &n, int i) {
   if (i >= n.input_size() || n.input(i).empty())
-    return std::nullopt;
+    return std::optional<std::vector<float>>();
   auto it = initializers.find(n.input(i));
   if (it == initializers.end())
-    fail(nodeName(n) + ": input " + std::to_string(i) + " ('" + n.input(i) +
-         "') must be a constant");
+    return fail(nodeName(n) + ": input " + std::to_string(i) + " ('" +
+                n.input(i) + "') must be a constant");
   std::vector<float> v;
   std::string why;
   if (!tensorValues(it->second, v, why))
-    fail(nodeName(n) + ": " + why);
-  return v;
+    return fail(nodeName(n) + ": " + why);
+  return std::optional<std::vector<float>>(std::move(v));
 }
 
 /// A reshape between static shapes, through one collapse to 1-D and one
@@ -307,11 +341,12 @@ Value Importer::reshape(Value x, ArrayRef<int64_t> shape) {
                                        all(shape.size()));
 }
 
-Value Importer::constant(const onnx::TensorProto &t, const std::string &where) {
+FailureOr<Value> Importer::constant(const onnx::TensorProto &t,
+                                    const std::string &where) {
   std::vector<float> data;
   std::string why;
   if (!tensorValues(t, data, why))
-    fail(where + ": " + why);
+    return fail(where + ": " + why);
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
   if (t.data_type() == onnx::TensorProto::BOOL) {
     // Booleans stay i1 (a condition, a mask).
@@ -319,14 +354,17 @@ Value Importer::constant(const onnx::TensorProto &t, const std::string &where) {
     for (float v : data)
       bits.push_back(v != 0);
     return arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(RankedTensorType::get(shape, b.getI1Type()),
-                               ArrayRef<bool>(bits)));
+               b, loc,
+               DenseElementsAttr::get(
+                   RankedTensorType::get(shape, b.getI1Type()),
+                   ArrayRef<bool>(bits)))
+        .getResult();
   }
   auto type = f32Tensor(shape);
   if (data.size() < kResourceElements)
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, ArrayRef<float>(data)));
+               b, loc, DenseElementsAttr::get(type, ArrayRef<float>(data)))
+        .getResult();
   // Large weights are dense resources: a blob printed once in hex at the
   // end of the module, not a giant textual literal. The key is the
   // initializer's name (made unique by the blob manager).
@@ -335,11 +373,12 @@ Value Importer::constant(const onnx::TensorProto &t, const std::string &where) {
     if (!llvm::isAlnum(ch) && ch != '_' && ch != '.')
       ch = '_';
   return arith::ConstantOp::create(
-      b, loc,
-      DenseResourceElementsAttr::get(
-          type, key,
-          HeapAsmResourceBlob::allocateAndCopyInferAlign(
-              ArrayRef<float>(data))));
+             b, loc,
+             DenseResourceElementsAttr::get(
+                 type, key,
+                 HeapAsmResourceBlob::allocateAndCopyInferAlign(
+                     ArrayRef<float>(data))))
+      .getResult();
 }
 
 Value Importer::padConstant(Value x, ArrayRef<int64_t> low,
