@@ -220,10 +220,12 @@ std::optional<LogicalResult> Importer::fold(const onnx::NodeProto &n) {
       }
     }
   } else if (op == "Gather") {
+    if (in[0].dims.size() != 1)
+      return std::nullopt;
     FailureOr<int64_t> axis = intAttr(n, "axis", 0);
     if (failed(axis))
       return failure();
-    if (in[0].dims.size() != 1 || *axis != 0)
+    if (*axis != 0)
       return std::nullopt;
     int64_t size = in[0].dims[0];
     for (int64_t i : ints(in[1])) {

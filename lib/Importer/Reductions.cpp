@@ -302,21 +302,30 @@ LogicalResult Importer::importReduce(const onnx::NodeProto &n) {
   return define(n, reduce(*x, *axes, *keepdims, kind));
 }
 
-LogicalResult Importer::importSoftmax(const onnx::NodeProto &n) {
-  const std::string &op = n.op_type();
-  if (failed(onlyAttrs(n, {"axis"})))
+/// The input and axis of Softmax, LogSoftmax and Hardmax.
+static FailureOr<std::pair<Value, int64_t>>
+inputAndAxis(Importer &im, const onnx::NodeProto &n) {
+  if (failed(im.onlyAttrs(n, {"axis"})))
     return failure();
-  FailureOr<Value> x = input(n, 0);
+  FailureOr<Value> x = im.input(n, 0);
   if (failed(x))
     return failure();
-  int64_t rank = shapeOf(*x).size();
-  FailureOr<int64_t> axis = axisAttr(n, "axis", -1, rank);
+  int64_t rank = Importer::shapeOf(*x).size();
+  FailureOr<int64_t> axis = im.axisAttr(n, "axis", -1, rank);
   if (failed(axis))
     return failure();
-  if (opsetBelow(13) && *axis != rank - 1)
-    return fail(nodeName(n) + ": before opset 13, only the last axis is "
-                              "supported (the 2-D coercion is not)");
-  return define(n, softmax(*x, *axis, op == "LogSoftmax"));
+  if (im.opsetBelow(13) && *axis != rank - 1)
+    return im.fail(nodeName(n) + ": before opset 13, only the last axis is "
+                                 "supported (the 2-D coercion is not)");
+  return std::make_pair(*x, *axis);
+}
+
+LogicalResult Importer::importSoftmax(const onnx::NodeProto &n) {
+  FailureOr<std::pair<Value, int64_t>> xAxis = inputAndAxis(*this, n);
+  if (failed(xAxis))
+    return failure();
+  auto [x, axis] = *xAxis;
+  return define(n, softmax(x, axis, n.op_type() == "LogSoftmax"));
 }
 
 /// ArgMax and ArgMin: int64 indices, carried as f32.
@@ -409,19 +418,11 @@ LogicalResult Importer::importCumSum(const onnx::NodeProto &n) {
 }
 
 LogicalResult Importer::importHardmax(const onnx::NodeProto &n) {
-  if (failed(onlyAttrs(n, {"axis"})))
+  FailureOr<std::pair<Value, int64_t>> xAxis = inputAndAxis(*this, n);
+  if (failed(xAxis))
     return failure();
-  FailureOr<Value> x = input(n, 0);
-  if (failed(x))
-    return failure();
-  int64_t rank = shapeOf(*x).size();
-  FailureOr<int64_t> axis = axisAttr(n, "axis", -1, rank);
-  if (failed(axis))
-    return failure();
-  if (opsetBelow(13) && *axis != rank - 1)
-    return fail(nodeName(n) + ": before opset 13, only the last axis is "
-                              "supported (the 2-D coercion is not)");
-  return define(n, hardmax(*x, *axis));
+  auto [x, axis] = *xAxis;
+  return define(n, hardmax(x, axis));
 }
 
 void mlir::tq::onnx_import::registerReductionOps(OpRegistry &r) {
