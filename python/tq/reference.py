@@ -99,8 +99,14 @@ def tile_slices(shape, tile, dims):
         yield g, tuple(sl)
 
 
-def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0):
-    """Returns (q int32, steps f32 grid, offsets f32 grid, points i32 grid)."""
+def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0,
+             steps=None):
+    """Returns (q int32, steps f32 grid, offsets f32 grid, points i32 grid).
+
+    With `steps` (f32, the grid's shape), each tile uses its given step
+    instead of one computed from its data; a given step that is not finite
+    and positive counts as 0. Points are then 0."""
+    given = None if steps is None else np.asarray(steps, dtype=F32)
     x = np.asarray(x, dtype=F32)
     grid = list(x.shape)
     for k in range(2):
@@ -117,8 +123,13 @@ def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0):
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for g, sl in tile_slices(x.shape, tile, dims):
             vals = x[sl]
-            s, f, o = tile_params(vals, bits, form)
-            step = F32(np.ldexp(f, s))
+            if given is None:
+                s, f, o = tile_params(vals, bits, form)
+                step = F32(np.ldexp(f, s))
+            else:
+                step, o, s = given[g], F32(0), 0
+                if not (np.isfinite(step) and step > 0):
+                    step = F32(0)
             steps[g], offsets[g], points[g] = step, o, s
             if step == 0:
                 out = np.zeros(vals.shape, F32)

@@ -324,10 +324,11 @@ namespace {
 /// both passes walk x in memory order instead, the last dim innermost
 /// (unit stride, vectorized): the maxima of all tiles at once into a
 /// grid-shaped buffer, then the steps, then the values. max is exact in any
-/// order, so the results are the same bits.
+/// order, so the results are the same bits. With `stepsGiven`, `steps`
+/// already holds them and only the values are computed.
 void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
                                Value q, Value steps, Value m,
-                               RoundingMode rounding) {
+                               RoundingMode rounding, bool stepsGiven = false) {
   SmallVector<int64_t> shape(type.getShape());
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
@@ -363,22 +364,25 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
     g[d1] = arith::DivUIOp::create(ib, idx[d1], index(ib, t1));
     return g;
   };
-  Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
-  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
-  forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
-    memref::StoreOp::create(ib, zero, zmax, g);
-  });
-  forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
-    SmallVector<Value> g = tileOf(ib, idx);
-    Value v = finiteAbs(ib, memref::LoadOp::create(ib, x, idx));
-    Value z = memref::LoadOp::create(ib, zmax, g);
-    memref::StoreOp::create(ib, arith::MaxNumFOp::create(ib, z, v), zmax, g);
-  });
-  forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
-    Value z = memref::LoadOp::create(ib, zmax, g);
-    memref::StoreOp::create(ib, tileStep(ib, z, m, type.getScaleKind()), steps,
-                            g);
-  });
+  if (!stepsGiven) {
+    Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
+    Value zero =
+        arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+    forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+      memref::StoreOp::create(ib, zero, zmax, g);
+    });
+    forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
+      SmallVector<Value> g = tileOf(ib, idx);
+      Value v = finiteAbs(ib, memref::LoadOp::create(ib, x, idx));
+      Value z = memref::LoadOp::create(ib, zmax, g);
+      memref::StoreOp::create(ib, arith::MaxNumFOp::create(ib, z, v), zmax, g);
+    });
+    forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+      Value z = memref::LoadOp::create(ib, zmax, g);
+      memref::StoreOp::create(ib, tileStep(ib, z, m, type.getScaleKind()),
+                              steps, g);
+    });
+  }
   forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
     Value step = memref::LoadOp::create(ib, steps, tileOf(ib, idx));
     Value qi = quantizeValue(ib, memref::LoadOp::create(ib, x, idx), step, m,
@@ -543,6 +547,28 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
       });
 }
 
+void cpu::emitQuantizeGivenSteps(OpBuilder &ob, Location loc, TiledType type,
+                                 Value x, Value given, Value q, Value steps,
+                                 Value bits, RoundingMode rounding) {
+  ImplicitLocOpBuilder b(loc, ob);
+  // A given step that is not finite and positive is taken as 0: its tile
+  // quantizes to 0 (and dequantizes to 0).
+  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+  Value inf = arith::ConstantFloatOp::create(
+      b, b.getF32Type(), APFloat::getInf(APFloat::IEEEsingle()));
+  forEachIndex(
+      b, type.getGridShape(), [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+        Value s = memref::LoadOp::create(ib, given, g);
+        Value usable = arith::AndIOp::create(
+            ib, arith::CmpFOp::create(ib, arith::CmpFPredicate::OGT, s, zero),
+            arith::CmpFOp::create(ib, arith::CmpFPredicate::OLT, s, inf));
+        memref::StoreOp::create(
+            ib, arith::SelectOp::create(ib, usable, s, zero), steps, g);
+      });
+  emitQuantizeInMemoryOrder(b, type, x, q, steps, qmaxOf(b, bits), rounding,
+                            /*stepsGiven=*/true);
+}
+
 int64_t cpu::rankOf(Type t) {
   if (auto tiled = dyn_cast<TiledType>(t))
     return tiled.getRank();
@@ -606,8 +632,14 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         cpu::allocBuffer(b, b.getLoc(), type.getGridShape(), b.getF32Type());
     Value bits =
         adaptor.getBits().empty() ? Value() : adaptor.getBits().front();
-    cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
-                           bitsValue(b, type, bits), op.getRounding());
+    if (!adaptor.getScales().empty())
+      cpu::emitQuantizeGivenSteps(
+          b, b.getLoc(), type, x,
+          cpu::toBuffer(b, b.getLoc(), adaptor.getScales().front()), q, steps,
+          bitsValue(b, type, bits), op.getRounding());
+    else
+      cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
+                             bitsValue(b, type, bits), op.getRounding());
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), steps)}});
     return success();
@@ -971,8 +1003,6 @@ LogicalResult checkSupported(Operation *op) {
       return fail("per-tile bit widths are not lowered yet");
   }
   if (auto q = dyn_cast<QuantizeOp>(op)) {
-    if (q.getScales())
-      return fail("given scales are not lowered yet");
     if (q.getRounding() == RoundingMode::stochastic)
       return fail("stochastic rounding is not lowered yet");
     if (q.getBits() && !q.getBits().getType().isInteger(32))

@@ -105,6 +105,52 @@ quantize_case((5, 7, 6), "i8", 8, (4, 4), (0, 1), "up")
 
 
 
+# Given steps (tq.quantize ... scales(%s)): every tile uses its step, as
+# the training step's frozen parameters do (SPEC A6); zero, negative, NaN
+# and infinite steps quantize their tile to 0; values beyond qmax · step
+# saturate.
+def given_steps_case(shape, storage, bits, tile, dims, scale="f32",
+                     rounding="nearest_even"):
+    x = adversarial(shape, tile)
+    grid = list(shape)
+    for k in range(2):
+        grid[dims[k]] = -(-shape[dims[k]] // tile[k])
+    # Steps from the data of another draw, some tiles much too small (they
+    # saturate) and a few unusable.
+    _, other, _, _ = ref.quantize(adversarial(shape, tile), tile, dims, bits,
+                                  FORMS[scale])
+    given = (other * np.where(rng.random(grid) < 0.3, 0.01, 1.0)).astype(np.float32)
+    flat = given.reshape(-1)
+    for i, v in enumerate([0.0, -1.0, np.nan, np.inf, 1e-40][:flat.size]):
+        flat[(i * 7) % flat.size] = v
+    ty = tiled(shape, storage, bits, tile, dims, scale)
+    fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    gty = "tensor<" + "x".join(map(str, grid)) + "xf32>"
+    rnd = f" rounding {rounding}" if rounding != "nearest_even" else ""
+    src = f"""
+func.func @main(%x: {fty}, %s: {gty}) -> ({ty}, {fty}) {{
+  %q = tq.quantize %x scales(%s : {gty}){rnd} : {fty} -> {ty}
+  %d = tq.dequantize %q : {ty} -> {fty}
+  return %q, %d : {ty}, {fty}
+}}
+"""
+    q, steps, deq = cpu.run(src, [x, given], outputs=3)
+    rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, FORMS[scale], rounding,
+                                 steps=given)
+    name = f"given steps {shape} {storage}:{bits} tile {tile} dims {dims}"
+    check(name + " q", q.astype(np.int32), rq)
+    check(name + " steps", steps, rs)
+    check(name + " deq", deq, ref.dequantize(rq, rs, ro, tile, dims))
+    saturated = int(np.sum(np.abs(rq) == ref.qmax(bits)))
+    print(f"given steps {shape}: {saturated} saturated")
+
+
+given_steps_case((19, 37), "i8", 8, (8, 8), (0, 1))
+given_steps_case((40, 33), "i8", 4, (16, 16), (0, 1), scale="pow2", rounding="up")
+given_steps_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1))
+given_steps_case((64, 16, 4, 4), "i8", 8, (16, 16), (0, 1))
+
+
 # Run-time adaptive bit width (A3/A4): tq.adaptive_bit_width searches the
 # width on the data, tq.quantize uses it; the width equals the C++ golden
 # model's search (tq-ref search) and the data its quantization.
@@ -149,7 +195,8 @@ adaptive_case((64, 64), 32, 0.004, 0.006, 12)
 
 print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK-NOT: MISMATCH
+# CHECK: given steps (19, 37): {{[1-9][0-9]*}} saturated
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 99, mismatches: 0
+# CHECK: quantize cases: 111, mismatches: 0

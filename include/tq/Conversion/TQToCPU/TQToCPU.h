@@ -107,6 +107,12 @@ namespace cpu {
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value q, Value steps, Value bits, RoundingMode rounding,
                        Value tilesBegin = Value(), Value tilesEnd = Value());
+/// Emits the quantization of `x` into `q` with the given per-tile steps
+/// (f32 memref in the grid shape) copied into `steps`; a step that is not
+/// finite and positive is taken as 0.
+void emitQuantizeGivenSteps(OpBuilder &b, Location loc, TiledType type, Value x,
+                            Value given, Value q, Value steps, Value bits,
+                            RoundingMode rounding);
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i].
