@@ -684,6 +684,16 @@ Value optionalBits(ImplicitLocOpBuilder &b, TiledType type, ValueRange bits) {
   return bitsValue(b, type, bits.empty() ? Value() : bits.front());
 }
 
+/// The steps are the second tensor of the converted (data, steps) pair.
+struct StepsLowering : OpConversionPattern<StepsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(StepsOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, adaptor.getInput()[1]);
+    return success();
+  }
+};
+
 struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(DequantizeOp op, OneToNOpAdaptor adaptor,
@@ -1032,7 +1042,7 @@ LogicalResult checkSupported(Operation *op) {
   if (auto a = dyn_cast<AdaptiveBitWidthOp>(op))
     if (!a.getType().isInteger(32))
       return fail("per-tile bit-width searches are not lowered yet");
-  if (isa<QuantizeOp, DequantizeOp, ConstantOp, MatmulOp, Conv2DOp,
+  if (isa<QuantizeOp, DequantizeOp, StepsOp, ConstantOp, MatmulOp, Conv2DOp,
           AdaptiveBitWidthOp, TransposeOp, RequantizeOp, PostprocessOp,
           WeightUpdateOp>(op))
     return success();
@@ -1094,9 +1104,9 @@ void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
                                        const CPUCodegenOptions &options) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<QuantizeLowering>(converter, ctx, options);
-  patterns.add<DequantizeLowering, ConstantLowering, TransposeLowering,
-               RequantizeLowering, PostprocessLowering, WeightUpdateLowering,
-               AdaptiveBitWidthLowering>(converter, ctx);
+  patterns.add<DequantizeLowering, StepsLowering, ConstantLowering,
+               TransposeLowering, RequantizeLowering, PostprocessLowering,
+               WeightUpdateLowering, AdaptiveBitWidthLowering>(converter, ctx);
   populateTQMatmulToCPUPatterns(converter, patterns, options);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

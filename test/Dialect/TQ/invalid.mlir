@@ -81,6 +81,14 @@ func.func @f9(%q: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>) {
 
 // -----
 
+func.func @steps_shape(%q: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>) {
+  // expected-error @+1 {{result must have the tile-grid shape 2x4, got 4x2}}
+  %0 = tq.steps %q : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
 func.func @f10(%q: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>) {
   // expected-error @+1 {{result element type 'bf16' does not match the expressed type 'f32'}}
   %0 = tq.dequantize %q : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x128xbf16>

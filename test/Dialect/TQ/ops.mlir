@@ -22,11 +22,13 @@ func.func @quantize(%x: tensor<64x128xf32>, %s: tensor<2x4xf32>, %n: i32, %nt: t
 // CHECK: tq.requantize %{{.*}} : !tq.tiled<64x128xi8:8, {{.*}}> -> !tq.tiled<64x128xi4:4, f32, tile = 16x16, dims = [0, 1], scale = pow2>
 // CHECK: tq.requantize %{{.*}} permutation([1, 0]) : !tq.tiled<64x128xi8:8, f32, tile = 1x32, {{.*}}> -> !tq.tiled<128x64xi8:8, f32, tile = 1x32
 // CHECK: tq.requantize %{{.*}} bits(%{{.*}} : i32) rounding up : {{.*}} -> !tq.tiled<64x128xi16:?
+// CHECK: tq.steps %{{.*}} : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32> -> tensor<2x4xf32>
 func.func @dequantize_requantize(%q: !a8, %v: !tq.tiled<64x128xi8:8, f32, tile = 1x32, dims = [0, 1]>, %n: i32) {
   %0 = tq.dequantize %q : !a8 -> tensor<64x128xf32>
   %1 = tq.requantize %q : !a8 -> !tq.tiled<64x128xi4:4, f32, tile = 16x16, dims = [0, 1], scale = pow2>
   %2 = tq.requantize %v permutation([1, 0]) : !tq.tiled<64x128xi8:8, f32, tile = 1x32, dims = [0, 1]> -> !tq.tiled<128x64xi8:8, f32, tile = 1x32, dims = [0, 1]>
   %3 = tq.requantize %q bits(%n : i32) rounding up : !a8 -> !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1]>
+  %4 = tq.steps %q : !a8 -> tensor<2x4xf32>
   return
 }
 

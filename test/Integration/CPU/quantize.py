@@ -145,6 +145,34 @@ func.func @main(%x: {fty}, %s: {gty}) -> ({ty}, {fty}) {{
     print(f"given steps {shape}: {saturated} saturated")
 
 
+# tq.steps of a quantization given back to tq.quantize: the same bits.
+def steps_round_trip_case(shape, storage, bits, tile, dims, scale="f32"):
+    x = adversarial(shape, tile)
+    grid = list(shape)
+    for k in range(2):
+        grid[dims[k]] = -(-shape[dims[k]] // tile[k])
+    ty = tiled(shape, storage, bits, tile, dims, scale)
+    fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    gty = "tensor<" + "x".join(map(str, grid)) + "xf32>"
+    src = f"""
+func.func @main(%x: {fty}) -> ({gty}, {ty}) {{
+  %f = tq.quantize %x : {fty} -> {ty}
+  %s = tq.steps %f : {ty} -> {gty}
+  %q = tq.quantize %x scales(%s : {gty}) : {fty} -> {ty}
+  return %s, %q : {gty}, {ty}
+}}
+"""
+    s, q, qsteps = cpu.run(src, [x], outputs=3)
+    rq, rs, _, _ = ref.quantize(x, tile, dims, bits, FORMS[scale])
+    name = f"steps round trip {shape} {storage}:{bits} {scale}"
+    check(name + " steps", s, rs)
+    check(name + " q", q.astype(np.int32), rq)
+    check(name + " q steps", qsteps, rs)
+
+
+steps_round_trip_case((33, 50), "i8", 8, (16, 16), (0, 1))
+steps_round_trip_case((21, 19), "i8", 4, (8, 8), (0, 1), scale="pow2")
+steps_round_trip_case((37, 20, 5, 7), "i8", 8, (32, 32), (0, 1))
 given_steps_case((19, 37), "i8", 8, (8, 8), (0, 1))
 given_steps_case((40, 33), "i8", 4, (16, 16), (0, 1), scale="pow2", rounding="up")
 given_steps_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1))
@@ -199,4 +227,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 111, mismatches: 0
+# CHECK: quantize cases: 120, mismatches: 0

@@ -203,6 +203,19 @@ LogicalResult DequantizeOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// StepsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StepsOp::verify() {
+  SmallVector<int64_t> grid = getInput().getType().getGridShape();
+  ArrayRef<int64_t> shape = getResult().getType().getShape();
+  if (failed(verifyCompatibleShape(shape, grid)))
+    return emitOpError("result must have the tile-grid shape ")
+           << shapeStr(grid) << ", got " << shapeStr(shape);
+  return success();
+}
+
 std::optional<std::vector<float>> mlir::tq::getConstantF32(Value v) {
   Attribute attr;
   if (!matchPattern(v, m_Constant(&attr)))

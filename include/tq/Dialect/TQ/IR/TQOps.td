@@ -90,6 +90,27 @@ def TQ_DequantizeOp : TQ_Op<"dequantize", [Pure]> {
   let hasFolder = 1;
 }
 
+def TQ_StepsOp : TQ_Op<"steps", [Pure]> {
+  let summary = "the per-tile steps of a tiled tensor";
+  let description = [{
+    The step of every tile of `input` (its scale: `x̂ = q · step + o`), in
+    the tile-grid shape. They can be given back to `tq.quantize ... scales`
+    to quantize other data with the same parameters: the training step
+    keeps them across iterations this way, recomputing them only when its
+    update interval ends (SPEC A6, `tq-update-interval`).
+
+    ```mlir
+    %s = tq.steps %q
+           : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+           -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins TQ_TiledTensor:$input);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def TQ_RequantizeOp : TQ_Op<"requantize", [Pure]> {
   let summary = "quantize again with another bit width, scale kind or tiling";
   let description = [{
