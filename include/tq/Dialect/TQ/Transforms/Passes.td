@@ -446,6 +446,51 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def TQUpdateInterval : Pass<"tq-update-interval", "::mlir::ModuleOp"> {
+  let summary = "Keep quantization parameters across training iterations (A6)";
+  let description = [{
+    Lets the caller of a training step keep each operand's quantization
+    parameters for several iterations and recompute them only when its
+    target iteration interval ends (SPEC A6). In `function`, every
+    `tq.quantize` that computes its steps from its data with a fixed bit
+    width (of weights only with `weights-only`) gets its steps from the
+    caller instead:
+
+    - the function takes, after its arguments, `refresh`
+      (`tensor<Nxi32>`, one flag per such quantization) and the steps of
+      each (`tensor<grid x f32>`, named `<layer> weight #i.steps` or
+      `<layer> data #i.steps` for activations and gradients);
+    - where `refresh[i]` is not 0 the steps are computed from the data, as
+      before (the same bits); elsewhere the given ones are used, and
+      values beyond their range saturate;
+    - the steps used are returned after the results, in the same order and
+      with the same names.
+
+    `tq-train --update-interval` computes the intervals from the returned
+    steps. Quantizations with a run-time width (`policy=adaptive` or
+    `schedule`) are left as they are.
+
+    ```mlir
+    %f = tq.quantize %x : tensor<64x128xf32> -> !t
+    // becomes
+    %r = tensor.extract %refresh[%c0] : tensor<3xi32>
+    %s = scf.if (%r != 0) { tq.steps (tq.quantize %x) } else { %steps0 }
+    %f = tq.quantize %x scales(%s : tensor<4x8xf32>) : tensor<64x128xf32> -> !t
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"train_step\"",
+           "The training step">,
+    Option<"weightsOnly", "weights-only", "bool", /*default=*/"false",
+           "Keep the parameters of weights only (activations and gradients "
+           "are then quantized afresh every iteration)">
+  ];
+  let dependentDialects = ["::mlir::tq::TQDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TQPartitionPPU : Pass<"tq-partition-ppu", "::mlir::ModuleOp"> {
   let summary = "Split functions into PPU kernels and host functions";
   let description = [{
