@@ -14,6 +14,7 @@
 #include "tq/Importer/ONNX.h"
 #include "tq/Pipelines/Pipelines.h"
 #include "tq/Runtime/Dataset.h"
+#include "tq/Runtime/Interval.h"
 #include "tq/Support/ToolOptions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -111,6 +112,45 @@ static cl::opt<std::string> emitStep(cl::cat(toolOptions), "emit-step",
                                               "step (MLIR) here"),
                                      cl::value_desc("file.mlir"), cl::init(""));
 
+static cl::OptionCategory intervalOptions(
+    "tq-train update interval (SPEC A6; defaults in docs/Training.md)");
+static cl::opt<bool> updateInterval(
+    cl::cat(intervalOptions), "update-interval",
+    cl::desc("keep each operand's quantization parameters for a target "
+             "iteration interval instead of recomputing them every step"));
+static cl::opt<bool>
+    intervalWeightsOnly(cl::cat(intervalOptions), "interval-weights-only",
+                        cl::desc("keep the parameters of weights only"));
+static tq::IntervalOptions intervalDefaults;
+static cl::opt<double>
+    intervalAlpha(cl::cat(intervalOptions), "interval-alpha",
+                  cl::desc("weight of the newest point position in the "
+                           "moving average, in (0, 1]"),
+                  cl::init(intervalDefaults.alpha));
+static cl::opt<double> intervalBeta(cl::cat(intervalOptions), "interval-beta",
+                                    cl::desc("I = beta / max(diff1, diff2) - "
+                                             "gamma"),
+                                    cl::init(intervalDefaults.beta));
+static cl::opt<double> intervalGamma(cl::cat(intervalOptions), "interval-gamma",
+                                     cl::desc("see beta"),
+                                     cl::init(intervalDefaults.gamma));
+static cl::opt<double> intervalDelta(cl::cat(intervalOptions), "interval-delta",
+                                     cl::desc("diff2 = delta * diff_bit^2"),
+                                     cl::init(intervalDefaults.delta));
+static cl::opt<int64_t> intervalWarmup(
+    cl::cat(intervalOptions), "interval-warmup",
+    cl::desc("iterations at the start that recompute every time"),
+    cl::init(intervalDefaults.warmup));
+static cl::opt<int64_t>
+    intervalMax(cl::cat(intervalOptions), "interval-max",
+                cl::desc("the longest interval, in iterations"),
+                cl::init(intervalDefaults.maxInterval));
+static cl::opt<unsigned> intervalStableEpoch(
+    cl::cat(intervalOptions), "interval-stable-epoch",
+    cl::desc("from this epoch on (from 1; 0: never), recompute once per "
+             "epoch"),
+    cl::init(0));
+
 static int fail(const Twine &msg) {
   errs() << "tq-train: error: " << msg << "\n";
   return 1;
@@ -169,6 +209,10 @@ buildStep(mlir::MLIRContext &ctx, const std::string &bytes,
           .str();
   if (!floatStep)
     pipeline += ",tq-quantize{" + quantize + "}";
+  if (updateInterval)
+    pipeline += formatv(",tq-update-interval{{weights-only={0}}",
+                        bool(intervalWeightsOnly))
+                    .str();
   std::string pipelineError;
   raw_string_ostream os(pipelineError);
   if (failed(mlir::parsePassPipeline(pipeline, pm, os))) {
@@ -217,6 +261,73 @@ std::vector<std::string> returnWidths(mlir::func::FuncOp step) {
           b.getNamedAttr(mlir::tq::kNameArgAttr, b.getStringAttr("widths"))));
   return labels;
 }
+
+/// The quantization parameters the step keeps across iterations
+/// (tq-update-interval): the refresh flags, the steps of each operand, and
+/// its target iteration interval (SPEC A6).
+struct KeptParameters {
+  struct Operand {
+    std::string name;
+    std::vector<int64_t> shape;
+    std::vector<float> steps, used;
+    tq::UpdateInterval interval;
+  };
+  std::vector<Operand> operands;
+  std::vector<int32_t> refresh;
+  int64_t done = 0, due = 0;
+
+  /// The operands of `step` after tq-update-interval: the arguments after
+  /// the one named "refresh".
+  void find(mlir::func::FuncOp step, const tq::IntervalOptions &options) {
+    for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+      auto name =
+          step.getArgAttrOfType<mlir::StringAttr>(i, mlir::tq::kNameArgAttr);
+      if (!name || name.getValue() != "refresh")
+        continue;
+      for (unsigned j = i + 1; j < step.getNumArguments(); ++j) {
+        auto type = cast<mlir::RankedTensorType>(step.getArgument(j).getType());
+        Operand o{
+            step.getArgAttrOfType<mlir::StringAttr>(j, mlir::tq::kNameArgAttr)
+                .str(),
+            {type.getShape().begin(), type.getShape().end()},
+            std::vector<float>(type.getNumElements(), 0.0f),
+            std::vector<float>(type.getNumElements(), 0.0f),
+            tq::UpdateInterval(options)};
+        operands.push_back(std::move(o));
+      }
+      refresh.assign(operands.size(), 0);
+      return;
+    }
+  }
+  /// Before iteration `t`: which operands recompute, and their buffers.
+  void inputs(int64_t t, std::vector<cpu::Buffer> &ins) {
+    if (operands.empty())
+      return;
+    for (size_t i = 0; i < operands.size(); ++i)
+      refresh[i] = operands[i].interval.due(t);
+    ins.push_back(
+        {refresh.data(), cpu::ElementType::I32, {int64_t(refresh.size())}});
+    for (Operand &o : operands)
+      ins.push_back(buffer(o.steps, o.shape));
+  }
+  void outputs(std::vector<cpu::Buffer> &outs) {
+    for (Operand &o : operands)
+      outs.push_back(buffer(o.used, o.shape));
+  }
+  /// After iteration `t`: the new intervals of those that recomputed.
+  void update(int64_t t) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      Operand &o = operands[i];
+      ++due;
+      if (refresh[i]) {
+        ++done;
+        o.interval.recomputed(
+            t, tq::pointPosition(o.used.data(), int64_t(o.used.size())));
+      }
+      std::swap(o.steps, o.used);
+    }
+  }
+};
 
 /// Accuracy of `predict` over `d` (the last partial batch padded).
 double evaluate(cpu::CPUModule &m, std::vector<Parameter> &params,
@@ -274,6 +385,15 @@ int main(int argc, char **argv) {
     return fail("--init must be model or seeded, got '" + init + "'");
   if (floatStep && !quantize.empty())
     return fail("--float and --quantize exclude each other");
+  if (updateInterval && floatStep)
+    return fail("--update-interval needs a quantized step (not --float)");
+  if (!(intervalAlpha > 0 && intervalAlpha <= 1))
+    return fail("--interval-alpha must be in (0, 1]");
+  if (!(intervalBeta > 0) || !(intervalGamma >= 0) || !(intervalDelta >= 0))
+    return fail("--interval-beta must be positive, --interval-gamma and "
+                "--interval-delta >= 0");
+  if (intervalWarmup < 0 || intervalMax < 1)
+    return fail("--interval-warmup must be >= 0 and --interval-max >= 1");
 
   data::Split split;
   std::string error;
@@ -322,7 +442,25 @@ int main(int argc, char **argv) {
     p.shape.assign(type.getShape().begin(), type.getShape().end());
     params.push_back(std::move(p));
   }
-  auto logitsType = cast<mlir::RankedTensorType>(step.getResultTypes().back());
+  KeptParameters kept;
+  int64_t stepsPerEpoch = split.train.count() / batch;
+  if (updateInterval) {
+    tq::IntervalOptions o;
+    o.alpha = intervalAlpha;
+    o.beta = intervalBeta;
+    o.gamma = intervalGamma;
+    o.delta = intervalDelta;
+    o.warmup = intervalWarmup;
+    o.maxInterval = intervalMax;
+    o.stable = int64_t(intervalStableEpoch) > 0
+                   ? (int64_t(intervalStableEpoch) - 1) * stepsPerEpoch
+                   : 0;
+    o.period = stepsPerEpoch;
+    kept.find(step, o);
+  }
+  // The logits come last, before the steps tq-update-interval returns.
+  auto logitsType = cast<mlir::RankedTensorType>(
+      step.getResultTypes()[step.getNumResults() - 1 - kept.operands.size()]);
   std::vector<std::string> widthLabels = returnWidths(step);
   int64_t classes = logitsType.getDimSize(1);
   if (split.classes > classes)
@@ -398,7 +536,7 @@ int main(int argc, char **argv) {
     return fail(error);
 
   int64_t size = split.train.sampleSize();
-  int64_t steps = split.train.count() / batch;
+  int64_t steps = stepsPerEpoch;
   outs() << "tq-train: " << modelPath << ", " << params.size()
          << " parameters, " << (floatStep ? "f32" : "quantized") << " step; "
          << dataSpec << ": " << split.train.count() << " training and "
@@ -442,6 +580,8 @@ int main(int argc, char **argv) {
       ins.push_back({labels.data(), cpu::ElementType::I64, {batch}});
       ins.push_back({lr.data(), cpu::ElementType::F32, {}});
       ins.push_back({&epochIndex, cpu::ElementType::I32, {}});
+      int64_t iteration = int64_t(epochIndex) * steps + s;
+      kept.inputs(iteration, ins);
       for (Parameter &p : next)
         outsB.push_back(buffer(p.values, p.shape));
       if (momentum != 0)
@@ -449,12 +589,14 @@ int main(int argc, char **argv) {
           outsB.push_back(buffer(p.momentum, p.shape));
       outsB.push_back({loss.data(), cpu::ElementType::F32, {}});
       outsB.push_back(buffer(logits, {batch, classes}));
+      kept.outputs(outsB);
       if (!widthLabels.empty())
         outsB.push_back(
             {widths.data(), cpu::ElementType::I32, {int64_t(widths.size())}});
       if (!compiled->invoke("train_step", ins, outsB, error))
         return fail(error);
       std::swap(params, next);
+      kept.update(iteration);
       lossSum += loss[0];
       for (size_t w = 0; w < widths.size(); ++w)
         widthSums[w] += widths[w];
@@ -511,6 +653,20 @@ int main(int argc, char **argv) {
       entry["average_bits"] = averageBits;
       entry["widths"] = std::move(perWidth);
     }
+    if (!kept.operands.empty()) {
+      // SPEC A6: parameter recomputations done, of those due every step.
+      outs() << ", parameters recomputed " << kept.done << " of " << kept.due
+             << " times ("
+             << format("%.1f", double(kept.due) /
+                                   double(std::max<int64_t>(kept.done, 1)))
+             << "x fewer)";
+      entry["recomputations"] = kept.done;
+      entry["recomputations_saved"] = kept.due - kept.done;
+      json::Object intervals;
+      for (const KeptParameters::Operand &o : kept.operands)
+        intervals[o.name] = o.interval.interval();
+      entry["intervals"] = std::move(intervals);
+    }
     outs() << "\n";
     epochLog.push_back(std::move(entry));
   }
@@ -534,6 +690,7 @@ int main(int argc, char **argv) {
                      {"train_samples", split.train.count()},
                      {"test_samples", split.test.count()},
                      {"build_seconds", buildSeconds},
+                     {"update_interval", bool(updateInterval)},
                      {"epochs", std::move(epochLog)},
                      {"test_accuracy", testAccuracy}};
     std::error_code ec;

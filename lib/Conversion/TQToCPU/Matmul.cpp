@@ -138,6 +138,7 @@ struct FusedQuantize {
   Value input; // f32 memref
   Value bits;  // i32
   RoundingMode rounding;
+  Value scales; // given steps (f32 memref), or null
 };
 
 class KernelEmitter {
@@ -415,7 +416,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
     Value t1 = arith::DivUIOp::create(
         b, arith::AddIOp::create(b, r1, idx(s.tileMA - 1)), idx(s.tileMA));
     cpu::emitQuantizeTiles(b, b.getLoc(), fused->type, fused->input, a, sa,
-                           fused->bits, fused->rounding, t0, t1);
+                           fused->bits, fused->rounding, t0, t1, fused->scales);
     if (ap != a)
       widenRows(a, ap, r0, r1);
     if (s.vnni())
@@ -760,8 +761,7 @@ KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
 
 bool mlir::tq::quantizeFusesIntoMatmul(QuantizeOp q,
                                        const CPUCodegenOptions &options) {
-  if (!q->hasOneUse() || q.getScales() ||
-      q.getRounding() == RoundingMode::stochastic)
+  if (!q->hasOneUse() || q.getRounding() == RoundingMode::stochastic)
     return false;
   auto m = dyn_cast<MatmulOp>(*q->getUsers().begin());
   if (!m || m.getLhs() != q.getResult() || m.getRhs() == q.getResult() ||
@@ -818,9 +818,13 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
         Value bits = q.getBits() ? rw.getRemappedValue(q.getBits())
                                  : Value(arith::ConstantIntOp::create(
                                        b, b.getI32Type(), ta.getBits()));
+        Value scales = q.getScales()
+                           ? cpu::toBuffer(b, b.getLoc(),
+                                           rw.getRemappedValue(q.getScales()))
+                           : Value();
         fused =
             FusedQuantize{ta, cpu::toBuffer(b, b.getLoc(), cast.getInputs()[0]),
-                          bits, q.getRounding()};
+                          bits, q.getRounding(), scales};
         a = cpu::allocBuffer(b, b.getLoc(), ta.getShape(),
                              TiledToTensorsConverter::containerType(ta));
         sa = cpu::allocBuffer(b, b.getLoc(), ta.getGridShape(), b.getF32Type());

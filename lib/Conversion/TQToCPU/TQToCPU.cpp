@@ -404,6 +404,18 @@ bool unitInnerStride(Value v) {
          !strides.empty() && strides.back() == 1;
 }
 
+/// A given step as quantization uses it: one that is not finite and
+/// positive is taken as 0 (its tile quantizes to 0).
+Value usableStep(ImplicitLocOpBuilder &b, Value s) {
+  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+  Value inf = arith::ConstantFloatOp::create(
+      b, b.getF32Type(), APFloat::getInf(APFloat::IEEEsingle()));
+  Value usable = arith::AndIOp::create(
+      b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, s, zero),
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, s, inf));
+  return arith::SelectOp::create(b, usable, s, zero);
+}
+
 /// The lanes of the vectors emitQuantizeTileRows uses.
 constexpr int64_t kQuantizeLanes = 16;
 
@@ -411,12 +423,13 @@ constexpr int64_t kQuantizeLanes = 16;
 /// whose columns [lo1, hi1) are the unit-stride last dim: both passes load
 /// kQuantizeLanes columns at a time, masked at the tile's end. The max is
 /// exact in any order and the values are quantized element by element, so
-/// the results are the same bits as one element at a time.
+/// the results are the same bits as one element at a time. With
+/// `givenStep`, pass 1 is skipped.
 void emitQuantizeTileRows(
     ImplicitLocOpBuilder &b, Value x, Value q, Value steps, ValueRange g,
     Value lo0, Value hi0, Value lo1, Value hi1,
     function_ref<SmallVector<Value>(Value, Value)> elementIndex, Value m,
-    ScaleKind kind, RoundingMode rounding) {
+    ScaleKind kind, RoundingMode rounding, Value givenStep) {
   Type container = cast<MemRefType>(q.getType()).getElementType();
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
   auto maskVec = VectorType::get({kQuantizeLanes}, b.getI1Type());
@@ -428,24 +441,27 @@ void emitQuantizeTileRows(
     return vector::CreateMaskOp::create(
         ib, maskVec, ValueRange{arith::SubIOp::create(ib, hi1, c)});
   };
-  // Pass 1: Z = max |x| over the finite elements.
-  auto rows = scf::ForOp::create(
-      b, lo0, hi0, one, ValueRange{zeros},
-      [&](OpBuilder &nb, Location l, Value r, ValueRange acc) {
-        auto cols = scf::ForOp::create(
-            nb, l, lo1, hi1, lanes, acc,
-            [&](OpBuilder &nb2, Location l2, Value c, ValueRange acc2) {
-              ImplicitLocOpBuilder ib(l2, nb2);
-              Value v = vector::MaskedLoadOp::create(
-                  ib, f32Vec, x, elementIndex(r, c), maskAt(ib, c), zeros);
-              scf::YieldOp::create(ib, ValueRange{arith::MaxNumFOp::create(
-                                           ib, acc2[0], finiteAbs(ib, v))});
-            });
-        scf::YieldOp::create(nb, l, cols.getResults());
-      });
-  Value z = vector::ReductionOp::create(b, vector::CombiningKind::MAXNUMF,
-                                        rows.getResult(0));
-  Value step = tileStep(b, z, m, kind);
+  Value step = givenStep;
+  if (!step) {
+    // Pass 1: Z = max |x| over the finite elements.
+    auto rows = scf::ForOp::create(
+        b, lo0, hi0, one, ValueRange{zeros},
+        [&](OpBuilder &nb, Location l, Value r, ValueRange acc) {
+          auto cols = scf::ForOp::create(
+              nb, l, lo1, hi1, lanes, acc,
+              [&](OpBuilder &nb2, Location l2, Value c, ValueRange acc2) {
+                ImplicitLocOpBuilder ib(l2, nb2);
+                Value v = vector::MaskedLoadOp::create(
+                    ib, f32Vec, x, elementIndex(r, c), maskAt(ib, c), zeros);
+                scf::YieldOp::create(ib, ValueRange{arith::MaxNumFOp::create(
+                                             ib, acc2[0], finiteAbs(ib, v))});
+              });
+          scf::YieldOp::create(nb, l, cols.getResults());
+        });
+    Value z = vector::ReductionOp::create(b, vector::CombiningKind::MAXNUMF,
+                                          rows.getResult(0));
+    step = tileStep(b, z, m, kind);
+  }
   memref::StoreOp::create(b, step, steps, g);
   // Pass 2: the values.
   auto qVec = VectorType::get({kQuantizeLanes}, container);
@@ -466,7 +482,7 @@ void emitQuantizeTileRows(
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
                             RoundingMode rounding, Value tilesBegin,
-                            Value tilesEnd) {
+                            Value tilesEnd, Value given) {
   ImplicitLocOpBuilder b(loc, ob);
   ArrayRef<int64_t> shape = type.getShape();
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
@@ -474,8 +490,17 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
   Type container = cast<MemRefType>(q.getType()).getElementType();
   Value m = qmaxOf(b, bits);
   int64_t last = type.getRank() - 1;
-  if (!tilesBegin && d0 != last && d1 != last)
-    return emitQuantizeInMemoryOrder(b, type, x, q, steps, m, rounding);
+  if (!tilesBegin && d0 != last && d1 != last) {
+    if (given)
+      forEachIndex(
+          b, type.getGridShape(), [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+            memref::StoreOp::create(
+                ib, usableStep(ib, memref::LoadOp::create(ib, given, g)), steps,
+                g);
+          });
+    return emitQuantizeInMemoryOrder(b, type, x, q, steps, m, rounding,
+                                     /*stepsGiven=*/bool(given));
+  }
   SmallVector<int64_t> grid = type.getGridShape();
   SmallVector<Value> lbs(grid.size(), index(b, 0)),
       stepsOne(grid.size(), index(b, 1)), ubs;
@@ -510,27 +535,35 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
         Value one = index(b, 1);
         Value zero =
             arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
+        Value givenStep =
+            given ? usableStep(b, memref::LoadOp::create(b, given, g))
+                  : Value();
         if (vectorRows) {
           emitQuantizeTileRows(b, x, q, steps, g, lo0, hi0, lo1, hi1,
-                               elementIndex, m, type.getScaleKind(), rounding);
+                               elementIndex, m, type.getScaleKind(), rounding,
+                               givenStep);
           return;
         }
-        // Pass 1: Z = max |x| over the finite elements.
-        auto rows = scf::ForOp::create(
-            b, lo0, hi0, one, ValueRange{zero},
-            [&](OpBuilder &nb, Location l, Value r, ValueRange acc) {
-              auto cols = scf::ForOp::create(
-                  nb, l, lo1, hi1, one, acc,
-                  [&](OpBuilder &nb2, Location l2, Value c, ValueRange acc2) {
-                    ImplicitLocOpBuilder ib(l2, nb2);
-                    Value v = memref::LoadOp::create(ib, x, elementIndex(r, c));
-                    Value mx =
-                        arith::MaxNumFOp::create(ib, acc2[0], finiteAbs(ib, v));
-                    scf::YieldOp::create(ib, mx);
-                  });
-              scf::YieldOp::create(nb, l, cols.getResults());
-            });
-        Value step = tileStep(b, rows.getResult(0), m, type.getScaleKind());
+        Value step = givenStep;
+        if (!step) {
+          // Pass 1: Z = max |x| over the finite elements.
+          auto rows = scf::ForOp::create(
+              b, lo0, hi0, one, ValueRange{zero},
+              [&](OpBuilder &nb, Location l, Value r, ValueRange acc) {
+                auto cols = scf::ForOp::create(
+                    nb, l, lo1, hi1, one, acc,
+                    [&](OpBuilder &nb2, Location l2, Value c, ValueRange acc2) {
+                      ImplicitLocOpBuilder ib(l2, nb2);
+                      Value v =
+                          memref::LoadOp::create(ib, x, elementIndex(r, c));
+                      Value mx = arith::MaxNumFOp::create(ib, acc2[0],
+                                                          finiteAbs(ib, v));
+                      scf::YieldOp::create(ib, mx);
+                    });
+                scf::YieldOp::create(nb, l, cols.getResults());
+              });
+          step = tileStep(b, rows.getResult(0), m, type.getScaleKind());
+        }
         memref::StoreOp::create(b, step, steps, g);
         // Pass 2: the values.
         scf::buildLoopNest(
@@ -545,28 +578,6 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                   ib, arith::TruncIOp::create(ib, container, qi), q, idx);
             });
       });
-}
-
-void cpu::emitQuantizeGivenSteps(OpBuilder &ob, Location loc, TiledType type,
-                                 Value x, Value given, Value q, Value steps,
-                                 Value bits, RoundingMode rounding) {
-  ImplicitLocOpBuilder b(loc, ob);
-  // A given step that is not finite and positive is taken as 0: its tile
-  // quantizes to 0 (and dequantizes to 0).
-  Value zero = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
-  Value inf = arith::ConstantFloatOp::create(
-      b, b.getF32Type(), APFloat::getInf(APFloat::IEEEsingle()));
-  forEachIndex(
-      b, type.getGridShape(), [&](ImplicitLocOpBuilder &ib, ValueRange g) {
-        Value s = memref::LoadOp::create(ib, given, g);
-        Value usable = arith::AndIOp::create(
-            ib, arith::CmpFOp::create(ib, arith::CmpFPredicate::OGT, s, zero),
-            arith::CmpFOp::create(ib, arith::CmpFPredicate::OLT, s, inf));
-        memref::StoreOp::create(
-            ib, arith::SelectOp::create(ib, usable, s, zero), steps, g);
-      });
-  emitQuantizeInMemoryOrder(b, type, x, q, steps, qmaxOf(b, bits), rounding,
-                            /*stepsGiven=*/true);
 }
 
 int64_t cpu::rankOf(Type t) {
@@ -632,14 +643,13 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         cpu::allocBuffer(b, b.getLoc(), type.getGridShape(), b.getF32Type());
     Value bits =
         adaptor.getBits().empty() ? Value() : adaptor.getBits().front();
-    if (!adaptor.getScales().empty())
-      cpu::emitQuantizeGivenSteps(
-          b, b.getLoc(), type, x,
-          cpu::toBuffer(b, b.getLoc(), adaptor.getScales().front()), q, steps,
-          bitsValue(b, type, bits), op.getRounding());
-    else
-      cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
-                             bitsValue(b, type, bits), op.getRounding());
+    Value given =
+        adaptor.getScales().empty()
+            ? Value()
+            : cpu::toBuffer(b, b.getLoc(), adaptor.getScales().front());
+    cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
+                           bitsValue(b, type, bits), op.getRounding(), Value(),
+                           Value(), given);
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), steps)}});
     return success();

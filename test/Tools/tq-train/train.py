@@ -94,3 +94,21 @@ packed, _ = train("npz-u8", cnn, f"--data={WORK}/rows-u8.npz", "--epochs=20", "-
 sa, sb = stored["test_accuracy"], packed["test_accuracy"]
 print(f"npz: {'both learn' if min(sa, sb) >= 80 else f'{sa:.1f}% and {sb:.1f}%'}")
 # CHECK: npz: both learn
+
+# The update interval (SPEC A6). Recomputing every iteration (an endless
+# warm-up) is the plain step, bit for bit; with intervals the step keeps
+# parameters for several iterations, and still learns.
+every, _ = train("interval-every", cnn, "--data=digits", "--epochs=8", "--init=seeded",
+                 "--quantize=tile=8", "--update-interval", "--interval-warmup=1000000")
+print("interval 1: " + ("the plain step" if [e["loss"] for e in every["epochs"]] == losses
+                        else "DIFFERS FROM THE PLAIN STEP"))
+# CHECK: interval 1: the plain step
+kept, _ = train("interval", cnn, "--data=digits", "--epochs=8", "--init=seeded",
+                "--quantize=tile=8", "--update-interval", "--interval-warmup=20")
+last = kept["epochs"][-1]
+due = last["recomputations"] + last["recomputations_saved"]
+ratio = due / last["recomputations"]
+print(f"interval: {len(last['intervals'])} operands, "
+      f"{'fewer recomputations' if ratio > 1.2 else f'ONLY {ratio:.2f}x FEWER'}, "
+      f"{'learns' if kept['test_accuracy'] >= 90 else 'NOT LEARNING'}")
+# CHECK: interval: {{[1-9][0-9]*}} operands, fewer recomputations, learns

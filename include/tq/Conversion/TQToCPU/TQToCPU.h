@@ -102,17 +102,15 @@ namespace cpu {
 /// Emits the quantization of one tile-grid: `x` (f32 memref) into `q`
 /// (container memref) and `steps`, computing each tile's step from its data
 /// (T3). `bits` is an i32 value. With `tilesBegin` / `tilesEnd`, only the
-/// tiles in that range of the grid along the first split dim. Shared by
-/// quantize, postprocess, requantize, weight update and the fused matmul.
+/// tiles in that range of the grid along the first split dim. With `given`
+/// (an f32 memref in the grid shape), each tile uses its given step
+/// instead, one that is not finite and positive taken as 0, and only the
+/// values are computed. Shared by quantize, postprocess, requantize, weight
+/// update and the fused matmul.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value q, Value steps, Value bits, RoundingMode rounding,
-                       Value tilesBegin = Value(), Value tilesEnd = Value());
-/// Emits the quantization of `x` into `q` with the given per-tile steps
-/// (f32 memref in the grid shape) copied into `steps`; a step that is not
-/// finite and positive is taken as 0.
-void emitQuantizeGivenSteps(OpBuilder &b, Location loc, TiledType type, Value x,
-                            Value given, Value q, Value steps, Value bits,
-                            RoundingMode rounding);
+                       Value tilesBegin = Value(), Value tilesEnd = Value(),
+                       Value given = Value());
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i].
