@@ -118,9 +118,11 @@ static cl::opt<bool> updateInterval(
     cl::cat(intervalOptions), "update-interval",
     cl::desc("keep each operand's quantization parameters for a target "
              "iteration interval instead of recomputing them every step"));
-static cl::opt<bool>
-    intervalWeightsOnly(cl::cat(intervalOptions), "interval-weights-only",
-                        cl::desc("keep the parameters of weights only"));
+static cl::opt<std::string> intervalOperands(
+    cl::cat(intervalOptions), "interval-operands",
+    cl::desc("whose parameters are kept: weights (the default), or all "
+             "(activations and gradients too)"),
+    cl::init("weights"));
 static tq::IntervalOptions intervalDefaults;
 static cl::opt<double>
     intervalAlpha(cl::cat(intervalOptions), "interval-alpha",
@@ -211,7 +213,7 @@ buildStep(mlir::MLIRContext &ctx, const std::string &bytes,
     pipeline += ",tq-quantize{" + quantize + "}";
   if (updateInterval)
     pipeline += formatv(",tq-update-interval{{weights-only={0}}",
-                        bool(intervalWeightsOnly))
+                        intervalOperands == "weights")
                     .str();
   std::string pipelineError;
   raw_string_ostream os(pipelineError);
@@ -387,6 +389,9 @@ int main(int argc, char **argv) {
     return fail("--float and --quantize exclude each other");
   if (updateInterval && floatStep)
     return fail("--update-interval needs a quantized step (not --float)");
+  if (intervalOperands != "weights" && intervalOperands != "all")
+    return fail("--interval-operands must be weights or all, got '" +
+                intervalOperands + "'");
   if (!(intervalAlpha > 0 && intervalAlpha <= 1))
     return fail("--interval-alpha must be in (0, 1]");
   if (!(intervalBeta > 0) || !(intervalGamma >= 0) || !(intervalDelta >= 0))
@@ -690,7 +695,9 @@ int main(int argc, char **argv) {
                      {"train_samples", split.train.count()},
                      {"test_samples", split.test.count()},
                      {"build_seconds", buildSeconds},
-                     {"update_interval", bool(updateInterval)},
+                     {"update_interval",
+                      updateInterval ? json::Value(intervalOperands.getValue())
+                                     : json::Value(false)},
                      {"epochs", std::move(epochLog)},
                      {"test_accuracy", testAccuracy}};
     std::error_code ec;

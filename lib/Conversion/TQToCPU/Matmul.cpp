@@ -138,7 +138,8 @@ struct FusedQuantize {
   Value input; // f32 memref
   Value bits;  // i32
   RoundingMode rounding;
-  Value scales; // given steps (f32 memref), or null
+  Value scales;  // given steps (f32 memref), or null
+  Value refresh; // i1: the steps computed after all, or null
 };
 
 class KernelEmitter {
@@ -416,7 +417,8 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
     Value t1 = arith::DivUIOp::create(
         b, arith::AddIOp::create(b, r1, idx(s.tileMA - 1)), idx(s.tileMA));
     cpu::emitQuantizeTiles(b, b.getLoc(), fused->type, fused->input, a, sa,
-                           fused->bits, fused->rounding, t0, t1, fused->scales);
+                           fused->bits, fused->rounding, t0, t1, fused->scales,
+                           fused->refresh);
     if (ap != a)
       widenRows(a, ap, r0, r1);
     if (s.vnni())
@@ -822,9 +824,13 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
                            ? cpu::toBuffer(b, b.getLoc(),
                                            rw.getRemappedValue(q.getScales()))
                            : Value();
-        fused =
-            FusedQuantize{ta, cpu::toBuffer(b, b.getLoc(), cast.getInputs()[0]),
-                          bits, q.getRounding(), scales};
+        fused = FusedQuantize{
+            ta,
+            cpu::toBuffer(b, b.getLoc(), cast.getInputs()[0]),
+            bits,
+            q.getRounding(),
+            scales,
+            q.getRefresh() ? rw.getRemappedValue(q.getRefresh()) : Value()};
         a = cpu::allocBuffer(b, b.getLoc(), ta.getShape(),
                              TiledToTensorsConverter::containerType(ta));
         sa = cpu::allocBuffer(b, b.getLoc(), ta.getGridShape(), b.getF32Type());

@@ -482,8 +482,24 @@ void emitQuantizeTileRows(
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
                             RoundingMode rounding, Value tilesBegin,
-                            Value tilesEnd, Value given) {
+                            Value tilesEnd, Value given, Value refresh) {
   ImplicitLocOpBuilder b(loc, ob);
+  if (given && refresh) {
+    // Computed from the data when `refresh` is set, else the given steps.
+    scf::IfOp::create(
+        b, refresh,
+        [&](OpBuilder &tb, Location tl) {
+          cpu::emitQuantizeTiles(tb, tl, type, x, q, steps, bits, rounding,
+                                 tilesBegin, tilesEnd);
+          scf::YieldOp::create(tb, tl);
+        },
+        [&](OpBuilder &eb, Location el) {
+          cpu::emitQuantizeTiles(eb, el, type, x, q, steps, bits, rounding,
+                                 tilesBegin, tilesEnd, given);
+          scf::YieldOp::create(eb, el);
+        });
+    return;
+  }
   ArrayRef<int64_t> shape = type.getShape();
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
@@ -647,9 +663,11 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         adaptor.getScales().empty()
             ? Value()
             : cpu::toBuffer(b, b.getLoc(), adaptor.getScales().front());
+    Value refresh =
+        adaptor.getRefresh().empty() ? Value() : adaptor.getRefresh().front();
     cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
                            bitsValue(b, type, bits), op.getRounding(), Value(),
-                           Value(), given);
+                           Value(), given, refresh);
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), steps)}});
     return success();

@@ -81,6 +81,14 @@ func.func @f9(%q: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>) {
 
 // -----
 
+func.func @refresh_without_scales(%x: tensor<64x128xf32>, %r: i1) {
+  // expected-error @+1 {{refresh needs scales (the steps kept when it is false)}}
+  %0 = tq.quantize %x refresh(%r) : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  return
+}
+
+// -----
+
 func.func @steps_shape(%q: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>) {
   // expected-error @+1 {{result must have the tile-grid shape 2x4, got 4x2}}
   %0 = tq.steps %q : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<4x2xf32>

@@ -17,18 +17,11 @@
 // CHECK-SAME: -> (tensor<64x32xf32>, tensor<2x4xf32> {tq.name = "fc data #0.steps"}, tensor<1x4xf32> {tq.name = "fc weight #1.steps"})
 // CHECK: %[[F0:.*]] = tensor.extract %[[R]][%c0{{.*}}] : tensor<2xi32>
 // CHECK: %[[D0:.*]] = arith.cmpi ne, %[[F0]]
-// CHECK: %[[C0:.*]] = scf.if %[[D0]] -> (tensor<2x4xf32>) {
-// CHECK:   %[[Q:.*]] = tq.quantize %[[X]] : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8
-// CHECK:   %[[ST:.*]] = tq.steps %[[Q]]
-// CHECK:   scf.yield %[[ST]]
-// CHECK: } else {
-// CHECK:   scf.yield %[[S0]]
-// CHECK: %[[QA:.*]] = tq.quantize %[[X]] scales(%[[C0]] : tensor<2x4xf32>)
+// CHECK: %[[QA:.*]] = tq.quantize %[[X]] scales(%[[S0]] : tensor<2x4xf32>) refresh(%[[D0]]) : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8
 // CHECK: %[[COL:.*]] = tensor.collapse_shape %[[W]]
-// CHECK: scf.if
-// CHECK:   tq.quantize %[[COL]] :
-// CHECK: scf.yield %[[S1]]
-// CHECK: %[[QW:.*]] = tq.quantize %[[COL]] scales(
+// CHECK: %[[F1:.*]] = tensor.extract %[[R]][%c1{{.*}}] : tensor<2xi32>
+// CHECK: %[[D1:.*]] = arith.cmpi ne, %[[F1]]
+// CHECK: %[[QW:.*]] = tq.quantize %[[COL]] scales(%[[S1]] : tensor<1x4xf32>) refresh(%[[D1]])
 // CHECK: tq.quantize %[[X]] bits(
 // CHECK: %[[U0:.*]] = tq.steps %[[QA]]
 // CHECK: %[[U1:.*]] = tq.steps %[[QW]]
@@ -39,8 +32,7 @@
 // WEIGHTS-SAME: tensor<1xi32> {tq.name = "refresh"}
 // WEIGHTS-SAME: %{{.*}}: tensor<1x4xf32> {tq.name = "fc weight #0.steps"}
 // WEIGHTS-NOT: scales(
-// WEIGHTS: scf.if
-// WEIGHTS: tq.quantize %collapsed scales(
+// WEIGHTS: tq.quantize %collapsed scales(%{{.*}}) refresh(
 // WEIGHTS-NOT: scales(
 func.func @train_step(%w: tensor<32x4x32xf32> {tq.parameter, tq.name = "w"}, %x: tensor<64x128xf32>, %n: i32) -> tensor<64x32xf32> {
   %qa = tq.quantize %x : tensor<64x128xf32> -> !a loc("fc")

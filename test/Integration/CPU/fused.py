@@ -21,7 +21,7 @@ failures = cases = 0
 
 
 def case(M, N, K, v, scale="f32", dynamic=False, bits=8, threads=(1,),
-         given=False):
+         given=False, refresh=None):
     global failures, cases
     form = {"f32": "scaled", "pow2": "pow2"}[scale]
     x = (rng.standard_normal((M, K)) * 3).astype(np.float32)
@@ -42,6 +42,9 @@ def case(M, N, K, v, scale="f32", dynamic=False, bits=8, threads=(1,),
         steps.reshape(-1)[-1] = np.nan
         extra += f", %s: {grid}"
         use = f" scales(%s : {grid})" + use
+        if refresh is not None:
+            extra += ", %due: i1"
+            use += " refresh(%due)"
     src = f"""
 func.func @main(%x: tensor<{M}x{K}xf32>, %w: tensor<{K}x{N}xf32>{extra}) -> tensor<{M}x{N}xf32> {{
   %qa = tq.quantize %x{use} : tensor<{M}x{K}xf32> -> {ta}
@@ -50,11 +53,13 @@ func.func @main(%x: tensor<{M}x{K}xf32>, %w: tensor<{K}x{N}xf32>{extra}) -> tens
   return %c : tensor<{M}x{N}xf32>
 }}
 """
-    qa, sa, _, _ = ref.quantize(x, (v, v), (0, 1), bits, form, steps=steps)
+    qa, sa, _, _ = ref.quantize(x, (v, v), (0, 1), bits, form,
+                                steps=None if refresh else steps)
     qb, sb, _, _ = ref.quantize(w, (v, v), (0, 1), 8, form)
     want = ref.matmul(qa, sa, (v, v), qb, sb, (v, v))
     inputs = [x, w] + ([np.array(bits, np.int32)] if dynamic else []) + (
-        [steps] if given else [])
+        [steps] if given else []) + (
+        [np.array(bool(refresh))] if refresh is not None else [])
     for target in TARGETS:
         for t in threads:
             cases += 1
@@ -71,8 +76,10 @@ case(9, 70, 96, 32, scale="pow2")
 case(70, 33, 256, 128, dynamic=True, bits=6, threads=(1, 2))
 case(37, 50, 64, 16, given=True, threads=(1, 2))
 case(9, 70, 96, 32, scale="pow2", given=True)
+case(37, 50, 64, 16, given=True, refresh=True, threads=(1, 2))
+case(37, 50, 64, 16, given=True, refresh=False)
 print(f"fused cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: fused cases per target: 9, mismatches: 0
+# CHECK: fused cases per target: 12, mismatches: 0

@@ -110,7 +110,7 @@ quantize_case((5, 7, 6), "i8", 8, (4, 4), (0, 1), "up")
 # and infinite steps quantize their tile to 0; values beyond qmax · step
 # saturate.
 def given_steps_case(shape, storage, bits, tile, dims, scale="f32",
-                     rounding="nearest_even"):
+                     rounding="nearest_even", refresh=None):
     x = adversarial(shape, tile)
     grid = list(shape)
     for k in range(2):
@@ -127,17 +127,23 @@ def given_steps_case(shape, storage, bits, tile, dims, scale="f32",
     fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
     gty = "tensor<" + "x".join(map(str, grid)) + "xf32>"
     rnd = f" rounding {rounding}" if rounding != "nearest_even" else ""
+    # With refresh(%due), the steps are computed after all when it is set.
+    due = "" if refresh is None else " refresh(%due)"
     src = f"""
-func.func @main(%x: {fty}, %s: {gty}) -> ({ty}, {fty}) {{
-  %q = tq.quantize %x scales(%s : {gty}){rnd} : {fty} -> {ty}
+func.func @main(%x: {fty}, %s: {gty}, %r: i32) -> ({ty}, {fty}) {{
+  %c0 = arith.constant 0 : i32
+  %due = arith.cmpi ne, %r, %c0 : i32
+  %q = tq.quantize %x scales(%s : {gty}){due}{rnd} : {fty} -> {ty}
   %d = tq.dequantize %q : {ty} -> {fty}
   return %q, %d : {ty}, {fty}
 }}
 """
-    q, steps, deq = cpu.run(src, [x, given], outputs=3)
+    q, steps, deq = cpu.run(src, [x, given, np.array(refresh or 0, np.int32)],
+                            outputs=3)
     rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, FORMS[scale], rounding,
-                                 steps=given)
-    name = f"given steps {shape} {storage}:{bits} tile {tile} dims {dims}"
+                                 steps=None if refresh else given)
+    name = (f"given steps {shape} {storage}:{bits} tile {tile} dims {dims} "
+            f"refresh {refresh}")
     check(name + " q", q.astype(np.int32), rq)
     check(name + " steps", steps, rs)
     check(name + " deq", deq, ref.dequantize(rq, rs, ro, tile, dims))
@@ -177,6 +183,9 @@ given_steps_case((19, 37), "i8", 8, (8, 8), (0, 1))
 given_steps_case((40, 33), "i8", 4, (16, 16), (0, 1), scale="pow2", rounding="up")
 given_steps_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1))
 given_steps_case((64, 16, 4, 4), "i8", 8, (16, 16), (0, 1))
+for flag in (0, 1):
+    given_steps_case((19, 37), "i8", 8, (8, 8), (0, 1), refresh=flag)
+    given_steps_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1), refresh=flag)
 
 
 # Run-time adaptive bit width (A3/A4): tq.adaptive_bit_width searches the
@@ -227,4 +236,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 120, mismatches: 0
+# CHECK: quantize cases: 132, mismatches: 0

@@ -105,12 +105,13 @@ namespace cpu {
 /// tiles in that range of the grid along the first split dim. With `given`
 /// (an f32 memref in the grid shape), each tile uses its given step
 /// instead, one that is not finite and positive taken as 0, and only the
-/// values are computed. Shared by quantize, postprocess, requantize, weight
-/// update and the fused matmul.
+/// values are computed; with `refresh` (an i1) too, only where it is
+/// false. Shared by quantize, postprocess, requantize, weight update and the
+/// fused matmul.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value q, Value steps, Value bits, RoundingMode rounding,
                        Value tilesBegin = Value(), Value tilesEnd = Value(),
-                       Value given = Value());
+                       Value given = Value(), Value refresh = Value());
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i].

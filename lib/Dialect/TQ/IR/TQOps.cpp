@@ -182,6 +182,9 @@ LogicalResult QuantizeOp::verify() {
       return emitOpError("scales must have the tile-grid shape ")
              << shapeStr(grid) << ", got " << shapeStr(st.getShape());
   }
+  if (getRefresh() && !getScales())
+    return emitOpError("refresh needs scales (the steps kept when it is "
+                       "false)");
   if (failed(verifyBitsOperand(*this, res, getBits())))
     return failure();
   return verifyRounding(*this, getRounding(), getSeed());

@@ -52,7 +52,7 @@ struct FoldOperandTranspose : OpRewritePattern<MatmulOp> {
                        {tile[1], tile[0]}, {r - 2, r - 1});
     rewriter.setInsertionPoint(quant);
     return QuantizeOp::create(rewriter, quant.getLoc(), sourceType, source,
-                              Value(), Value(), quant.getRounding(),
+                              Value(), Value(), Value(), quant.getRounding(),
                               quant.getSeedAttr());
   }
 

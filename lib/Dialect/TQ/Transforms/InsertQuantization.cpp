@@ -658,8 +658,9 @@ struct QuantizeComputeOp : RewritePattern {
           rewriter.getI64IntegerAttr(c.adaptive->step), IntegerAttr(),
           FloatAttr());
     }
-    auto q = QuantizeOp::create(rewriter, loc, type, input, Value(), bits,
-                                RoundingMode::nearest_even, IntegerAttr());
+    auto q =
+        QuantizeOp::create(rewriter, loc, type, input, Value(), Value(), bits,
+                           RoundingMode::nearest_even, IntegerAttr());
     if (!c.record.empty())
       q->setAttr("tq.bit_width", parseAttribute(c.record, ctx));
     return q;
@@ -709,8 +710,8 @@ struct QuantizeComputeOp : RewritePattern {
     } else {
       bits = scheduledBits(rewriter, loc, findEpoch(computeOp));
     }
-    return QuantizeOp::create(rewriter, loc, dynType, input, Value(), bits,
-                              RoundingMode::nearest_even, IntegerAttr());
+    return QuantizeOp::create(rewriter, loc, dynType, input, Value(), Value(),
+                              bits, RoundingMode::nearest_even, IntegerAttr());
   }
 
   /// The i32 width for the epoch: the entry whose range holds it; epochs

@@ -14,7 +14,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::tq {
@@ -118,17 +117,8 @@ struct UpdateInterval : mlir::tq::impl::TQUpdateIntervalBase<UpdateInterval> {
       Value due = arith::CmpIOp::create(
           b, l, arith::CmpIPredicate::ne, flag,
           arith::ConstantIntOp::create(b, l, b.getI32Type(), 0));
-      auto chosen = scf::IfOp::create(
-          b, l, due,
-          [&](OpBuilder &tb, Location tl) {
-            Value fresh = QuantizeOp::create(tb, tl, type, q.getInput());
-            scf::YieldOp::create(
-                tb, tl, StepsOp::create(tb, tl, stepsType, fresh).getResult());
-          },
-          [&](OpBuilder &eb, Location el) {
-            scf::YieldOp::create(eb, el, given);
-          });
-      q.getScalesMutable().assign(chosen.getResult(0));
+      q.getScalesMutable().assign(given);
+      q.getRefreshMutable().assign(due);
 
       OpBuilder rb(ret);
       Value used = StepsOp::create(rb, l, stepsType, q.getResult());

@@ -29,9 +29,11 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
     ```
 
     The parameters are computed from the tile's data unless `scales` (one
-    f32 step per tile, in the tile-grid shape) is given. An all-zero tile
-    has step 0 and quantizes to 0. NaN quantizes to 0 and ±Inf saturate to
-    ±qmax; neither takes part in the scale computation.
+    f32 step per tile, in the tile-grid shape) is given; with `refresh` (an
+    `i1`), only when it is false: a training step keeps its parameters for
+    several iterations this way (SPEC A6, `tq-update-interval`). An
+    all-zero tile has step 0 and quantizes to 0. NaN quantizes to 0 and
+    ±Inf saturate to ±qmax; neither takes part in the scale computation.
 
     The bit width comes from the type, or from `bits`: an `i32` when the
     type's width is `?`, a tile-grid `tensor<...xi32>` when it is
@@ -44,10 +46,14 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
     %r = tq.quantize %x bits(%n : i32) rounding stochastic {seed = 7 : i64}
            : tensor<64x128xf32>
            -> !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1], scale = pow2>
+    %k = tq.quantize %x scales(%s : tensor<2x4xf32>) refresh(%due)
+           : tensor<64x128xf32>
+           -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
     ```
   }];
   let arguments = (ins TQ_FloatTensor:$input,
                        Optional<RankedTensorOf<[F32]>>:$scales,
+                       Optional<I1>:$refresh,
                        Optional<TQ_BitWidthValue>:$bits,
                        DefaultValuedAttr<TQ_RoundingModeAttr,
                          "::mlir::tq::RoundingMode::nearest_even">:$rounding,
@@ -57,12 +63,13 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
     // Scales computed per tile, fixed bit width, nearest-even rounding.
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
       build($_builder, $_state, result, input, ::mlir::Value(),
-            ::mlir::Value(), ::mlir::tq::RoundingMode::nearest_even,
-            ::mlir::IntegerAttr());
+            ::mlir::Value(), ::mlir::Value(),
+            ::mlir::tq::RoundingMode::nearest_even, ::mlir::IntegerAttr());
     }]>
   ];
   let assemblyFormat = [{
     $input (`scales` `(` $scales^ `:` qualified(type($scales)) `)`)?
+    (`refresh` `(` $refresh^ `)`)?
     (`bits` `(` $bits^ `:` qualified(type($bits)) `)`)?
     (`rounding` `` $rounding^)?
     attr-dict `:` qualified(type($input)) `->` qualified(type($result))
@@ -95,9 +102,9 @@ def TQ_StepsOp : TQ_Op<"steps", [Pure]> {
   let description = [{
     The step of every tile of `input` (its scale: `x̂ = q · step + o`), in
     the tile-grid shape. They can be given back to `tq.quantize ... scales`
-    to quantize other data with the same parameters: the training step
-    keeps them across iterations this way, recomputing them only when its
-    update interval ends (SPEC A6, `tq-update-interval`).
+    to quantize with the same parameters later: the training step keeps
+    them across iterations this way, recomputing them only when its update
+    interval ends (SPEC A6, `tq-update-interval`).
 
     ```mlir
     %s = tq.steps %q

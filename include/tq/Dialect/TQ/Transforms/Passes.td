@@ -474,8 +474,9 @@ def TQUpdateInterval : Pass<"tq-update-interval", "::mlir::ModuleOp"> {
     %f = tq.quantize %x : tensor<64x128xf32> -> !t
     // becomes
     %r = tensor.extract %refresh[%c0] : tensor<3xi32>
-    %s = scf.if (%r != 0) { tq.steps (tq.quantize %x) } else { %steps0 }
-    %f = tq.quantize %x scales(%s : tensor<4x8xf32>) : tensor<64x128xf32> -> !t
+    %due = arith.cmpi ne, %r, %c0_i32 : i32
+    %f = tq.quantize %x scales(%steps0 : tensor<4x8xf32>) refresh(%due)
+           : tensor<64x128xf32> -> !t
     ```
   }];
   let options = [
@@ -486,7 +487,6 @@ def TQUpdateInterval : Pass<"tq-update-interval", "::mlir::ModuleOp"> {
            "are then quantized afresh every iteration)">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
-                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
 }
