@@ -21,15 +21,16 @@ import numpy as np
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 WORK = tempfile.mkdtemp(prefix="tq-interval-")
 MODELS = {
-    # name: (onnx, dataset, epochs)
-    "digits CNN": ("digits_cnn.onnx", "digits", 10),
-    "Fashion CNN": ("fashion_cnn.onnx", "fashion-mnist", 3),
+    # name: (onnx, dataset, epochs, the epoch from which training is stable)
+    "digits CNN": ("digits_cnn.onnx", "digits", 10, 6),
+    "Fashion CNN": ("fashion_cnn.onnx", "fashion-mnist", 3, 3),
 }
 COMMON = ["--batch=64", "--lr=0.05", "--momentum=0.9", "--init=seeded", "--seed=1",
           "--quantize=tile=16"]
 CONFIGS = [
     ("every iteration", []),
     ("interval, weights", ["--update-interval"]),
+    ("interval, weights, then once per epoch", ["--update-interval", "STABLE"]),
     ("interval, all operands", ["--update-interval", "--interval-operands=all"]),
 ]
 
@@ -60,11 +61,15 @@ def main():
     print("| model | epochs | parameters | test accuracy | recomputations | "
           "fewer | ms per step |")
     print("|---|---|---|---|---|---|---|")
-    for name, (onnx, data, epochs) in MODELS.items():
+    for name, (onnx, data, epochs, stable) in MODELS.items():
         model = os.path.join(ROOT, "models", onnx)
         base = None
-        for label, extra in CONFIGS:
-            log = train(bin_dir, f"{onnx}-{len(extra)}", model, data, epochs, extra, quick)
+        for k, (label, extra) in enumerate(CONFIGS):
+            extra = [f"--interval-stable-epoch={stable}" if e == "STABLE" else e
+                     for e in extra]
+            if "STABLE" in CONFIGS[k][1]:
+                label += f" from epoch {stable}"
+            log = train(bin_dir, f"{onnx}-{k}", model, data, epochs, extra, quick)
             acc = log["test_accuracy"]
             last = log["epochs"][-1]
             ms = float(np.median([e["ms_per_step"] for e in log["epochs"]]))
