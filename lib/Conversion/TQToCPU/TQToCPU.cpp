@@ -174,11 +174,56 @@ Value finiteAbs(ImplicitLocOpBuilder &b, Value x) {
   return arith::SelectOp::create(b, finite, a, f32Like(b, x, APFloat(0.0f)));
 }
 
+/// The uniform [0, 1) noise of stochastic rounding for the elements at
+/// row-major `index` (i64, or a vector of them): SplitMix64 of the seed
+/// and the index, as tq::ref::stochasticNoise (docs/Numerics.md).
+Value stochasticNoise(ImplicitLocOpBuilder &b, uint64_t seed, Value index) {
+  auto c = [&](uint64_t v) {
+    return splatLike(b, index,
+                     arith::ConstantIntOp::create(b, b.getI64Type(),
+                                                  static_cast<int64_t>(v)));
+  };
+  auto mix = [&](Value z, uint64_t shift, uint64_t factor) {
+    Value x =
+        arith::XOrIOp::create(b, z, arith::ShRUIOp::create(b, z, c(shift)));
+    return arith::MulIOp::create(b, x, c(factor));
+  };
+  // seed · K + index + C, modulo 2^64.
+  Value z = arith::AddIOp::create(
+      b, index, c(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull));
+  z = mix(z, 30, 0xBF58476D1CE4E5B9ull);
+  z = mix(z, 27, 0x94D049BB133111EBull);
+  z = arith::XOrIOp::create(b, z, arith::ShRUIOp::create(b, z, c(31)));
+  Type f32 = b.getF32Type();
+  if (auto vt = dyn_cast<VectorType>(index.getType()))
+    f32 = VectorType::get(vt.getShape(), f32);
+  // The top 24 bits, exact in f32, times 2^-24.
+  Value top =
+      arith::UIToFPOp::create(b, f32, arith::ShRUIOp::create(b, z, c(40)));
+  return arith::MulFOp::create(
+      b, top,
+      splatLike(b, index,
+                arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                               APFloat(1.0f / 16777216.0f))));
+}
+
+/// The row-major index (i64) of element `idx` of a tensor of `shape`.
+Value linearIndex(ImplicitLocOpBuilder &b, ValueRange idx,
+                  ArrayRef<int64_t> shape) {
+  Value lin = arith::ConstantIndexOp::create(b, 0);
+  for (auto [i, n] : llvm::zip(idx, shape))
+    lin = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, lin, arith::ConstantIndexOp::create(b, n)),
+        i);
+  return arith::IndexCastOp::create(b, b.getI64Type(), lin);
+}
+
 /// q = clamp(round(x / step), -m, m) with NaN -> 0, ±Inf -> ±m, step 0 -> 0
 /// (quantizeValue), as an i32; element by element when `x` is a vector
-/// (`step` and `m` are scalars).
+/// (`step` and `m` are scalars). Stochastic rounding takes `noise`, of
+/// the type of `x`.
 Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
-                    RoundingMode mode) {
+                    RoundingMode mode, Value noise = Value()) {
   Type i32 = b.getI32Type();
   if (auto vt = dyn_cast<VectorType>(x.getType()))
     i32 = VectorType::get(vt.getShape(), i32);
@@ -197,6 +242,15 @@ Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
   case RoundingMode::toward_zero:
     v = math::TruncOp::create(b, v);
     break;
+  case RoundingMode::stochastic: {
+    // floor(v) + 1 when frac(v) exceeds the noise.
+    Value f = math::FloorOp::create(b, v);
+    Value up = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                     arith::SubFOp::create(b, v, f), noise);
+    v = arith::SelectOp::create(
+        b, up, arith::AddFOp::create(b, f, f32Like(b, x, APFloat(1.0f))), f);
+    break;
+  }
   default:
     v = math::RoundEvenOp::create(b, v);
     break;
@@ -328,7 +382,8 @@ namespace {
 /// already holds them and only the values are computed.
 void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
                                Value q, Value steps, Value m,
-                               RoundingMode rounding, bool stepsGiven = false) {
+                               RoundingMode rounding, bool stepsGiven,
+                               uint64_t seed) {
   SmallVector<int64_t> shape(type.getShape());
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
@@ -385,8 +440,12 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
   }
   forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
     Value step = memref::LoadOp::create(ib, steps, tileOf(ib, idx));
+    // The collapsed dims are row-major: the same linear index.
+    Value noise = rounding == RoundingMode::stochastic
+                      ? stochasticNoise(ib, seed, linearIndex(ib, idx, shape))
+                      : Value();
     Value qi = quantizeValue(ib, memref::LoadOp::create(ib, x, idx), step, m,
-                             rounding);
+                             rounding, noise);
     memref::StoreOp::create(ib, arith::TruncIOp::create(ib, container, qi), q,
                             idx);
   });
@@ -429,7 +488,8 @@ void emitQuantizeTileRows(
     ImplicitLocOpBuilder &b, Value x, Value q, Value steps, ValueRange g,
     Value lo0, Value hi0, Value lo1, Value hi1,
     function_ref<SmallVector<Value>(Value, Value)> elementIndex, Value m,
-    ScaleKind kind, RoundingMode rounding, Value givenStep) {
+    ScaleKind kind, RoundingMode rounding, Value givenStep,
+    ArrayRef<int64_t> shape, uint64_t seed) {
   Type container = cast<MemRefType>(q.getType()).getElementType();
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
   auto maskVec = VectorType::get({kQuantizeLanes}, b.getI1Type());
@@ -472,7 +532,21 @@ void emitQuantizeTileRows(
         SmallVector<Value> idx = elementIndex(rc[0], rc[1]);
         Value mask = maskAt(ib, rc[1]);
         Value v = vector::MaskedLoadOp::create(ib, f32Vec, x, idx, mask, zeros);
-        Value qi = quantizeValue(ib, v, step, m, rounding);
+        Value noise;
+        if (rounding == RoundingMode::stochastic) {
+          auto i64Vec = VectorType::get({kQuantizeLanes}, ib.getI64Type());
+          SmallVector<int64_t> lane(kQuantizeLanes);
+          for (int64_t k = 0; k < kQuantizeLanes; ++k)
+            lane[k] = k;
+          Value lanesFrom = arith::AddIOp::create(
+              ib,
+              vector::BroadcastOp::create(ib, i64Vec,
+                                          linearIndex(ib, idx, shape)),
+              arith::ConstantOp::create(
+                  ib, DenseElementsAttr::get(i64Vec, ArrayRef<int64_t>(lane))));
+          noise = stochasticNoise(ib, seed, lanesFrom);
+        }
+        Value qi = quantizeValue(ib, v, step, m, rounding, noise);
         vector::MaskedStoreOp::create(ib, q, idx, mask,
                                       arith::TruncIOp::create(ib, qVec, qi));
       });
@@ -482,7 +556,8 @@ void emitQuantizeTileRows(
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
                             RoundingMode rounding, Value tilesBegin,
-                            Value tilesEnd, Value given, Value refresh) {
+                            Value tilesEnd, Value given, Value refresh,
+                            uint64_t seed) {
   ImplicitLocOpBuilder b(loc, ob);
   if (given && refresh) {
     // Computed from the data when `refresh` is set, else the given steps.
@@ -490,12 +565,12 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
         b, refresh,
         [&](OpBuilder &tb, Location tl) {
           cpu::emitQuantizeTiles(tb, tl, type, x, q, steps, bits, rounding,
-                                 tilesBegin, tilesEnd);
+                                 tilesBegin, tilesEnd, Value(), Value(), seed);
           scf::YieldOp::create(tb, tl);
         },
         [&](OpBuilder &eb, Location el) {
           cpu::emitQuantizeTiles(eb, el, type, x, q, steps, bits, rounding,
-                                 tilesBegin, tilesEnd, given);
+                                 tilesBegin, tilesEnd, given, Value(), seed);
           scf::YieldOp::create(eb, el);
         });
     return;
@@ -515,7 +590,7 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                 g);
           });
     return emitQuantizeInMemoryOrder(b, type, x, q, steps, m, rounding,
-                                     /*stepsGiven=*/bool(given));
+                                     /*stepsGiven=*/bool(given), seed);
   }
   SmallVector<int64_t> grid = type.getGridShape();
   SmallVector<Value> lbs(grid.size(), index(b, 0)),
@@ -557,7 +632,7 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
         if (vectorRows) {
           emitQuantizeTileRows(b, x, q, steps, g, lo0, hi0, lo1, hi1,
                                elementIndex, m, type.getScaleKind(), rounding,
-                               givenStep);
+                               givenStep, shape, seed);
           return;
         }
         Value step = givenStep;
@@ -589,7 +664,11 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
               ImplicitLocOpBuilder ib(l, nb);
               SmallVector<Value> idx = elementIndex(rc[0], rc[1]);
               Value v = memref::LoadOp::create(ib, x, idx);
-              Value qi = quantizeValue(ib, v, step, m, rounding);
+              Value noise =
+                  rounding == RoundingMode::stochastic
+                      ? stochasticNoise(ib, seed, linearIndex(ib, idx, shape))
+                      : Value();
+              Value qi = quantizeValue(ib, v, step, m, rounding, noise);
               memref::StoreOp::create(
                   ib, arith::TruncIOp::create(ib, container, qi), q, idx);
             });
@@ -667,7 +746,7 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         adaptor.getRefresh().empty() ? Value() : adaptor.getRefresh().front();
     cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
                            bitsValue(b, type, bits), op.getRounding(), Value(),
-                           Value(), given, refresh);
+                           Value(), given, refresh, op.getSeed().value_or(0));
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), steps)}});
     return success();
@@ -1041,8 +1120,6 @@ LogicalResult checkSupported(Operation *op) {
       return fail("per-tile bit widths are not lowered yet");
   }
   if (auto q = dyn_cast<QuantizeOp>(op)) {
-    if (q.getRounding() == RoundingMode::stochastic)
-      return fail("stochastic rounding is not lowered yet");
     if (q.getBits() && !q.getBits().getType().isInteger(32))
       return fail("per-tile bit widths are not lowered yet");
   }

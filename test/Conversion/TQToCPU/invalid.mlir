@@ -13,10 +13,10 @@ func.func @offsets(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 
 !T = !tq.tiled<8x8xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
-func.func @stochastic(%x: tensor<8x8xf32>) -> !T {
-  // expected-error @+1 {{'tq.quantize' op is not supported by tq-to-cpu: stochastic rounding is not lowered yet}}
-  %q = tq.quantize %x rounding stochastic {seed = 1 : i64} : tensor<8x8xf32> -> !T
-  return %q : !T
+func.func @stochastic(%q: !T) -> !tq.tiled<8x8xi8:4, f32, tile = 8x8, dims = [0, 1], scale = f32> {
+  // expected-error @+1 {{'tq.requantize' op is not supported by tq-to-cpu: stochastic rounding is not lowered yet}}
+  %r = tq.requantize %q rounding stochastic {seed = 1 : i64} : !T -> !tq.tiled<8x8xi8:4, f32, tile = 8x8, dims = [0, 1], scale = f32>
+  return %r : !tq.tiled<8x8xi8:4, f32, tile = 8x8, dims = [0, 1], scale = f32>
 }
 
 // -----

@@ -55,13 +55,15 @@ def check(name, got, want):
 
 
 def quantize_case(shape, storage, bits, tile, dims, rounding="nearest_even",
-                  dynamic=False, scale="f32"):
+                  dynamic=False, scale="f32", seed=None):
     x = adversarial(shape, tile)
     ty = tiled(shape, storage, "?" if dynamic else bits, tile, dims, scale)
     fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
     bits_arg = ", %n: i32" if dynamic else ""
     bits_use = " bits(%n : i32)" if dynamic else ""
     rnd = f" rounding {rounding}" if rounding != "nearest_even" else ""
+    if seed is not None:
+        rnd += f" {{seed = {seed} : i64}}"
     src = f"""
 func.func @main(%x: {fty}{bits_arg}) -> ({ty}, {fty}) {{
   %q = tq.quantize %x{bits_use}{rnd} : {fty} -> {ty}
@@ -71,7 +73,8 @@ func.func @main(%x: {fty}{bits_arg}) -> ({ty}, {fty}) {{
 """
     inputs = [x] + ([np.array(bits, np.int32)] if dynamic else [])
     q, steps, deq = cpu.run(src, inputs, outputs=3)
-    rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, FORMS[scale], rounding)
+    rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, FORMS[scale], rounding,
+                                 seed=seed or 0)
     name = f"{shape} {storage}:{bits} {scale} tile {tile} dims {dims} {rounding}" + (
         " dynamic" if dynamic else "")
     check(name + " q", q.astype(np.int32), rq)
@@ -102,6 +105,14 @@ quantize_case((37, 20, 5, 7), "i8", 8, (32, 32), (0, 1))
 quantize_case((9, 12, 3, 4), "i8", 4, (8, 8), (0, 1), scale="pow2")
 quantize_case((6, 10, 3, 5), "i16", 12, (4, 4), (0, 1), dynamic=True)
 quantize_case((5, 7, 6), "i8", 8, (4, 4), (0, 1), "up")
+# Stochastic rounding (SplitMix64 noise of the seed and the row-major
+# index): vector rows (2-D, and 3-D split on (0, 2)), in memory order, a
+# run-time width, and a seed beyond 2^63.
+quantize_case((19, 37), "i8", 4, (8, 8), (0, 1), "stochastic", seed=7)
+quantize_case((3, 10, 12), "i8", 8, (4, 4), (0, 2), "stochastic", seed=3)
+quantize_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1), "stochastic", seed=11)
+quantize_case((20, 33), "i8", 6, (16, 16), (0, 1), "stochastic", dynamic=True,
+              seed=12345678901234567890)
 
 
 
@@ -236,4 +247,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 132, mismatches: 0
+# CHECK: quantize cases: 144, mismatches: 0

@@ -106,12 +106,14 @@ namespace cpu {
 /// (an f32 memref in the grid shape), each tile uses its given step
 /// instead, one that is not finite and positive taken as 0, and only the
 /// values are computed; with `refresh` (an i1) too, only where it is
-/// false. Shared by quantize, postprocess, requantize, weight update and the
-/// fused matmul.
+/// false. Stochastic rounding draws its noise from `seed` and each
+/// element's row-major index. Shared by quantize, postprocess, requantize,
+/// weight update and the fused matmul.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value q, Value steps, Value bits, RoundingMode rounding,
                        Value tilesBegin = Value(), Value tilesEnd = Value(),
-                       Value given = Value(), Value refresh = Value());
+                       Value given = Value(), Value refresh = Value(),
+                       uint64_t seed = 0);
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i].
