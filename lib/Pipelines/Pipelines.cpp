@@ -41,6 +41,8 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
   insert.actBits = o.actBits;
   insert.weightBits = o.weightBits;
   insert.gradBits = o.gradBits;
+  insert.gradRounding = o.gradRounding;
+  insert.seed = o.seed;
   insert.scaleKind = o.scaleKind;
   insert.operands = o.operands;
   insert.granularity = o.granularity;

@@ -25,6 +25,20 @@ struct QuantizePipelineOptions
   Option<int64_t> gradBits{*this, "grad-bits",
                            llvm::cl::desc("Bit width of gradients"),
                            llvm::cl::init(8)};
+  Option<RoundingMode> gradRounding{
+      *this, "grad-rounding",
+      llvm::cl::desc("Rounding of gradients: nearest_even, or stochastic "
+                     "(seeded, deterministic)"),
+      llvm::cl::init(RoundingMode::nearest_even),
+      llvm::cl::values(clEnumValN(RoundingMode::nearest_even, "nearest_even",
+                                  "round to nearest, ties to even"),
+                       clEnumValN(RoundingMode::stochastic, "stochastic",
+                                  "round up with probability frac(v)"))};
+  Option<uint64_t> seed{
+      *this, "seed",
+      llvm::cl::desc("Seed of the first stochastic rounding (the next ones "
+                     "count up)"),
+      llvm::cl::init(0)};
   Option<ScaleKind> scaleKind{
       *this, "scale", llvm::cl::desc("Scale representation of every tile"),
       llvm::cl::init(ScaleKind::f32),

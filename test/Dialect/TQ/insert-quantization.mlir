@@ -1,6 +1,7 @@
 // RUN: tq-opt %s -tq-insert-quantization -split-input-file | FileCheck %s
 // RUN: tq-opt %s -tq-insert-quantization="tile=16 act-bits=4 weight-bits=12 scale=pow2" -split-input-file | FileCheck %s --check-prefix=OPTS
 // RUN: tq-opt %s -tq-insert-quantization="quantize=weights" -split-input-file | FileCheck %s --check-prefix=WEIGHTS
+// RUN: tq-opt %s -tq-insert-quantization="grad-rounding=stochastic seed=40" -split-input-file | FileCheck %s --check-prefix=SR
 // RUN: tq-opt %s -tq-insert-quantization="quantize=activations" -split-input-file | FileCheck %s --check-prefix=ACTS
 // keep-float names must match an op or layer of the module, so these two
 // runs take the whole file as one module.
@@ -67,6 +68,13 @@ func.func @init_and_keep(%x: tensor<64x256xf32>, %b: tensor<64x128xf32>) -> (ten
 // CHECK: %[[X:.*]] = tq.quantize %arg2
 // CHECK: tq.matmul %[[X]], %{{.*}} {transpose_a} : {{.*}} -> tensor<256x128xf32>
 // CHECK-NOT: tq.requantize
+// With grad-rounding=stochastic, the gradient's quantizations round
+// stochastically, each with its own seed; the others to nearest.
+// SR-LABEL: func.func @backward
+// SR: tq.quantize %arg0 rounding stochastic {seed = 40 : i64}
+// SR: tq.quantize %arg1 : tensor<256x128xf32>
+// SR: tq.quantize %arg2 : tensor<64x256xf32>
+// SR: tq.quantize %arg0 rounding stochastic {seed = 41 : i64}
 // The second layer of @backward (function#ordinal) kept in float by name.
 // LAYER-LABEL: func.func @backward
 // LAYER: tq.matmul %{{.*}}, %{{.*}} {transpose_b}

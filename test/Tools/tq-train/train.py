@@ -112,3 +112,16 @@ print(f"interval: {len(last['intervals'])} operands, "
       f"{'fewer recomputations' if ratio > 1.2 else f'ONLY {ratio:.2f}x FEWER'}, "
       f"{'learns' if kept['test_accuracy'] >= 90 else 'NOT LEARNING'}")
 # CHECK: interval: {{[1-9][0-9]*}} operands, fewer recomputations, learns
+
+# Stochastic rounding of gradients: seeded, so two runs are the same; not
+# the nearest-rounding run.
+sr = [train(f"sr-{k}", cnn, "--data=digits", "--epochs=2", "--init=seeded",
+            "--quantize=tile=8 grad-rounding=stochastic seed=3")[0] for k in range(2)]
+near, _ = train("sr-nearest", cnn, "--data=digits", "--epochs=2", "--init=seeded",
+                "--quantize=tile=8")
+sr_losses = [[e["loss"] for e in log["epochs"]] for log in sr]
+print("stochastic rounding: " +
+      ("deterministic" if sr_losses[0] == sr_losses[1] else "NOT DETERMINISTIC") + ", " +
+      ("its own rounding" if sr_losses[0] != [e["loss"] for e in near["epochs"]]
+       else "THE SAME AS NEAREST"))
+# CHECK: stochastic rounding: deterministic, its own rounding

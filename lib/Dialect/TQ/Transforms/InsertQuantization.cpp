@@ -674,8 +674,18 @@ struct QuantizeComputeOp : RewritePattern {
     bool runTime =
         options.policy == BitWidthPolicy::schedule ||
         (options.policy == BitWidthPolicy::adaptive && !isConstant(input));
+    // Gradients may be rounded stochastically, each quantization with its
+    // own seed.
+    RoundingMode rounding = RoundingMode::nearest_even;
+    IntegerAttr seed;
+    if (options.gradRounding == RoundingMode::stochastic && isGradient(role)) {
+      rounding = RoundingMode::stochastic;
+      seed = rewriter.getI64IntegerAttr(
+          static_cast<int64_t>(options.seed + stochasticCount++));
+    }
     if (!runTime)
-      return QuantizeOp::create(rewriter, loc, type, input);
+      return QuantizeOp::create(rewriter, loc, type, input, Value(), Value(),
+                                Value(), rounding, seed);
     MLIRContext *ctx = rewriter.getContext();
     int64_t maxBits = options.policy == BitWidthPolicy::adaptive
                           ? options.maxBits
@@ -711,7 +721,7 @@ struct QuantizeComputeOp : RewritePattern {
       bits = scheduledBits(rewriter, loc, findEpoch(computeOp));
     }
     return QuantizeOp::create(rewriter, loc, dynType, input, Value(), Value(),
-                              bits, RoundingMode::nearest_even, IntegerAttr());
+                              bits, rounding, seed);
   }
 
   /// The i32 width for the epoch: the entry whose range holds it; epochs
@@ -742,6 +752,8 @@ struct QuantizeComputeOp : RewritePattern {
   }
 
   QuantizationOptions options;
+  /// Stochastic quantizations made so far: the next one's seed offset.
+  mutable uint64_t stochasticCount = 0;
 };
 
 struct TQInsertQuantizationPass
@@ -754,6 +766,8 @@ struct TQInsertQuantizationPass
     o.actBits = actBits;
     o.weightBits = weightBits;
     o.gradBits = gradBits;
+    o.gradRounding = gradRounding;
+    o.seed = seed;
     o.scaleKind = scaleKind;
     o.operands = operands;
     o.granularity = granularity;

@@ -70,10 +70,6 @@ FailureOr<ComputeOp> mlir::tq::matchComputeOp(Operation *op, std::string *why) {
               "conv_2d_nchw_fchw");
 }
 
-static bool isGradient(Role r) {
-  return r == Role::output_grad || r == Role::activation_grad ||
-         r == Role::weight_grad;
-}
 
 Role RoleAnalysis::getRole(Value v) {
   auto it = cache.find(v);

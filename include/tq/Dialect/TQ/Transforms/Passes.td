@@ -162,6 +162,17 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "Bit width of weights">,
     Option<"gradBits", "grad-bits", "int64_t", /*default=*/"8",
            "Bit width of gradients">,
+    Option<"gradRounding", "grad-rounding", "::mlir::tq::RoundingMode",
+           /*default=*/"::mlir::tq::RoundingMode::nearest_even",
+           "Rounding of gradients: nearest_even, or stochastic "
+           "(seeded, deterministic)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::tq::RoundingMode::nearest_even,
+                        "nearest_even", "round to nearest, ties to even"),
+             clEnumValN(::mlir::tq::RoundingMode::stochastic, "stochastic",
+                        "round up with probability frac(v)"))}]>,
+    Option<"seed", "seed", "uint64_t", /*default=*/"0",
+           "Seed of the first stochastic rounding (the next ones count up)">,
     Option<"scaleKind", "scale", "::mlir::tq::ScaleKind",
            /*default=*/"::mlir::tq::ScaleKind::f32",
            "Scale representation of every tile",

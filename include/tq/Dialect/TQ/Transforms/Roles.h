@@ -26,6 +26,12 @@ constexpr StringLiteral kKeepFloatAttr = "tq.keep_float";
 constexpr StringLiteral kRoleArgAttr = "tq.role";
 constexpr StringLiteral kParameterArgAttr = "tq.parameter";
 
+/// Whether `r` is one of the gradient roles.
+inline bool isGradient(Role r) {
+  return r == Role::output_grad || r == Role::activation_grad ||
+         r == Role::weight_grad;
+}
+
 /// A compute op tile-quant quantizes, seen uniformly.
 struct ComputeOp {
   enum class Kind { Matmul, BatchMatmul, Conv2DNhwcFhwc, Conv2DNchwFchw };

@@ -28,6 +28,10 @@ constexpr StringLiteral kEpochArgAttr = "tq.epoch";
 struct QuantizationOptions {
   int64_t tile = 32;
   int64_t actBits = 8, weightBits = 8, gradBits = 8;
+  /// How gradients are rounded; stochastic rounding draws its noise from
+  /// `seed` (one more for each quantization).
+  RoundingMode gradRounding = RoundingMode::nearest_even;
+  uint64_t seed = 0;
   ScaleKind scaleKind = ScaleKind::f32;
   QuantizeOperands operands = QuantizeOperands::all;
   Granularity granularity = Granularity::tile;
