@@ -1,5 +1,6 @@
 """Trains the digits CNN and the Fashion CNN with tq-train (f32, 8-bit,
-the 4->8-bit schedule, adaptive widths) and with the torch fp32 reference
+the 4->8-bit schedule with nearest and with stochastic rounding of the
+gradients, adaptive widths) and with the torch fp32 reference
 from the same seeded initialization, data order and optimizer, and prints
 the table of docs/Training.md: final test accuracy, and the step time at
 batch 64 on 1 and 2 threads against torch's step and onnxruntime's
@@ -76,6 +77,9 @@ def main():
         q8 = tq_train(f"{name}-q8", model, data, epochs, f"--quantize=tile={TILE}")
         sched = tq_train(f"{name}-sched", model, data, epochs,
                          f"--quantize=tile={TILE} policy=schedule schedule={schedule}")
+        sched_sr = tq_train(f"{name}-sched-sr", model, data, epochs,
+                            f"--quantize=tile={TILE} policy=schedule schedule={schedule} "
+                            "grad-rounding=stochastic seed=1")
         adaptive = tq_train(f"{name}-adaptive", model, data, epochs,
                             f"--quantize=tile={TILE} policy=adaptive")
         ref = torch_train(f"{name}-torch", init, data, epochs)
@@ -86,23 +90,23 @@ def main():
         side = 8 if data == "digits" else 28
         ort1 = ort_forward_ms(model, (1, side, side), 1)
         ort2 = ort_forward_ms(model, (1, side, side), 2)
-        rows.append((name, epochs, ref, f32, q8, sched, adaptive,
+        rows.append((name, epochs, ref, f32, q8, sched, sched_sr, adaptive,
                      step_ms(q8), step_ms(ref), ort1, step_ms(q8_2), step_ms(ref_2), ort2))
 
     print("| model | epochs | torch fp32 | tq f32 | tq 8-bit | tq 4→8-bit schedule | "
-          "tq adaptive |")
-    print("|---|---|---|---|---|---|---|")
-    for name, epochs, ref, f32, q8, sched, adaptive, *_ in rows:
+          "tq 4→8-bit schedule, stochastic gradients | tq adaptive |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, epochs, ref, f32, q8, sched, sched_sr, adaptive, *_ in rows:
         base = ref["test_accuracy"]
         cell = lambda log: f"{log['test_accuracy']:.2f}% ({log['test_accuracy'] - base:+.2f})"
         bits = adaptive["epochs"][-1].get("average_bits", 0)
         print(f"| {name} | {epochs} | {base:.2f}% | {cell(f32)} | {cell(q8)} | "
-              f"{cell(sched)} | {cell(adaptive)}, {bits:.2f} bits |")
+              f"{cell(sched)} | {cell(sched_sr)} | {cell(adaptive)}, {bits:.2f} bits |")
     print()
     print("| model | threads | tq 8-bit step | torch fp32 step | onnxruntime fp32 forward | "
           "tq / torch | tq / onnxruntime forward |")
     print("|---|---|---|---|---|---|---|")
-    for name, _, _, _, _, _, _, t1, r1, o1, t2, r2, o2 in rows:
+    for name, _, _, _, _, _, _, _, t1, r1, o1, t2, r2, o2 in rows:
         for threads, t, r, o in ((1, t1, r1, o1), (2, t2, r2, o2)):
             print(f"| {name} | {threads} | {t:.2f} ms | {r:.2f} ms | {o:.2f} ms | "
                   f"{t / r:.2f} | {t / o:.2f} |")
