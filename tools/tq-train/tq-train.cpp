@@ -462,6 +462,10 @@ int main(int argc, char **argv) {
                    : 0;
     o.period = stepsPerEpoch;
     kept.find(step, o);
+    if (kept.operands.empty())
+      errs() << "tq-train: warning: --update-interval: the step has no "
+                "quantization of a fixed width to keep (all are chosen at "
+                "run time)\n";
   }
   // The logits come last, before the steps tq-update-interval returns.
   auto logitsType = cast<mlir::RankedTensorType>(

@@ -51,3 +51,14 @@ module {
     return
   }
 }
+
+// -----
+
+// Only run-time widths: nothing to keep, the signature stays.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: tensor<64x128xf32>{{.*}}: i32{{.*}}) -> !tq.tiled
+// CHECK-NOT: refresh
+func.func @train_step(%x: tensor<64x128xf32>, %n: i32) -> !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1], scale = f32> {
+  %q = tq.quantize %x bits(%n : i32) : tensor<64x128xf32> -> !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1], scale = f32>
+  return %q : !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1], scale = f32>
+}

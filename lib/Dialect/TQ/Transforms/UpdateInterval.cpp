@@ -86,6 +86,8 @@ struct UpdateInterval : mlir::tq::impl::TQUpdateIntervalBase<UpdateInterval> {
                        std::to_string(kept.size()));
       kept.push_back(q);
     });
+    if (kept.empty())
+      return; // Nothing to keep: the signature stays.
 
     MLIRContext *ctx = &getContext();
     Builder attrs(ctx);

@@ -479,7 +479,8 @@ def TQUpdateInterval : Pass<"tq-update-interval", "::mlir::ModuleOp"> {
 
     `tq-train --update-interval` computes the intervals from the returned
     steps. Quantizations with a run-time width (`policy=adaptive` or
-    `schedule`) are left as they are.
+    `schedule`) are left as they are; with none to keep, the function is
+    unchanged.
 
     ```mlir
     %f = tq.quantize %x : tensor<64x128xf32> -> !t
