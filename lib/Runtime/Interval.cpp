@@ -14,7 +14,7 @@ void UpdateInterval::recomputed(int64_t t, double s, double diffBit) {
   int64_t interval;
   if (t < options.warmup) {
     interval = 1;
-  } else if (options.stable > 0 && t >= options.stable) {
+  } else if (options.stable >= 0 && t >= options.stable) {
     interval = std::max<int64_t>(options.period, 1);
   } else {
     double diff1 = std::fabs(m - previous);
@@ -28,6 +28,8 @@ void UpdateInterval::recomputed(int64_t t, double s, double diffBit) {
   }
   last = interval;
   next = t + interval;
+  if (options.stable >= 0 && t < options.stable)
+    next = std::min(next, options.stable);
 }
 
 double tq::pointPosition(const float *steps, int64_t n) {

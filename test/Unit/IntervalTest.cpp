@@ -65,6 +65,28 @@ TEST(Interval, LargeChangesGiveOneAndStableTrainingThePeriodA6) {
   EXPECT_FALSE(u.due(129));
 }
 
+TEST(Interval, AnIntervalEndsWhereTrainingIsStableA6) {
+  IntervalOptions o;
+  o.warmup = 0;
+  o.maxInterval = 50;
+  o.stable = 20;
+  o.period = 7;
+  UpdateInterval u(o);
+  u.recomputed(0, 1.0);
+  u.recomputed(1, 1.0); // nothing moves: 50, cut at iteration 20
+  EXPECT_EQ(u.interval(), 50);
+  EXPECT_FALSE(u.due(19));
+  EXPECT_TRUE(u.due(20));
+  u.recomputed(20, 1.0);
+  EXPECT_EQ(u.interval(), 7);
+  EXPECT_TRUE(u.due(27));
+  // Stable from the first iteration (tq-train --interval-stable-epoch=1).
+  o.stable = 0;
+  UpdateInterval v(o);
+  v.recomputed(0, 1.0);
+  EXPECT_EQ(v.interval(), 7);
+}
+
 TEST(Interval, PointPositionOfTheLargestFiniteStep) {
   float inf = std::numeric_limits<float>::infinity();
   float nan = std::numeric_limits<float>::quiet_NaN();

@@ -459,7 +459,7 @@ int main(int argc, char **argv) {
     o.maxInterval = intervalMax;
     o.stable = int64_t(intervalStableEpoch) > 0
                    ? (int64_t(intervalStableEpoch) - 1) * stepsPerEpoch
-                   : 0;
+                   : -1;
     o.period = stepsPerEpoch;
     kept.find(step, o);
     if (kept.operands.empty())

@@ -12,7 +12,8 @@
 // (I = maxInterval when both differences are 0). The parameters are
 // recomputed every iteration during the first `warmup` iterations, and once
 // every `period` iterations from iteration `stable` on (when training is
-// stable: an epoch, for tq-train).
+// stable: an epoch, for tq-train); an interval chosen before `stable` ends
+// there.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TQ_RUNTIME_INTERVAL_H
@@ -31,8 +32,8 @@ struct IntervalOptions {
   double delta = 0.01;
   int64_t warmup = 50;
   int64_t maxInterval = 100;
-  /// From this iteration on, the interval is `period` (0: never).
-  int64_t stable = 0;
+  /// From this iteration on, the interval is `period` (negative: never).
+  int64_t stable = -1;
   int64_t period = 1;
 };
 

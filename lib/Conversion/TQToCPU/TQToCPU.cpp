@@ -778,12 +778,14 @@ Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type,
 
 /// Quantizes the f32 buffer `x` into `type`; returns (data, steps) tensors.
 SmallVector<Value> quantizeInto(ImplicitLocOpBuilder &b, TiledType type,
-                                Value x, Value bits, RoundingMode rounding) {
+                                Value x, Value bits, RoundingMode rounding,
+                                uint64_t seed = 0) {
   Value q = cpu::allocBuffer(b, b.getLoc(), type.getShape(),
                              TiledToTensorsConverter::containerType(type));
   Value steps =
       cpu::allocBuffer(b, b.getLoc(), type.getGridShape(), b.getF32Type());
-  cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps, bits, rounding);
+  cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps, bits, rounding,
+                         Value(), Value(), Value(), Value(), seed);
   return {cpu::toTensor(b, b.getLoc(), q), cpu::toTensor(b, b.getLoc(), steps)};
 }
 
@@ -894,7 +896,8 @@ struct PostprocessLowering : OpConversionPattern<PostprocessOp> {
                 zero, v);
           memref::StoreOp::create(b, v, y, idx);
         });
-    SmallVector<Value> tiled = quantizeInto(b, type, y, bits, op.getRounding());
+    SmallVector<Value> tiled = quantizeInto(b, type, y, bits, op.getRounding(),
+                                            op.getSeed().value_or(0));
     rw.replaceOpWithMultiple(op, {tiled, {layer}});
     return success();
   }
@@ -1130,8 +1133,6 @@ LogicalResult checkSupported(Operation *op) {
       return fail("batched mixed tiled x float matmuls are not lowered yet");
   }
   if (auto p = dyn_cast<PostprocessOp>(op)) {
-    if (p.getRounding() == RoundingMode::stochastic)
-      return fail("stochastic rounding is not lowered yet");
     if (p.getBits() && !p.getBits().getType().isInteger(32))
       return fail("per-tile bit widths are not lowered yet");
   }

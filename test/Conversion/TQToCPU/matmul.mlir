@@ -93,3 +93,20 @@ func.func @fused_quantize(%x: tensor<64x128xf32>, %b: !B) -> tensor<64x32xf32> {
   %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
   return %c : tensor<64x32xf32>
 }
+
+// Given steps, and the flag that recomputes them, fuse too: each block
+// branches on the flag, computing its tiles' maxima or loading the given
+// steps.
+// CHECK-LABEL: func.func @fused_given_steps(
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} : tensor<64x128xf32> to tensor<64x128xi8>, tensor<2x4xf32>
+// CHECK: scf.for
+// CHECK: scf.if %{{.*}} {
+// CHECK: vector.reduction <maxnumf>
+// CHECK: } else {
+// CHECK: memref.load %{{.*}} : memref<2x4xf32>
+// AVX512: tq.dot_u8s8
+func.func @fused_given_steps(%x: tensor<64x128xf32>, %s: tensor<2x4xf32>, %r: i1, %b: !B) -> tensor<64x32xf32> {
+  %a = tq.quantize %x scales(%s : tensor<2x4xf32>) refresh(%r) : tensor<64x128xf32> -> !A
+  %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}

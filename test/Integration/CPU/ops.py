@@ -77,6 +77,21 @@ func.func @main(%l: tensor<19x26xf32>, %s: f32) -> ({ty}, f32) {{
         check(f"postprocess {mode} relu={relu} steps", s, rs)
         check(f"postprocess {mode} relu={relu} scale", applied, np.array(ls, F32))
 
+# Stochastic rounding, as a stochastic gradient quantization fused into
+# post-processing gets it (the computed layer scale and ReLU).
+ty = T((19, 26), 4, (8, 8))
+src = f"""
+func.func @main(%l: tensor<19x26xf32>) -> ({ty}, f32) {{
+  %y, %a = tq.postprocess %l rounding stochastic {{activation = #tq.activation<relu>, compute_layer_scale, seed = 9 : i64}} : tensor<19x26xf32> -> {ty}
+  return %y, %a : {ty}, f32
+}}"""
+q, s, applied = cpu.run(src, [L], outputs=3)
+rq, rs, _, rl = ref.postprocess(L, (8, 8), (0, 1), 4, "scaled", compute_layer_scale=True,
+                                relu=True, rounding="stochastic", seed=9)
+check("postprocess stochastic", q.astype(np.int32), rq)
+check("postprocess stochastic steps", s, rs)
+check("postprocess stochastic scale", applied, np.array(rl, F32))
+
 # tq.requantize: 8-bit 16x16 -> 4-bit 8x8; 1x16 -> its transpose as 16x1.
 x = rng.standard_normal((21, 35)).astype(F32)
 qx, sx = quantize(x, (16, 16))
