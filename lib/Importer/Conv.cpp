@@ -17,6 +17,21 @@
 using namespace mlir;
 using namespace mlir::tq::onnx_import;
 
+/// `y` [N, K, P, Q] plus the per-channel bias of input 2, if there is one.
+static FailureOr<Value> addBias(Importer &im, const onnx::NodeProto &n, Value y,
+                                int64_t channels) {
+  if (n.input_size() <= 2 || n.input(2).empty())
+    return y;
+  FailureOr<Value> bias = im.input(n, 2);
+  if (failed(bias))
+    return failure();
+  Value bias3 = im.reshape(*bias, {channels, 1, 1});
+  return im.elementwise(
+      {y, bias3}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
+        return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
+      });
+}
+
 /// NCHW `x` padded on H and W by pads = [top, left, bottom, right].
 Value Importer::pad(Value x, ArrayRef<int64_t> pads, float value) {
   return padConstant(x, {0, 0, pads[0], pads[1]}, {0, 0, pads[2], pads[3]},
@@ -265,21 +280,7 @@ LogicalResult Importer::importConv(const onnx::NodeProto &n) {
                   {xs[0], ws[0], P, Q}, constantFilter);
   if (failed(conv))
     return failure();
-  Value y = *conv;
-  if (n.input_size() > 2 && !n.input(2).empty()) {
-    FailureOr<Value> bias = input(n, 2);
-    if (failed(bias))
-      return failure();
-    Value bias3 = reshape(*bias, {ws[0], 1, 1});
-    FailureOr<Value> sum = elementwise(
-        {y, bias3}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-          return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
-        });
-    if (failed(sum))
-      return failure();
-    y = *sum;
-  }
-  return define(n, y);
+  return define(n, addBias(*this, n, *conv, ws[0]));
 }
 
 /// ConvTranspose (NCHW) as the convolution it equals: the input with
@@ -454,21 +455,7 @@ LogicalResult Importer::importConvTranspose(const onnx::NodeProto &n) {
                   });
   if (failed(conv))
     return failure();
-  Value y = *conv;
-  if (n.input_size() > 2 && !n.input(2).empty()) {
-    FailureOr<Value> bias = input(n, 2);
-    if (failed(bias))
-      return failure();
-    Value bias3 = reshape(*bias, {K, 1, 1});
-    FailureOr<Value> sum = elementwise(
-        {y, bias3}, n, [&](OpBuilder &nb, Location l, ValueRange v) {
-          return arith::AddFOp::create(nb, l, v[0], v[1]).getResult();
-        });
-    if (failed(sum))
-      return failure();
-    y = *sum;
-  }
-  return define(n, y);
+  return define(n, addBias(*this, n, *conv, K));
 }
 
 /// The graph's nodes with each inference BatchNormalization that follows a

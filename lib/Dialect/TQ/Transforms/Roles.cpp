@@ -70,7 +70,6 @@ FailureOr<ComputeOp> mlir::tq::matchComputeOp(Operation *op, std::string *why) {
               "conv_2d_nchw_fchw");
 }
 
-
 Role RoleAnalysis::getRole(Value v) {
   auto it = cache.find(v);
   if (it != cache.end())
