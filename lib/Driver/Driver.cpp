@@ -7,6 +7,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -43,29 +44,14 @@ private:
 };
 } // namespace
 
-bool tq::driver::buildProgram(const std::string &bytes, const std::string &name,
-                              const ProgramOptions &options, Program &out,
-                              std::string &error) {
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::tq::TQDialect>();
-  mlir::tq::registerTQCPUDialects(registry);
-  mlir::MLIRContext ctx(registry);
-  DiagnosticCollector diagnostics(ctx);
-
-  auto start = Clock::now();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::tq::importONNX(bytes, name, &ctx, options.import, error);
-  if (!module)
-    return false;
-  if (failed(mlir::verify(*module))) {
-    error = "the imported module does not verify (an importer bug): " +
-            diagnostics.text;
-    return false;
-  }
-  out.phases.push_back({"import", since(start)});
-
+/// Quantizes `module` as `options` say (if they do) and prints it into
+/// `out`, with locations.
+static bool quantizeAndPrint(mlir::ModuleOp module,
+                             DiagnosticCollector &diagnostics,
+                             const ProgramOptions &options, Program &out,
+                             std::string &error) {
   if (options.quantize) {
-    start = Clock::now();
+    auto start = Clock::now();
     mlir::tq::QuantizePipelineOptions quantize;
     std::string why;
     raw_string_ostream os(why);
@@ -76,9 +62,9 @@ bool tq::driver::buildProgram(const std::string &bytes, const std::string &name,
     }
     if (failed(mlir::tq::checkQuantizeOptions(quantize, error)))
       return false;
-    mlir::PassManager pm(&ctx);
+    mlir::PassManager pm(module.getContext());
     mlir::tq::buildQuantizePipeline(pm, quantize);
-    if (failed(pm.run(*module))) {
+    if (failed(pm.run(module))) {
       error =
           "tq-quantize: " +
           (diagnostics.text.empty() ? std::string("failed") : diagnostics.text);
@@ -96,6 +82,54 @@ bool tq::driver::buildProgram(const std::string &bytes, const std::string &name,
   module->print(os, flags);
   out.function = options.import.function;
   return true;
+}
+
+static void registerDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::tq::TQDialect>();
+  mlir::tq::registerTQCPUDialects(registry);
+}
+
+bool tq::driver::buildProgram(const std::string &bytes, const std::string &name,
+                              const ProgramOptions &options, Program &out,
+                              std::string &error) {
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  DiagnosticCollector diagnostics(ctx);
+
+  auto start = Clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::tq::importONNX(bytes, name, &ctx, options.import, error);
+  if (!module)
+    return false;
+  if (failed(mlir::verify(*module))) {
+    error = "the imported module does not verify (an importer bug): " +
+            diagnostics.text;
+    return false;
+  }
+  out.phases.push_back({"import", since(start)});
+  return quantizeAndPrint(*module, diagnostics, options, out, error);
+}
+
+bool tq::driver::buildProgramFromMLIR(const std::string &source,
+                                      const std::string &name,
+                                      const ProgramOptions &options,
+                                      Program &out, std::string &error) {
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  DiagnosticCollector diagnostics(ctx);
+  auto start = Clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &ctx, name);
+  if (!module || failed(mlir::verify(*module))) {
+    error = name + ": " +
+            (diagnostics.text.empty() ? std::string("cannot be parsed")
+                                      : diagnostics.text);
+    return false;
+  }
+  out.phases.push_back({"parse", since(start)});
+  return quantizeAndPrint(*module, diagnostics, options, out, error);
 }
 
 bool tq::driver::parseImportOptions(

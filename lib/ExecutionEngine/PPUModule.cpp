@@ -6,6 +6,7 @@
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 #include "tq/Pipelines/Pipelines.h"
 #include "tq/Support/Diagnostics.h"
+#include "tq/Target/PPUISA/Stream.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -65,6 +66,7 @@ int64_t tileSizeOf(ModuleOp module) {
 struct PPUModule::Impl {
   std::unique_ptr<cpu::CPUModule> host;
   std::vector<Stream> streams;
+  CostModel cost;
   std::vector<KernelInfo> kernels;
   std::vector<std::string> functions;
   std::map<std::string, Schedule> schedules;
@@ -320,6 +322,7 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
     m->impl->schedules[f.getName().str()] = std::move(sched);
   }
 
+  m->impl->cost = options.cost;
   // The host code: everything but the kernels and the schedules.
   for (Operation &op : llvm::make_early_inc_range(module->getOps()))
     if (isa<mlir::ppu::ProgramOp>(op) || op.hasAttr("tq.schedule"))
@@ -392,7 +395,7 @@ bool PPUModule::invoke(const std::string &function,
         return false;
       continue;
     }
-    Simulator sim(impl->streams[step.kernel]);
+    Simulator sim(impl->streams[step.kernel], impl->cost);
     const std::map<std::string, size_t> &widthIndex =
         impl->widthIndex[step.kernel];
     for (auto [i, s] : llvm::enumerate(step.ins)) {

@@ -244,11 +244,14 @@ def matmul(qa, sa, tile_a, qb, sb, tile_b, scale_product="exact"):
     return acc
 
 
-def conv2d(qx, sx, qw, sw, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0)):
+def conv2d(qx, sx, qw, sw, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0),
+           rows=None):
     """SPEC T5 for NHWC x KRSC, tiles split on (N, C) / (K, C): for each
     output, over r, then s, then C-tiles, int partial sums times
     sx(n, h, w, t) * sw(k, r, s, t) in f32, accumulated in f32; padding
-    contributes nothing."""
+    contributes nothing. `rows` gives the tiles' extents along N and K
+    (default v and v; 1 and 1 for 1 x V vectors along C)."""
+    tn, tk = rows if rows is not None else (v, v)
     n_, h_, w_, c_ = qx.shape
     k_, r_, s_, _ = qw.shape
     p_ = (h_ + pad[0] + pad[2] - dilation[0] * (r_ - 1) - 1) // stride[0] + 1
@@ -267,8 +270,8 @@ def conv2d(qx, sx, qw, sw, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0)):
                         c1 = min(c_, c0 + v)
                         psum = (qx[:, h, w, c0:c1].astype(np.int64)
                                 @ qw[:, r, s, c0:c1].astype(np.int64).T)
-                        s_x = np.repeat(sx[:, h, w, t], v)[:n_].astype(F32)
-                        s_w = np.repeat(sw[:, r, s, t], v)[:k_].astype(F32)
+                        s_x = np.repeat(sx[:, h, w, t], tn)[:n_].astype(F32)
+                        s_w = np.repeat(sw[:, r, s, t], tk)[:k_].astype(F32)
                         scale = (s_x[:, None] * s_w[None, :]).astype(F32)
                         acc = (acc + (psum.astype(F32) * scale).astype(F32)).astype(F32)
             out[:, p, q, :] = acc

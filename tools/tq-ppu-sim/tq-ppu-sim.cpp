@@ -1,9 +1,10 @@
 //===- tq-ppu-sim.cpp - run a PPU instruction stream ----------------------===//
 //
 //   tq-ppu-sim STREAM --input x=x.npy [--width n=6] --output y=y.npy
-//              [--report=json]
+//              [--report=json] [--cost="banks=4 layout=slot overlap=0"]
 //
-// STREAM is the binary form or the text listing (tq/Runtime/PPUSim.h).
+// STREAM is the binary form or the text listing (tq/Target/PPUISA/ISA.h).
+// --cost sets the cost model's parameters (tq/Runtime/PPUCost.h).
 // Inputs and outputs are .npy arrays bound by name, width inputs (run-time
 // bit widths) integers; the statistics
 // (reads, writes, MAC operations, cycles) go to stdout or --report-file.
@@ -48,6 +49,11 @@ static cl::opt<std::string> machineOpt(
     cl::desc("the machine to run on, as tq-run --machine (tq-to-ppu "
              "options), e.g. \"v=16 rows=2\": a stream compiled for another "
              "is rejected"));
+
+static cl::opt<std::string>
+    costOpt(cl::cat(toolOptions), "cost",
+            cl::desc("cost-model parameters: banks=N word-bits=N "
+                     "layout=rows|cols|slot overlap=0|1 (docs/PPU.md)"));
 
 static int fail(const Twine &msg) {
   errs() << "tq-ppu-sim: error: " << msg << "\n";
@@ -116,7 +122,10 @@ int main(int argc, char **argv) {
                     Twine(n));
     }
   }
-  ppu::Simulator sim(stream);
+  ppu::CostModel cost;
+  if (!ppu::parseCostModel(costOpt, cost, error))
+    return fail("--cost: " + error);
+  ppu::Simulator sim(stream, cost);
   std::set<std::string> bound;
   for (const std::string &arg : inputs) {
     std::string name, path;

@@ -71,6 +71,11 @@ static cl::opt<std::string>
                      "(\"v=16 rows=2 acc=64\"); v defaults to the tile size"),
             cl::init(""));
 static cl::opt<std::string>
+    ppuCost(cl::cat(toolOptions), "ppu-cost",
+            cl::desc("--target=ppu: the simulator's cost-model parameters "
+                     "(\"banks=4 layout=slot overlap=0\", docs/PPU.md)"),
+            cl::init(""));
+static cl::opt<std::string>
     ppuReport(cl::cat(toolOptions), "ppu-report",
               cl::desc("--target=ppu: print the simulator's statistics of "
                        "one call: text, json or none"),
@@ -229,8 +234,8 @@ int main(int argc, char **argv) {
                 ", or ppu; got '" + target + "'");
   if (!onPPU && !cpu::hostSupports(target))
     return fail("this host cannot run --target=" + target);
-  if (!onPPU && (!machine.empty() || ppuReport != "none"))
-    return fail("--machine and --ppu-report need --target=ppu");
+  if (!onPPU && (!machine.empty() || !ppuCost.empty() || ppuReport != "none"))
+    return fail("--machine, --ppu-cost and --ppu-report need --target=ppu");
   if (timeFormat != "text" && timeFormat != "json")
     return fail("--time-format must be text or json, got '" + timeFormat + "'");
   if (!(absTolerance >= 0) || !(relTolerance >= 0))
@@ -285,6 +290,8 @@ int main(int argc, char **argv) {
   if (onPPU) {
     tq::ppu::PPUCompileOptions ppuOptions;
     ppuOptions.machine = machine;
+    if (!tq::ppu::parseCostModel(ppuCost, ppuOptions.cost, error))
+      return fail("--ppu-cost: " + error);
     ppuOptions.host = options;
     ppuModule =
         tq::ppu::PPUModule::compile(source, programPath, ppuOptions, error);

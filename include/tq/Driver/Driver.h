@@ -51,6 +51,12 @@ bool buildProgram(const std::string &bytes, const std::string &name,
                   const ProgramOptions &options, Program &out,
                   std::string &error);
 
+/// The same for a float MLIR program (`source`, MLIR text) instead of an
+/// ONNX model; `options.import` gives only the function's name.
+bool buildProgramFromMLIR(const std::string &source, const std::string &name,
+                          const ProgramOptions &options, Program &out,
+                          std::string &error);
+
 /// `NAME:D0xD1x...` (an --input-shape) into `options.inputShapes`.
 bool parseInputShape(const std::string &spec,
                      mlir::tq::ONNXImportOptions &options, std::string &error);

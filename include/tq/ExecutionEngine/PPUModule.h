@@ -27,6 +27,8 @@ struct PPUCompileOptions {
   /// The machine, as the options of the tq-to-ppu pipeline
   /// ("v=32 rows=2 acc=64 ..."); `v` defaults to the module's tile size.
   std::string machine;
+  /// The simulator's cost-model parameters (tq/Runtime/PPUCost.h).
+  CostModel cost;
   /// How the host functions are compiled.
   cpu::CompileOptions host;
 };

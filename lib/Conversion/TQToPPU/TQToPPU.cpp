@@ -67,13 +67,13 @@ FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
   ArrayRef<int64_t> tile = t.getTileShape();
   if (tile[0] == V && tile[1] == V)
     return flags;
-  if (ok2D && tile[0] == 1 && tile[1] == V)
+  if (tile[0] == 1 && tile[1] == V)
     return uint8_t(flags | sim::kRowVectors);
-  if (ok2D && tile[0] == V && tile[1] == 1)
+  if (tile[0] == V && tile[1] == 1)
     return uint8_t(flags | sim::kColVectors);
   return op->emitOpError("tiles ")
          << formatDims(tile, "x") << " do not match the machine's V = " << V
-         << " (VxV, or 1xV / Vx1 for 2-D tensors)";
+         << " (VxV, 1xV or Vx1)";
 }
 
 /// Number of V x V blocks of a shape split on its first and last dims: the
@@ -569,12 +569,19 @@ LogicalResult ProgramEmitter::checkWeightUpdate(WeightUpdateOp upd,
 
 LogicalResult ProgramEmitter::emitConv(Conv2DOp op) {
   TiledType x = op.getInput().getType(), w = op.getFilter().getType();
-  for (auto [t, v] :
-       {std::pair<TiledType, Value>{x, op.getInput()}, {w, op.getFilter()}}) {
+  for (auto [i, t, v] :
+       {std::tuple<unsigned, TiledType, Value>{0, x, op.getInput()},
+        {1, w, op.getFilter()}}) {
     FailureOr<uint8_t> flags =
         layoutFlags(t, op, V, /*conv=*/true, /*perTile=*/true);
     if (failed(flags))
       return failure();
+    // Both reduce over C, their last dim: per-vector scales must run along
+    // it (the filter tile is read transposed, its rows becoming columns).
+    if (*flags & sim::kColVectors)
+      return op.emitOpError("operand #")
+             << i << " has per-vector scales along the reduction; "
+             << "requantize it (tq.requantize) first";
     if (!ubBase.count(v))
       return op.emitOpError("operand is not in the unified buffer");
   }
@@ -583,11 +590,13 @@ LogicalResult ProgramEmitter::emitConv(Conv2DOp op) {
                           "convolutions (option acc)");
   uint32_t xb = ubBase.lookup(op.getInput()),
            wb = ubBase.lookup(op.getFilter());
-  SmallVector<int64_t> xg = x.getGridShape(), wg = w.getGridShape();
   ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape();
   auto res = cast<RankedTensorType>(op.getResult().getType());
   ArrayRef<int64_t> ys = res.getShape();
-  int64_t gN = xg[0], gK = wg[0], gC = xg[3], H = xs[1], W = xs[2];
+  // Slots hold V x V blocks (of one tile, or of V vectors; blockCount).
+  auto blocks = [&](int64_t n) { return (n + V - 1) / V; };
+  int64_t gN = blocks(xs[0]), gK = blocks(ws[0]), gC = blocks(xs[3]), H = xs[1],
+          W = xs[2];
   int64_t R = ws[1], S = ws[2], P = ys[1], Q = ys[2];
   ArrayRef<int64_t> stride = op.getStrides(), dil = op.getDilations(),
                     pad = op.getPadding();

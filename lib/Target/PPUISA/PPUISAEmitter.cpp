@@ -2,6 +2,7 @@
 #include "tq/Target/PPUISA/PPUISAEmitter.h"
 #include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
+#include "tq/Target/PPUISA/Stream.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

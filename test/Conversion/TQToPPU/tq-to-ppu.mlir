@@ -54,7 +54,7 @@ func.func @layers(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %w2: tensor<8x8xf32>
 // -----
 
 func.func @wrong_tile(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'tq.quantize' op tiles 16x16 do not match the machine's V = 8 (VxV, or 1xV / Vx1 for 2-D tensors)}}
+  // expected-error @+1 {{'tq.quantize' op tiles 16x16 do not match the machine's V = 8 (VxV, 1xV or Vx1)}}
   %qx = tq.quantize %x : tensor<8x8xf32> -> !tq.tiled<8x8xi8:8, f32, tile = 16x16, dims = [0, 1]>
   %y = tq.matmul %qx, %qx : !tq.tiled<8x8xi8:8, f32, tile = 16x16, dims = [0, 1]>, !tq.tiled<8x8xi8:8, f32, tile = 16x16, dims = [0, 1]> -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>

@@ -46,7 +46,20 @@ for v in (4, 8):
     same = got.shape == want.shape and got.tobytes() == want.tobytes()
     failures += not same
     print(f"V={v} conv {got.shape}: {'bit-exact' if same else 'MISMATCH'}")
+# 1xV vectors along C (granularity=vector): a scale per (n, h, w, C-tile)
+# and per (k, r, s, C-tile), constant along the reduction.
+for v in (4, 8):
+    q = flow.opt(src, f"-tq-quantize=tile={v} granularity=vector")
+    (got,), _ = flow.simulate(flow.to_ppu(q, f"v={v}"), args_of(x, f))
+    qx, sx, _, _ = ref.quantize(x, (1, v), (0, 3), 8, "scaled")
+    qf, sf, _, _ = ref.quantize(f, (1, v), (0, 3), 8, "scaled")
+    want = ref.conv2d(qx, sx, qf, sf, v, stride=ST, pad=PAD, rows=(1, 1))
+    same = got.shape == want.shape and got.tobytes() == want.tobytes()
+    failures += not same
+    print(f"V={v} 1xV conv {got.shape}: {'bit-exact' if same else 'MISMATCH'}")
 print(f"failures {failures}")
 # CHECK: V=4 conv (3, 4, 6, 10): bit-exact
 # CHECK: V=8 conv (3, 4, 6, 10): bit-exact
+# CHECK: V=4 1xV conv (3, 4, 6, 10): bit-exact
+# CHECK: V=8 1xV conv (3, 4, 6, 10): bit-exact
 # CHECK: failures 0

@@ -7,7 +7,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
-#include "tq/Runtime/PPUSim.h"
+#include "tq/Target/PPUISA/ISA.h"
 
 #include "tq/Dialect/PPU/IR/PPUOpsDialect.h.inc"
 #include "tq/Dialect/PPU/IR/PPUOpsEnums.h.inc"
@@ -23,12 +23,9 @@ namespace mlir::ppu {
 /// The simulator instruction an op stands for; fails for bindings.
 FailureOr<::tq::ppu::Instr> toInstr(Operation *op);
 
-/// The stream a program stands for (bindings and instructions, in order).
-::tq::ppu::Stream toStream(ProgramOp program);
-
-/// Builds a program from a stream at the builder's insertion point.
-ProgramOp fromStream(OpBuilder &b, Location loc, StringRef name,
-                     const ::tq::ppu::Stream &stream);
+/// The machine, bindings and constant tiles of a program: its stream
+/// without instructions (tq/Target/PPUISA/Stream.h adds them).
+::tq::ppu::Stream streamHeader(ProgramOp program);
 
 } // namespace mlir::ppu
 

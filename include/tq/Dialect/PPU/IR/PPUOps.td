@@ -11,13 +11,13 @@ def PPU_Dialect : Dialect {
   let cppNamespace = "::mlir::ppu";
   let summary = "Instructions of the PPU model, one op per instruction";
   let description = [{
-    The `ppu` dialect mirrors the instruction set of the PPU simulator
-    (`tq/Runtime/PPUSim.h`, `docs/PPU.md`): a `ppu.program` fixes the machine
+    The `ppu` dialect mirrors the PPU instruction set
+    (`tq/Target/PPUISA/ISA.h`, `docs/PPU.md`): a `ppu.program` fixes the machine
     (V, MAC units, memory sizes) and holds bindings of host tensors and a
     straight-line list of instructions. `tq-translate` writes a program as
     the versioned binary stream or the text listing, and reads a listing
     back. Every address, flag and bit width is checked against the machine
-    by the verifier, with the simulator's own rules.
+    by the verifier, with the instruction set's own rules.
   }];
 }
 

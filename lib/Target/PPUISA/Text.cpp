@@ -1,10 +1,10 @@
 //===- PPUText.cpp - readable listing of PPU instruction streams ----------===//
 //
-// The text form documented in PPUSim.h: print() writes it, parse() reads it
+// The text form documented in ISA.h: print() writes it, parse() reads it
 // back (and validates the result like decode()).
 //
 //===----------------------------------------------------------------------===//
-#include "tq/Runtime/PPUSim.h"
+#include "tq/Target/PPUISA/ISA.h"
 
 #include <cstdio>
 #include <sstream>
