@@ -8,12 +8,27 @@
 #   scripts/update-docs.sh [NAME ...]     # default: every section
 # Sections:
 #   ppu-transpose   docs/PPU.md: tq-bench ppu-transpose (about four minutes)
+#   accuracy        docs/ONNX.md: the bundled models' accuracy on the CPU
+#                   and the PPU (python3 -m tq.models.evaluate all)
+#   granularity     docs/ONNX.md: V×V, 1×V, per-channel and per-tensor
+#                   scales side by side (python3 -m tq.models.granularity)
+#   compile         docs/ONNX.md: compile time per phase (bench-compile.sh)
+#   ort             docs/CPU.md: against onnxruntime (bench-ort.sh)
+#   interval        docs/Training.md: the A6 update interval
+#                   (bench-interval.sh, about five minutes)
+#   train           docs/Training.md: training against torch (bench-train.sh,
+#                   about fifteen minutes)
+# The last four measure time: their ratios hold within a run, their
+# milliseconds change from run to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
 
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(ppu-transpose)
+[ ${#sections[@]} -eq 0 ] &&
+  sections=(ppu-transpose accuracy granularity compile ort interval train)
+scripts/install-deps.sh base node train >/dev/null
+export PYTHONPATH=python:build/python
 
 machine() {
   local cpu
@@ -42,12 +57,36 @@ PY
   echo "update-docs: $file ($name)"
 }
 
+# generate FILE NAME COMMAND...: the section gets the command's output,
+# once the command has succeeded.
+generate() {
+  local file=$1 name=$2 out
+  shift 2
+  echo "update-docs: $name: $*" >&2
+  out=$("$@")
+  replace "$file" "$name" <<<"$out"
+}
+
 for s in "${sections[@]}"; do
   case "$s" in
     ppu-transpose)
-      build/bin/tq-bench ppu-transpose --tiles=16,32 | replace docs/PPU.md "$s" ;;
+      generate docs/PPU.md "$s" build/bin/tq-bench ppu-transpose --tiles=16,32 ;;
+    accuracy)
+      generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.evaluate build all --markdown ;;
+    granularity)
+      generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.granularity build ;;
+    compile)
+      scripts/fetch-models.sh >/dev/null 2>&1 || true
+      generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.compile_time build ;;
+    ort)
+      modules=$(/usr/bin/python3 -c 'import tq.ort; print(tq.ort.install())')
+      generate docs/CPU.md "$s" /usr/bin/python3 -m tq.models.ort_compare build "$modules" ;;
+    interval)
+      generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.interval_compare build/bin ;;
+    train)
+      generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.train_compare build/bin ;;
     *)
-      echo "update-docs: unknown section '$s' (ppu-transpose)" >&2
+      echo "update-docs: unknown section '$s' (ppu-transpose, accuracy, granularity, compile, ort, interval, train)" >&2
       exit 2 ;;
   esac
 done

@@ -43,7 +43,8 @@ static const char *layoutName(BankLayout l) {
 
 std::string CostModel::str() const {
   std::ostringstream os;
-  os << "banks=" << banks << " word-bits=" << wordBits
+  os << "banks=" << (banks ? std::to_string(banks) : "V")
+     << " word-bits=" << (wordBits ? std::to_string(wordBits) : "8V")
      << " layout=" << layoutName(layout) << " overlap=" << (overlap ? 1 : 0);
   return os.str();
 }
@@ -105,34 +106,42 @@ bool parseCostModel(const std::string &spec, CostModel &out,
   return true;
 }
 
-uint64_t tileWords(const MachineConfig &m, const CostModel &c, unsigned bits) {
+uint64_t tileWords(const MachineConfig &m, const CostModel &model,
+                   unsigned bits) {
+  CostModel c = model.resolved(m);
   uint64_t total = uint64_t(m.V) * m.V * (bits ? bits : 8);
   return (total + c.wordBits - 1) / c.wordBits;
 }
 
-InstrCost loadCost(const MachineConfig &m, const CostModel &c, unsigned bits,
-                   bool transposed) {
+InstrCost loadCost(const MachineConfig &m, const CostModel &model,
+                   unsigned bits, bool transposed) {
+  CostModel c = model.resolved(m);
   uint64_t V = m.V, W = c.wordBits, b = bits ? bits : 8;
   // The tile goes out row by row (column by column when transposed); the
   // data buffer takes W / b elements a cycle.
   uint64_t perBeat = std::max<uint64_t>(1, W / b), total = V * V;
   std::vector<int64_t> latch(c.banks, -1);
   std::vector<std::vector<int64_t>> need(c.banks);
+  std::vector<uint32_t> touched; // the banks a beat needs
   InstrCost cost;
   cost.unit = Unit::Load;
   for (uint64_t e0 = 0; e0 < total; e0 += perBeat) {
-    for (auto &words : need)
-      words.clear();
+    for (uint32_t bank : touched)
+      need[bank].clear();
+    touched.clear();
     for (uint64_t d = e0; d < std::min(total, e0 + perBeat); ++d) {
       uint64_t v = d / V, k = d % V; // element k of delivered vector v
       uint64_t r = transposed ? k : v, col = transposed ? v : k;
       uint64_t e = c.layout == BankLayout::Cols ? col * V + r : r * V + col;
-      for (uint64_t w = e * b / W; w <= (e * b + b - 1) / W; ++w)
-        need[c.layout == BankLayout::Slot ? 0 : w % c.banks].push_back(
-            int64_t(w));
+      for (uint64_t w = e * b / W; w <= (e * b + b - 1) / W; ++w) {
+        uint32_t bank = c.layout == BankLayout::Slot ? 0 : w % c.banks;
+        if (need[bank].empty())
+          touched.push_back(bank);
+        need[bank].push_back(int64_t(w));
+      }
     }
     uint64_t beat = 1;
-    for (size_t bank = 0; bank < need.size(); ++bank) {
+    for (uint32_t bank : touched) {
       std::vector<int64_t> &words = need[bank];
       std::sort(words.begin(), words.end());
       words.erase(std::unique(words.begin(), words.end()), words.end());
@@ -152,8 +161,9 @@ InstrCost loadCost(const MachineConfig &m, const CostModel &c, unsigned bits,
   return cost;
 }
 
-InstrCost instrCost(const Instr &i, const MachineConfig &m, const CostModel &c,
-                    unsigned readBits) {
+InstrCost instrCost(const Instr &i, const MachineConfig &m,
+                    const CostModel &model, unsigned readBits) {
+  CostModel c = model.resolved(m);
   uint64_t V = m.V;
   switch (i.op) {
   case Op::Halt:
@@ -187,9 +197,9 @@ Timeline::Timeline(const MachineConfig &m, bool overlap)
       bufB(m.dataRows), acc(m.accTiles) {}
 
 Timeline::Resource &Timeline::at(std::vector<Resource> &mem, uint32_t i) {
-  if (i >= mem.size())
-    mem.resize(size_t(i) + 1);
-  return mem[i];
+  // A validated stream stays inside the machine; anything else shares one
+  // spare entry (no reallocation: the pointers taken stay valid).
+  return i < mem.size() ? mem[i] : spare;
 }
 
 void Timeline::schedule(const Instr &i, const InstrCost &cost) {

@@ -94,8 +94,10 @@ InstrCost Simulator::costOf(const Instr &i) {
   unsigned bits = readBits(i);
   if (i.op != Op::Load)
     return instrCost(i, s.machine, cost, bits);
-  InstrCost &c = loads[std::min(bits, 16u)][(i.flags & kTranspose) ? 1 : 0];
-  if (!c.cycles)
+  if (bits > 16) // validated streams have none
+    return loadCost(s.machine, cost, bits, i.flags & kTranspose);
+  InstrCost &c = loads[bits][(i.flags & kTranspose) ? 1 : 0];
+  if (!c.cycles) // every load takes a cycle at least
     c = loadCost(s.machine, cost, bits, i.flags & kTranspose);
   return c;
 }

@@ -6,15 +6,19 @@
 //   Banks (P2)  The unified buffer has `banks` banks, each reading one word
 //               of `wordBits` bits a cycle and keeping its last word
 //               latched. A tile's values are packed at their bit width into
-//               words, in row-major order (layout `rows`: one tile row a
-//               bank, seed 000's embodiment), column-major order (`cols`),
-//               or with the whole tile in one bank (`slot`). A LOAD delivers
+//               words, in row-major order (layout `rows`: consecutive
+//               words in consecutive banks, so with 8-bit values and the
+//               default words one tile row a bank, seed 000's embodiment),
+//               column-major order (`cols`), or with the whole tile in one
+//               bank (`slot`). A LOAD delivers
 //               the tile's rows (or, transposed, its columns) into a data
 //               buffer, at most `wordBits` bits a cycle; each cycle the
 //               banks must supply the words the delivered elements sit in.
 //               So a transposed read costs what its access pattern costs.
-//   Width       Narrower tiles take fewer words: a 4-bit tile is read and
-//               written in half the cycles of an 8-bit one.
+//   Width       Narrower tiles take fewer words: with the default words a
+//               4-bit tile is loaded in half the cycles of an 8-bit one,
+//               and the word part of every other read or write shrinks
+//               the same way.
 //   Overlap     Four units (load, mac, post, datapath) run concurrently.
 //               Instructions issue in order, one a cycle, and start once
 //               their unit is free and the tiles they read are written
@@ -52,7 +56,8 @@ struct CostModel {
   bool overlap = true; // false: every instruction waits for the previous one
   /// The parameters with their defaults resolved for machine `m`.
   CostModel resolved(const MachineConfig &m) const;
-  /// "banks=16 word-bits=128 layout=rows overlap=1".
+  /// "banks=16 word-bits=128 layout=rows overlap=1" ("banks=V word-bits=8V"
+  /// for the defaults not yet resolved).
   std::string str() const;
 };
 
@@ -70,7 +75,7 @@ struct InstrCost {
 };
 
 /// The cost of a LOAD of a `bits`-wide tile, plain or transposed, from the
-/// access pattern (a resolved cost model).
+/// access pattern. (The functions below resolve the model's defaults.)
 InstrCost loadCost(const MachineConfig &m, const CostModel &c, unsigned bits,
                    bool transposed);
 
@@ -102,6 +107,7 @@ private:
   };
   Resource &at(std::vector<Resource> &mem, uint32_t i);
   bool overlap;
+  Resource spare;
   std::vector<Resource> fmem, ub, bufA, bufB, acc;
   std::array<uint64_t, kUnits> unitFree{}, unitBusy{};
   uint64_t issue = 0, end = 0;

@@ -61,7 +61,9 @@ public:
   /// Sets a width input (a bit width in [2, 16] for its register); fails
   /// when the name is unknown or the width out of range.
   bool setWidth(const std::string &name, int64_t bits, std::string &error);
-  /// Runs to HALT (or the end). Fails on a run-time fault (an instruction
+  /// Runs to HALT (or the end). After a fault the statistics include the
+  /// faulting instruction's cycles but none of its reads. Fails on a
+  /// run-time fault (an instruction
   /// reading a tile nothing wrote is fine: memories start zeroed).
   bool run(std::string &error);
   /// An output (or input) binding's data and shape; empty if unknown.

@@ -2,7 +2,7 @@
 tile-quantized variants on the CPU backend and on the PPU simulator, on a
 held-out set.
 
-    /usr/bin/python3 -m tq.models.evaluate BUILD_DIR digits|fashion|transformer
+    /usr/bin/python3 -m tq.models.evaluate BUILD_DIR digits|fashion|transformer|all [--markdown]
 
 Each variant is imported (tq-import-onnx, batch fixed to the held-out
 set), optionally quantized (tq-opt -tq-quantize=...), compiled and run
@@ -186,27 +186,64 @@ def band_report(what, widths, low, high):
             f"{what}: all in the band: {bool(widths) and inside == len(widths)}"]
 
 
+MODELS = {
+    "digits": ("digits CNN", "digits_cnn.onnx"),
+    "fashion": ("Fashion-MNIST CNN", "fashion_cnn.onnx"),
+    "transformer": ("digits transformer", "digits_transformer.onnx"),
+}
+
+
+def held_out(which, models):
+    """The held-out set of a bundled model: (images, labels)."""
+    if which in ("digits", "transformer"):
+        from tq.models import digits
+        return digits.load_test(os.path.join(models, "digits_test.npz"))
+    from tq.models import fashion
+    return fashion.load("t10k", 1000)
+
+
 def main():
-    build, which = sys.argv[1], sys.argv[2]
+    """BUILD_DIR digits|fashion|transformer|all [--markdown]: the table of
+    one model (or all three); --markdown prints the table of docs/ONNX.md."""
+    args = [a for a in sys.argv[1:] if a != "--markdown"]
+    markdown = len(args) < len(sys.argv) - 1
+    build, which = args[0], args[1]
     here = os.path.dirname(os.path.abspath(__file__))
     models = os.path.join(here, "..", "..", "..", "models")
-    if which == "digits":
-        from tq.models import digits
-        x, y = digits.load_test(os.path.join(models, "digits_test.npz"))
-    elif which == "transformer":
-        from tq.models import digits
-        x, y = digits.load_test(os.path.join(models, "digits_test.npz"))
-    elif which == "fashion":
-        from tq.models import fashion
-        x, y = fashion.load("t10k", 1000)
-    else:
-        raise SystemExit(f"unknown model '{which}' (digits, fashion, transformer)")
-    model = os.path.join(models, "digits_transformer.onnx" if which == "transformer"
-                         else f"{which}_cnn.onnx")
-    rows = evaluate(build, model, "image", x, y)
-    print(f"{os.path.basename(model)}, {len(y)} held-out images:")
-    for line in table(rows):
-        print("  " + line)
+    names = list(MODELS) if which == "all" else [which]
+    if any(n not in MODELS for n in names):
+        raise SystemExit(f"unknown model '{which}' (digits, fashion, transformer, all)")
+    if markdown:
+        print("| model | variant | CPU | PPU | PPU cycles | PPU logits |")
+        print("|---|---|---|---|---|---|")
+    for name in names:
+        label, file = MODELS[name]
+        x, y = held_out(name, models)
+        model = os.path.join(models, file)
+        rows = evaluate(build, model, "image", x, y)
+        if markdown:
+            for line in markdown_rows(f"{label} ({len(y)} images)", rows):
+                print(line)
+            continue
+        print(f"{os.path.basename(model)}, {len(y)} held-out images:")
+        for line in table(rows):
+            print("  " + line)
+
+
+def markdown_rows(label, rows):
+    """The rows of one model in the Markdown table: accuracies, PPU cycles
+    and whether the PPU's logits are the CPU's bits."""
+    lines = []
+    for i, r in enumerate(rows):
+        ppu = f"{r.ppu:.2f}%" if r.ppu is not None else "–"
+        cycles = f"{r.ppu_stats['cycles']:,}" if r.ppu_stats else ""
+        same = ("" if r.ppu_same is None else
+                "same bits" if r.ppu_same else "DIFFER")
+        if r.ppu_note:
+            same = r.ppu_note
+        lines.append(f"| {label if i == 0 else ''} | {r.name} | {r.cpu:.2f}% | "
+                     f"{ppu} | {cycles} | {same} |")
+    return lines
 
 
 def table(rows):

@@ -18,8 +18,9 @@
 // Instructions (16 bytes each, see Instr):
 //   QUANT ub[d] <- fmem[s], bits     quantize a tile, its step computed (T3)
 //   LOAD  a|b[d] <- ub[s] (T)        fetch a tile into a data buffer; with T
-//                                    the datapath unit transposes it: the
-//                                    same V row reads, the scale reused (T4)
+//                                    its columns instead of its rows, the
+//                                    scale reused (T4); what that costs
+//                                    depends on the banks (PPUCost.h)
 //   MAC   acc[d] (=|+=) a[x] * b[y]  V MAC units, V lanes each: int32
 //                                    partial sums times sA*sB (T5, P3)
 //   POST  ub[d] <- acc[s], bits (R)  post-processing: division by the layer

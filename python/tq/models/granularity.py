@@ -1,0 +1,127 @@
+"""The side-by-side table of scale granularities (docs/ONNX.md): every
+bundled model quantized with square VxV tiles, 1xV vectors, one scale per
+channel and one per tensor, at 8 and 4 bits, and the variants that close
+the 4-bit gap of square tiles. For each: held-out accuracy on the CPU
+backend, the bits per element of the quantized weights and activations
+(scales included, read from the quantized program's types), and the PPU
+simulator's cycles for the whole batch where tq-to-ppu can run it.
+
+    /usr/bin/python3 -m tq.models.granularity BUILD_DIR [MODEL ...]
+
+It prints a Markdown table (scripts/update-docs.sh granularity).
+"""
+import math
+import os
+import re
+import sys
+import tempfile
+
+from tq.models.evaluate import MODELS, evaluate, held_out
+from tq.ppu import Flow
+
+V = 16
+VARIANTS = [("f32", None)] + [
+    (f"{label}, {bits}-bit", f"tile={V} granularity={g} act-bits={bits} weight-bits={bits}")
+    for bits in (8, 4)
+    for g, label in (("tile", "VxV"), ("vector", "1xV"), ("channel", "per-channel"),
+                     ("tensor", "per-tensor"))
+] + [
+    # What narrows the 4-bit gap of square tiles.
+    ("VxV, 4-bit weights, 8-bit activations",
+     f"tile={V} act-bits=8 weight-bits=4"),
+    ("VxV with V=8, 4-bit", "tile=8 act-bits=4 weight-bits=4"),
+]
+
+# Bits of one scale (and of an offset) per tile, by scale kind.
+SCALE_BITS = {"f32": 32, "pow2": 8, "pow2_f32": 40}
+
+TILED = re.compile(r"!tq\.tiled<([0-9x]+)xi(\d+):(\d+), (\w+), tile = ([0-9x]+), "
+                   r"dims = \[([0-9, ]+)\](?:, scale = (\w+))?(, offset)?>")
+
+
+def tensor_bits(type_text):
+    """(elements, bits) of one fixed-width tiled type: its values, and a
+    scale (plus an offset) per tile."""
+    m = TILED.fullmatch(type_text)
+    if not m:
+        return None
+    shape = [int(d) for d in m.group(1).split("x")]
+    bits = int(m.group(2))
+    tile = [int(d) for d in m.group(5).split("x")]
+    dims = [int(d) for d in m.group(6).split(",")]
+    scale = SCALE_BITS[m.group(7) or "f32"] + (32 if m.group(8) else 0)
+    elements = math.prod(shape)
+    tiles = elements
+    for d, t in zip(dims, tile):
+        tiles = tiles // shape[d] * math.ceil(shape[d] / t)
+    return elements, elements * bits + tiles * scale
+
+
+def bits_per_element(text):
+    """Average bits per element of the weights (tq.constant) and of the
+    other quantized tensors (tq.quantize results), scales included; None
+    where there are none."""
+    sums = {"tq.constant": [0, 0], "tq.quantize": [0, 0]}
+    for line in text.splitlines():
+        for op in sums:
+            if f"= {op} " not in line:
+                continue
+            types = re.findall(r"!tq\.tiled<[^>]*>", line)
+            counted = tensor_bits(types[-1]) if types else None
+            if counted:
+                sums[op][0] += counted[0]
+                sums[op][1] += counted[1]
+    return tuple(b / e if e else None for e, b in sums.values())
+
+
+def run(build, names):
+    here = os.path.dirname(os.path.abspath(__file__))
+    models = os.path.join(here, "..", "..", "..", "models")
+    bindir = os.path.join(build, "bin")
+    print(f"tq-quantize with tile={V} unless the variant says otherwise; accuracy "
+          "on the CPU backend; bits per element include one scale per tile "
+          "(32 bits for f32 scales); PPU cycles for the whole held-out batch, "
+          "whose logits are the CPU's bits where it runs.\n")
+    print("| model | variant | accuracy | vs f32 | constant weights, bits/element | "
+          "tensors quantized at run time, bits/element | PPU cycles |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        label, file = MODELS[name]
+        x, y = held_out(name, models)
+        model = os.path.join(models, file)
+        rows = evaluate(build, model, "image", x, y, variants=VARIANTS)
+        # The quantized programs, for their types (evaluate keeps no text).
+        flow = Flow(opt=os.path.join(bindir, "tq-opt"),
+                    workdir=tempfile.mkdtemp(prefix="tq-granularity-"))
+        imported = flow.path("model.mlir")
+        flow.run(os.path.join(bindir, "tq-import-onnx"), model,
+                 f"--input-shape=image:" + "x".join(map(str, x.shape)), "-o", imported)
+        f32 = rows[0].cpu
+        for i, ((variant, options), r) in enumerate(zip(VARIANTS, rows)):
+            weights = acts = None
+            if options:
+                with open(flow.opt(imported, f"-tq-quantize={options}",
+                                   out=f"q{i}.mlir")) as f:
+                    weights, acts = bits_per_element(f.read())
+            fmt = lambda b: "" if b is None else f"{b:.2f}"
+            if r.ppu_stats:
+                ppu = f"{r.ppu_stats['cycles']:,}" + ("" if r.ppu_same else " (DIFFER)")
+            else:
+                ppu = "–" if options is None else "not on the PPU"
+            delta = "" if options is None else f"{r.cpu - f32:+.2f}"
+            print(f"| {label + f' ({len(y)} images)' if i == 0 else ''} | {variant} | "
+                  f"{r.cpu:.2f}% | {delta} | {fmt(weights)} | {fmt(acts)} | {ppu} |")
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: python3 -m tq.models.granularity BUILD_DIR [MODEL ...]")
+    names = sys.argv[2:] or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        raise SystemExit(f"unknown model '{unknown[0]}' ({', '.join(MODELS)})")
+    run(sys.argv[1], names)
+
+
+if __name__ == "__main__":
+    main()
