@@ -1,11 +1,8 @@
 //===- PPUSim.cpp - PPU simulator -----------------------------------------===//
 #include "tq/Runtime/PPUSim.h"
 
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
-#include <set>
 #include <sstream>
 
 namespace tq::ppu {

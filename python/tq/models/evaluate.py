@@ -207,7 +207,11 @@ def main():
     one model (or all three); --markdown prints the table of docs/ONNX.md."""
     args = [a for a in sys.argv[1:] if a != "--markdown"]
     markdown = len(args) < len(sys.argv) - 1
-    build, which = args[0], args[1]
+    if len(args) != 2:
+        raise SystemExit("usage: python3 -m tq.models.evaluate BUILD_DIR "
+                         "digits|fashion|transformer|all [--markdown]")
+    build, which = args
+
     here = os.path.dirname(os.path.abspath(__file__))
     models = os.path.join(here, "..", "..", "..", "models")
     names = list(MODELS) if which == "all" else [which]
