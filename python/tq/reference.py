@@ -103,7 +103,8 @@ def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0,
              steps=None):
     """Returns (q int32, steps f32 grid, offsets f32 grid, points i32 grid).
 
-    With `steps` (f32, the grid's shape), each tile uses its given step
+    `bits` is one width for every tile, or an integer array of the grid's
+    shape: each tile's own width (per-tile widths, A4 per tile). With `steps` (f32, the grid's shape), each tile uses its given step
     instead of one computed from its data; a given step that is not finite
     and positive counts as 0. Points are then 0."""
     given = None if steps is None else np.asarray(steps, dtype=F32)
@@ -115,7 +116,7 @@ def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0,
     offsets = np.zeros(grid, F32)
     points = np.zeros(grid, np.int32)
     q = np.zeros(x.shape, np.int32)
-    m = F32(qmax(bits))
+    widths = np.broadcast_to(np.asarray(bits, dtype=np.int64), grid)
     noise_all = None
     if rounding == "stochastic":
         noise_all = np.array([splitmix_noise(seed, i) for i in range(x.size)],
@@ -123,8 +124,10 @@ def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0,
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for g, sl in tile_slices(x.shape, tile, dims):
             vals = x[sl]
+            b = int(widths[g])
+            m = F32(qmax(b))
             if given is None:
-                s, f, o = tile_params(vals, bits, form)
+                s, f, o = tile_params(vals, b, form)
                 step = F32(np.ldexp(f, s))
             else:
                 step, o, s = given[g], F32(0), 0
@@ -152,6 +155,18 @@ def dequantize(q, steps, offsets, tile, dims):
         for g, sl in tile_slices(q.shape, tile, dims):
             out[sl] = (q[sl].astype(F32) * steps[g]).astype(F32) + offsets[g]
     return out
+
+
+def requantize(q, steps, offsets, tile, dims, to_tile, to_dims, bits, form,
+               rounding="nearest_even", seed=0, perm=None):
+    """tq.requantize: the tensor's values (dequantized), permuted by `perm`
+    (result dim i is input dim perm[i]) if given, quantized afresh into
+    `to_tile` tiles on `to_dims` at `bits` in `form`. Returns what
+    `quantize` returns."""
+    x = dequantize(q, steps, offsets, tile, dims)
+    if perm is not None:
+        x = np.ascontiguousarray(np.transpose(x, perm))
+    return quantize(x, to_tile, to_dims, bits, form, rounding, seed)
 
 
 def error_a3(x, xhat):

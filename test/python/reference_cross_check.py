@@ -4,7 +4,8 @@
 # data, steps, offsets and dequantized values bit for bit, on random and
 # adversarial tensors, every form, rounding mode and bit width; tiled matmul
 # (with both transposed forms) bit for bit; the A4 search's width and error;
-# post-processing and the weight update bit for bit.
+# post-processing, the weight update, per-tile widths and requantization
+# (into other tiles, widths and forms, transposed) bit for bit.
 import os
 import subprocess
 import sys
@@ -39,8 +40,13 @@ def check_quantize(name, x, tile, dims, bits, form, rounding="nearest_even", see
     path = os.path.join(tmp, "x.npy")
     np.save(path, x.astype(np.float32))
     prefix = os.path.join(tmp, "out")
+    if np.ndim(bits):
+        np.save(os.path.join(tmp, "bits.npy"), np.asarray(bits, np.int32))
+        width = f"--bits-per-tile={os.path.join(tmp, 'bits.npy')}"
+    else:
+        width = f"--bits={bits}"
     run("quantize", path, f"--tile={tile[0]}x{tile[1]}", f"--dims={dims[0]},{dims[1]}",
-        f"--bits={bits}", f"--form={form}", f"--rounding={rounding}", f"--seed={seed}",
+        width, f"--form={form}", f"--rounding={rounding}", f"--seed={seed}",
         "-o", prefix)
     q, steps, offsets, points = ref.quantize(x, tile, dims, bits, form, rounding, seed)
     deq = ref.dequantize(q, steps, offsets, tile, dims)
@@ -51,6 +57,24 @@ def check_quantize(name, x, tile, dims, bits, form, rounding="nearest_even", see
             failures += 1
             bad = np.argwhere(got[key] != want)[:3]
             print(f"MISMATCH {name} {key} bits={bits} form={form} rounding={rounding} at {bad.tolist()}")
+
+
+def compare(name, prefix, want):
+    global failures, checked
+    for key, value in zip(("q", "steps", "offsets"), want):
+        checked += 1
+        got = np.load(f"{prefix}.{key}.npy")
+        if not same_bits(got, value.astype(got.dtype) if key == "q" else value):
+            failures += 1
+            bad = np.argwhere(got != value)[:3]
+            print(f"MISMATCH {name} {key} at {bad.tolist()}")
+
+
+def grid_of(shape, tile, dims):
+    grid = list(shape)
+    for k in range(2):
+        grid[dims[k]] = -(-shape[dims[k]] // tile[k])
+    return grid
 
 
 cases = [
@@ -76,6 +100,49 @@ for name, x, tile, dims in cases:
 for rounding in ref.ROUNDINGS:
     for form in ("scaled", "pow2", "offset_pow2_scaled"):
         check_quantize("random", cases[0][1], (16, 16), (0, 1), 4, form, rounding, seed=99)
+
+# Per-tile widths: each tile at its own width, 2 to 16, drawn at random.
+for name, x, tile, dims in cases:
+    widths = rng.integers(2, 17, grid_of(x.shape, tile, dims))
+    for form in ("scaled", "pow2", "offset_pow2_scaled"):
+        check_quantize(f"{name} per-tile widths", x, tile, dims, widths, form)
+check_quantize("per-tile widths, stochastic", cases[0][1], (16, 16), (0, 1),
+               rng.integers(2, 9, (3, 3)), "scaled", "stochastic", seed=5)
+
+
+# tq.requantize: x quantized in one layout, then into another, bit for bit.
+def check_requantize(name, x, tile, dims, bits, form, to_tile, to_dims, to_bits, to_form,
+                     perm=None, rounding="nearest_even", seed=0):
+    global failures, checked
+    path, prefix = os.path.join(tmp, "rq.npy"), os.path.join(tmp, "rq")
+    np.save(path, x.astype(np.float32))
+    flags = [f"--tile={tile[0]}x{tile[1]}", f"--dims={dims[0]},{dims[1]}", f"--bits={bits}",
+             f"--form={form}", f"--to-tile={to_tile[0]}x{to_tile[1]}",
+             f"--to-dims={to_dims[0]},{to_dims[1]}", f"--to-bits={to_bits}",
+             f"--to-form={to_form}", f"--rounding={rounding}", f"--seed={seed}"]
+    if perm is not None:
+        flags.append("--perm=" + ",".join(map(str, perm)))
+    run("requantize", path, *flags, "-o", prefix)
+    q, steps, offsets, _ = ref.quantize(x, tile, dims, bits, form, rounding, seed)
+    want = ref.requantize(q, steps, offsets, tile, dims, to_tile, to_dims, to_bits, to_form,
+                          rounding, seed, perm)
+    compare(f"requantize {name}", prefix, want[:3])
+
+
+for name, x, tile, dims in cases:
+    if x.ndim != 2:
+        continue
+    # The transposed use of a 1xV quantization: VxV tiles of the transpose.
+    check_requantize(f"{name} 1xV to transposed VxV", x, (1, 16), (0, 1), 8, "scaled",
+                     (16, 16), (0, 1), 8, "scaled", perm=(1, 0))
+    check_requantize(f"{name} 8 to 4 bits", x, (8, 8), (0, 1), 8, "scaled", (8, 8), (0, 1),
+                     4, "offset_pow2_scaled")
+    check_requantize(f"{name} to other tiles", x, (4, 4), (0, 1), 6, "pow2", (3, 5),
+                     (0, 1), 12, "scaled")
+check_requantize("rank3, dims moved", cases[2][1], (8, 8), (0, 2), 8, "scaled", (4, 8),
+                 (1, 2), 8, "scaled", perm=(0, 2, 1))
+check_requantize("stochastic", cases[0][1], (16, 16), (0, 1), 8, "scaled", (16, 16), (0, 1),
+                 4, "scaled", rounding="stochastic", seed=11)
 
 # Tiled matmul, forward and the two transposed forms, bit for bit.
 def check_matmul(m, k, n, v, bits, transpose_a=False, transpose_b=False):
@@ -161,17 +228,6 @@ for name, y, tile, _ in cases:
 
 # Post-processing (T6) and the weight update (T7), bit for bit: data,
 # steps, offsets and the layer scale.
-def compare(name, prefix, want):
-    global failures, checked
-    for key, value in zip(("q", "steps", "offsets"), want):
-        checked += 1
-        got = np.load(f"{prefix}.{key}.npy")
-        if not same_bits(got, value.astype(got.dtype) if key == "q" else value):
-            failures += 1
-            bad = np.argwhere(got != value)[:3]
-            print(f"MISMATCH {name} {key} at {bad.tolist()}")
-
-
 def check_postprocess(name, acc, tile, bits, form, layer_scale=None, compute=False,
                       relu=False, rounding="nearest_even", seed=0):
     global failures, checked

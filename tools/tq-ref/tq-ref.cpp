@@ -6,6 +6,13 @@
 //   tq-ref quantize x.npy --tile=32x32 --dims=0,1 --bits=8 --form=scaled -o p
 //       writes p.q.npy (i32), p.steps.npy, p.offsets.npy, p.bits.npy (grid),
 //       p.deq.npy (f32), and prints the tile count, error and range.
+//       --bits-per-tile=b.npy gives each tile its own width (i32, the
+//       grid's shape) instead of --bits.
+//   tq-ref requantize x.npy --to-tile=RxC [--to-dims=d0,d1] [--to-bits=N]
+//       [--to-form=F] [--perm=p0,p1,...] -o p
+//       quantizes x (options as quantize), then tq.requantize: dequantizes
+//       it, permutes it (result dim i is input dim p_i) and quantizes it
+//       into the new tiles; writes p.q.npy, p.steps.npy, p.offsets.npy.
 //   tq-ref matmul a.npy b.npy [--transpose-a] [--transpose-b] -o c.npy
 //       quantizes a and b (same options as quantize; --bits-b for b) and
 //       writes the tiled product.
@@ -27,10 +34,12 @@
 #include "tq/Runtime/Quant.h"
 #include "tq/Support/ToolOptions.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -44,6 +53,9 @@ namespace ref = tq::ref;
 namespace npy = tq::npy;
 
 static cl::SubCommand quantizeCmd("quantize", "Quantize a tensor into tiles");
+static cl::SubCommand
+    requantizeCmd("requantize",
+                  "Quantize a tensor, then requantize it into other tiles");
 static cl::SubCommand matmulCmd("matmul", "Tiled matmul of two tensors");
 static cl::SubCommand searchCmd("search", "A4 bit-width search");
 static cl::SubCommand
@@ -54,33 +66,34 @@ static cl::SubCommand
     weightUpdateCmd("weight-update",
                     "T7: the weight update of a quantized tensor");
 
-static cl::list<std::string> inputs(cl::cat(toolOptions), cl::Positional,
-                                    cl::OneOrMore,
-                                    cl::desc("<input .npy files>"),
-                                    cl::sub(quantizeCmd), cl::sub(matmulCmd),
-                                    cl::sub(searchCmd), cl::sub(postprocessCmd),
-                                    cl::sub(weightUpdateCmd));
+static cl::list<std::string>
+    inputs(cl::cat(toolOptions), cl::Positional, cl::OneOrMore,
+           cl::desc("<input .npy files>"), cl::sub(quantizeCmd),
+           cl::sub(matmulCmd), cl::sub(searchCmd), cl::sub(postprocessCmd),
+           cl::sub(weightUpdateCmd), cl::sub(requantizeCmd));
 static cl::opt<std::string> output(cl::cat(toolOptions), "o",
                                    cl::desc("output path or prefix"),
-                                   cl::sub(quantizeCmd), cl::sub(matmulCmd),
-                                   cl::sub(postprocessCmd),
+                                   cl::sub(quantizeCmd), cl::sub(requantizeCmd),
+                                   cl::sub(matmulCmd), cl::sub(postprocessCmd),
                                    cl::sub(weightUpdateCmd));
 static cl::opt<std::string> tileOpt(cl::cat(toolOptions), "tile",
                                     cl::desc("tile shape RxC"),
                                     cl::init("32x32"), cl::sub(quantizeCmd),
-                                    cl::sub(matmulCmd), cl::sub(searchCmd),
-                                    cl::sub(postprocessCmd),
+                                    cl::sub(requantizeCmd), cl::sub(matmulCmd),
+                                    cl::sub(searchCmd), cl::sub(postprocessCmd),
                                     cl::sub(weightUpdateCmd));
 static cl::opt<std::string> dimsOpt(cl::cat(toolOptions), "dims",
                                     cl::desc("split dims d0,d1 (default: the "
                                              "two innermost)"),
                                     cl::init(""), cl::sub(quantizeCmd),
-                                    cl::sub(searchCmd), cl::sub(postprocessCmd),
+                                    cl::sub(requantizeCmd), cl::sub(searchCmd),
+                                    cl::sub(postprocessCmd),
                                     cl::sub(weightUpdateCmd));
 static cl::opt<int> bitsOpt(cl::cat(toolOptions), "bits",
                             cl::desc("bit width N (2..16)"), cl::init(8),
-                            cl::sub(quantizeCmd), cl::sub(matmulCmd),
-                            cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
+                            cl::sub(quantizeCmd), cl::sub(requantizeCmd),
+                            cl::sub(matmulCmd), cl::sub(postprocessCmd),
+                            cl::sub(weightUpdateCmd));
 static cl::opt<int> bitsBOpt(cl::cat(toolOptions), "bits-b",
                              cl::desc("bit width of b (matmul)"), cl::init(0),
                              cl::sub(matmulCmd));
@@ -97,8 +110,9 @@ static cl::opt<ref::QuantForm> formOpt(
                           "round((x - o) / f4)"),
                clEnumValN(ref::QuantForm::OffsetPow2Scaled,
                           "offset_pow2_scaled", "round((x - o) / (2^s f3))")),
-    cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd), cl::sub(matmulCmd),
-    cl::sub(searchCmd), cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
+    cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd),
+    cl::sub(requantizeCmd), cl::sub(matmulCmd), cl::sub(searchCmd),
+    cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<ref::Rounding> roundingOpt(
     cl::cat(toolOptions), "rounding", cl::desc("rounding mode"),
     cl::values(clEnumValN(ref::Rounding::NearestEven, "nearest_even", ""),
@@ -108,12 +122,44 @@ static cl::opt<ref::Rounding> roundingOpt(
                clEnumValN(ref::Rounding::Stochastic, "stochastic",
                           "floor(v + u), u from --seed")),
     cl::init(ref::Rounding::NearestEven), cl::sub(quantizeCmd),
-    cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
-static cl::opt<uint64_t> seedOpt(cl::cat(toolOptions), "seed",
-                                 cl::desc("stochastic rounding seed"),
-                                 cl::init(0), cl::sub(quantizeCmd),
-                                 cl::sub(postprocessCmd),
-                                 cl::sub(weightUpdateCmd));
+    cl::sub(requantizeCmd), cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
+static cl::opt<uint64_t>
+    seedOpt(cl::cat(toolOptions), "seed", cl::desc("stochastic rounding seed"),
+            cl::init(0), cl::sub(quantizeCmd), cl::sub(requantizeCmd),
+            cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
+static cl::opt<std::string>
+    bitsPerTileOpt(cl::cat(toolOptions), "bits-per-tile",
+                   cl::desc("each tile's width (.npy, integers, the tile "
+                            "grid's shape), instead of --bits"),
+                   cl::init(""), cl::sub(quantizeCmd), cl::sub(requantizeCmd));
+static cl::opt<std::string> toTileOpt(cl::cat(toolOptions), "to-tile",
+                                      cl::desc("requantize: the new tile shape "
+                                               "RxC"),
+                                      cl::init(""), cl::sub(requantizeCmd));
+static cl::opt<std::string> toDimsOpt(cl::cat(toolOptions), "to-dims",
+                                      cl::desc("requantize: the new split dims "
+                                               "(default: the two innermost)"),
+                                      cl::init(""), cl::sub(requantizeCmd));
+static cl::opt<int> toBitsOpt(cl::cat(toolOptions), "to-bits",
+                              cl::desc("requantize: the new width (default: "
+                                       "--bits)"),
+                              cl::init(0), cl::sub(requantizeCmd));
+static cl::opt<ref::QuantForm> toFormOpt(
+    cl::cat(toolOptions), "to-form",
+    cl::desc("requantize: the new form (default: --form; names as --form)"),
+    cl::values(clEnumValN(ref::QuantForm::Pow2, "pow2", ""),
+               clEnumValN(ref::QuantForm::Pow2Scaled, "pow2_scaled", ""),
+               clEnumValN(ref::QuantForm::Scaled, "scaled", ""),
+               clEnumValN(ref::QuantForm::Offset, "offset", ""),
+               clEnumValN(ref::QuantForm::OffsetPow2, "offset_pow2", ""),
+               clEnumValN(ref::QuantForm::OffsetScaled, "offset_scaled", ""),
+               clEnumValN(ref::QuantForm::OffsetPow2Scaled,
+                          "offset_pow2_scaled", "")),
+    cl::sub(requantizeCmd));
+static cl::list<int64_t> permOpt(cl::cat(toolOptions), "perm",
+                                 cl::desc("requantize: result dim i is input "
+                                          "dim p_i (default: none)"),
+                                 cl::CommaSeparated, cl::sub(requantizeCmd));
 static cl::opt<bool> transA(cl::cat(toolOptions), "transpose-a",
                             cl::sub(matmulCmd));
 static cl::opt<bool> transB(cl::cat(toolOptions), "transpose-b",
@@ -179,36 +225,79 @@ static bool readTensor(StringRef path, ref::FloatTensor &t) {
   return true;
 }
 
-/// Builds the layout from --tile and --dims for a tensor of `rank`.
-static bool getLayout(size_t rank, ref::TileLayout &l) {
+/// Builds a layout for a tensor of `rank` from a tile option ("RxC") and a
+/// dims option ("d0,d1", empty: the two innermost); the names are for the
+/// diagnostics.
+static bool parseLayout(size_t rank, StringRef tile, StringRef dims,
+                        StringRef tileName, StringRef dimsName,
+                        ref::TileLayout &l) {
   SmallVector<StringRef> parts;
-  StringRef(tileOpt).split(parts, 'x');
+  tile.split(parts, 'x');
   if (parts.size() != 2 || parts[0].getAsInteger(10, l.tile[0]) ||
       parts[1].getAsInteger(10, l.tile[1]) || l.tile[0] <= 0 ||
       l.tile[1] <= 0) {
-    fail("--tile must be RxC with positive sizes, got '" + tileOpt + "'");
+    fail("--" + tileName + " must be RxC with positive sizes, got '" + tile +
+         "'");
     return false;
   }
   l.dims[0] = rank - 2;
   l.dims[1] = rank - 1;
-  if (!dimsOpt.empty()) {
+  if (!dims.empty()) {
     parts.clear();
-    StringRef(dimsOpt).split(parts, ',');
+    dims.split(parts, ',');
     if (parts.size() != 2 || parts[0].getAsInteger(10, l.dims[0]) ||
         parts[1].getAsInteger(10, l.dims[1]) || l.dims[0] < 0 ||
         l.dims[0] >= l.dims[1] || l.dims[1] >= static_cast<int>(rank)) {
-      fail("--dims must be d0,d1 with 0 <= d0 < d1 < rank, got '" + dimsOpt +
-           "'");
+      fail("--" + dimsName + " must be d0,d1 with 0 <= d0 < d1 < rank, got '" +
+           dims + "'");
       return false;
     }
   }
   return true;
 }
 
+/// Builds the layout from --tile and --dims for a tensor of `rank`.
+static bool getLayout(size_t rank, ref::TileLayout &l) {
+  return parseLayout(rank, tileOpt, dimsOpt, "tile", "dims", l);
+}
+
 static bool checkBits(int bits) {
   if (bits < 2 || bits > 16) {
     fail("bit width must be in [2, 16], got " + Twine(bits));
     return false;
+  }
+  return true;
+}
+
+/// The widths of a tensor of `shape` in `layout`: --bits, or with
+/// --bits-per-tile one per tile, read from an integer array of the grid's
+/// shape.
+static bool getBits(const ref::Shape &shape, const ref::TileLayout &layout,
+                    ref::BitsSpec &bits) {
+  bits.uniform = bitsOpt;
+  if (bitsPerTileOpt.empty())
+    return checkBits(bitsOpt);
+  npy::Array a;
+  std::string err;
+  if (!npy::read(bitsPerTileOpt, a, err)) {
+    fail(err);
+    return false;
+  }
+  ref::Shape grid = ref::gridShape(shape, layout);
+  if (a.shape != grid) {
+    fail("--bits-per-tile: " + bitsPerTileOpt +
+         " must have the tile grid's shape");
+    return false;
+  }
+  for (float b : a.toFloat()) {
+    if (b != std::floor(b)) {
+      fail("--bits-per-tile: " + bitsPerTileOpt +
+           " holds a width that is not an integer: " + formatv("{0}", b));
+      return false;
+    }
+    if (!checkBits(static_cast<int>(b)))
+      return false;
+    bits.perTile.push_back(static_cast<int>(b));
   }
   return true;
 }
@@ -225,11 +314,10 @@ static bool writeArray(const std::string &path, const npy::Array &a) {
 static int runQuantize() {
   ref::FloatTensor x;
   ref::TileLayout layout;
-  if (!checkBits(bitsOpt) || !readTensor(inputs[0], x) ||
-      !getLayout(x.shape.size(), layout))
-    return 1;
   ref::BitsSpec bits;
-  bits.uniform = bitsOpt;
+  if (!readTensor(inputs[0], x) || !getLayout(x.shape.size(), layout) ||
+      !getBits(x.shape, layout, bits))
+    return 1;
   ref::TiledTensor t =
       ref::quantizeTiled(x, layout, bits, formOpt, roundingOpt, seedOpt);
   ref::FloatTensor back = ref::dequantizeTiled(t);
@@ -263,6 +351,60 @@ static int runQuantize() {
          << ", non-finite: " << t.nonFinite << "\n";
   outs() << "error (A3 diff_bit): " << format("%.6g", err) << "\n";
   return 0;
+}
+
+static bool writeTiled(const ref::TiledTensor &t) {
+  if (output.empty())
+    return true;
+  ref::Shape grid = ref::gridShape(t.shape, t.layout);
+  std::vector<float> steps, offsets;
+  for (const ref::TileParams &p : t.params) {
+    steps.push_back(p.step());
+    offsets.push_back(p.offset);
+  }
+  return writeArray(output + ".q.npy",
+                    npy::Array::from(npy::DType::I32, t.shape, t.q)) &&
+         writeArray(output + ".steps.npy",
+                    npy::Array::from(npy::DType::F32, grid, steps)) &&
+         writeArray(output + ".offsets.npy",
+                    npy::Array::from(npy::DType::F32, grid, offsets));
+}
+
+static int runRequantize() {
+  ref::FloatTensor x;
+  ref::TileLayout from, to;
+  ref::BitsSpec bits;
+  if (!readTensor(inputs[0], x) || !getLayout(x.shape.size(), from) ||
+      !getBits(x.shape, from, bits))
+    return 1;
+  if (toTileOpt.empty())
+    return fail("requantize needs --to-tile");
+  std::vector<int64_t> perm(permOpt.begin(), permOpt.end());
+  if (!perm.empty()) {
+    std::vector<int64_t> sorted = perm;
+    llvm::sort(sorted);
+    bool valid = sorted.size() == x.shape.size();
+    for (size_t i = 0; valid && i < sorted.size(); ++i)
+      valid = sorted[i] == static_cast<int64_t>(i);
+    if (!valid)
+      return fail("--perm must be a permutation of the " +
+                  Twine(x.shape.size()) + " dims");
+  }
+  int toBits = toBitsOpt ? toBitsOpt : bitsOpt;
+  if (!parseLayout(x.shape.size(), toTileOpt, toDimsOpt, "to-tile", "to-dims",
+                   to) ||
+      !checkBits(toBits))
+    return 1;
+  ref::TiledTensor t =
+      ref::quantizeTiled(x, from, bits, formOpt, roundingOpt, seedOpt);
+  ref::BitsSpec newBits;
+  newBits.uniform = toBits;
+  ref::QuantForm form =
+      toFormOpt.getNumOccurrences() ? toFormOpt.getValue() : formOpt.getValue();
+  ref::TiledTensor r =
+      ref::requantizeTiled(t, to, newBits, form, roundingOpt, seedOpt,
+                           perm.empty() ? nullptr : &perm);
+  return writeTiled(r) ? 0 : 1;
 }
 
 static int runMatmul() {
@@ -331,22 +473,6 @@ static int runSearch() {
 }
 
 /// Writes p.q.npy, p.steps.npy and p.offsets.npy of `t`.
-static bool writeTiled(const ref::TiledTensor &t) {
-  if (output.empty())
-    return true;
-  ref::Shape grid = ref::gridShape(t.shape, t.layout);
-  std::vector<float> steps, offsets;
-  for (const ref::TileParams &p : t.params) {
-    steps.push_back(p.step());
-    offsets.push_back(p.offset);
-  }
-  return writeArray(output + ".q.npy",
-                    npy::Array::from(npy::DType::I32, t.shape, t.q)) &&
-         writeArray(output + ".steps.npy",
-                    npy::Array::from(npy::DType::F32, grid, steps)) &&
-         writeArray(output + ".offsets.npy",
-                    npy::Array::from(npy::DType::F32, grid, offsets));
-}
 
 static int runPostprocess() {
   ref::FloatTensor acc;
@@ -396,6 +522,8 @@ int main(int argc, char **argv) {
                               "tile-quant reference numerics on .npy files\n");
   if (quantizeCmd)
     return runQuantize();
+  if (requantizeCmd)
+    return runRequantize();
   if (matmulCmd)
     return runMatmul();
   if (searchCmd)
@@ -404,6 +532,6 @@ int main(int argc, char **argv) {
     return runPostprocess();
   if (weightUpdateCmd)
     return runWeightUpdate();
-  return fail("expected a command: quantize, matmul, search, postprocess or "
-              "weight-update (see --help)");
+  return fail("expected a command: quantize, requantize, matmul, search, "
+              "postprocess or weight-update (see --help)");
 }
