@@ -3,7 +3,8 @@
 # independent numpy implementation in python/tq/reference.py: quantized
 # data, steps, offsets and dequantized values bit for bit, on random and
 # adversarial tensors, every form, rounding mode and bit width; tiled matmul
-# (with both transposed forms) bit for bit; the A4 search's width and error;
+# (with both transposed forms and the bf16 scale product) and conv2d bit for
+# bit; the A4 search's width and error;
 # post-processing, the weight update, per-tile widths and requantization
 # (into other tiles, widths and forms, transposed) bit for bit.
 import os
@@ -145,14 +146,15 @@ check_requantize("stochastic", cases[0][1], (16, 16), (0, 1), 8, "scaled", (16, 
                  4, "scaled", rounding="stochastic", seed=11)
 
 # Tiled matmul, forward and the two transposed forms, bit for bit.
-def check_matmul(m, k, n, v, bits, transpose_a=False, transpose_b=False):
+def check_matmul(m, k, n, v, bits, transpose_a=False, transpose_b=False, bf16=False):
     global failures, checked
     a = rng.standard_normal((k, m) if transpose_a else (m, k)).astype(np.float32)
     b = rng.standard_normal((n, k) if transpose_b else (k, n)).astype(np.float32)
     pa, pb, pc = (os.path.join(tmp, f) for f in ("a.npy", "b.npy", "c.npy"))
     np.save(pa, a)
     np.save(pb, b)
-    flags = ["--transpose-a"] * transpose_a + ["--transpose-b"] * transpose_b
+    flags = (["--transpose-a"] * transpose_a + ["--transpose-b"] * transpose_b +
+             ["--bf16-scale-product"] * bf16)
     run("matmul", pa, pb, f"--tile={v}x{v}", f"--bits={bits}", "--form=scaled", *flags, "-o", pc)
     qa, sa, _, _ = ref.quantize(a, (v, v), (0, 1), bits, "scaled")
     qb, sb, _, _ = ref.quantize(b, (v, v), (0, 1), bits, "scaled")
@@ -161,17 +163,50 @@ def check_matmul(m, k, n, v, bits, transpose_a=False, transpose_b=False):
         qa, sa = qa.T, sa.T
     if transpose_b:
         qb, sb = qb.T, sb.T
-    want = ref.matmul(qa, sa, (v, v), qb, sb, (v, v))
+    want = ref.matmul(qa, sa, (v, v), qb, sb, (v, v), "bf16" if bf16 else "exact")
     checked += 1
     if not same_bits(np.load(pc), want):
         failures += 1
-        print(f"MISMATCH matmul {m}x{k}x{n} V={v} tA={transpose_a} tB={transpose_b}")
+        print(f"MISMATCH matmul {m}x{k}x{n} V={v} tA={transpose_a} tB={transpose_b} "
+              f"bf16={bf16}")
 
 for v in (8, 16, 32):
     check_matmul(37, 70, 29, v, 8)
     check_matmul(37, 70, 29, v, 8, transpose_b=True)  # dX = dY . W^T
     check_matmul(37, 70, 29, v, 4, transpose_a=True)  # dW = X^T . dY
 check_matmul(5, 129, 3, 128, 8)
+# The bf16 scale product: each pair of steps multiplied in bf16.
+for v in (8, 32):
+    check_matmul(37, 70, 29, v, 8, bf16=True)
+    check_matmul(37, 70, 29, v, 4, transpose_b=True, bf16=True)
+
+# Tiled conv2d (NHWC x KRSC, tiles on N and C / K and C), bit for bit:
+# strides, dilations, asymmetric padding, C not a multiple of V.
+def check_conv2d(n, h, w, c, k, r, s, v, bits, stride=(1, 1), dilation=(1, 1),
+                 pad=(0, 0, 0, 0)):
+    global failures, checked
+    x = rng.standard_normal((n, h, w, c)).astype(np.float32)
+    f = rng.standard_normal((k, r, s, c)).astype(np.float32)
+    px, pf, py = (os.path.join(tmp, name) for name in ("cx.npy", "cf.npy", "cy.npy"))
+    np.save(px, x)
+    np.save(pf, f)
+    run("conv2d", px, pf, f"--tile={v}x{v}", f"--bits={bits}", "--form=scaled",
+        f"--stride={stride[0]},{stride[1]}", f"--dilation={dilation[0]},{dilation[1]}",
+        "--pad=" + ",".join(map(str, pad)), "-o", py)
+    qx, sx, _, _ = ref.quantize(x, (v, v), (0, 3), bits, "scaled")
+    qf, sf, _, _ = ref.quantize(f, (v, v), (0, 3), bits, "scaled")
+    want = ref.conv2d(qx, sx, qf, sf, v, stride, dilation, pad)
+    checked += 1
+    if not same_bits(np.load(py), want):
+        failures += 1
+        print(f"MISMATCH conv2d {n}x{h}x{w}x{c} * {k}x{r}x{s} V={v} stride={stride} "
+              f"dilation={dilation} pad={pad}")
+
+
+check_conv2d(3, 7, 6, 20, 5, 3, 3, 8, 8)
+check_conv2d(2, 9, 9, 16, 17, 3, 2, 16, 4, stride=(2, 1), pad=(1, 0, 2, 1))
+check_conv2d(4, 8, 8, 9, 6, 2, 2, 4, 8, dilation=(2, 3), pad=(1, 1, 1, 1))
+check_conv2d(1, 5, 5, 33, 3, 1, 1, 32, 8)
 
 # The A4 bit-width search (docs/Numerics.md): the same width and the same
 # error (within f64 summation order) as tq-ref, over the whole tensor in

@@ -16,6 +16,11 @@
 //   tq-ref matmul a.npy b.npy [--transpose-a] [--transpose-b] -o c.npy
 //       quantizes a and b (same options as quantize; --bits-b for b) and
 //       writes the tiled product.
+//   tq-ref conv2d x.npy w.npy [--stride=H,W] [--dilation=H,W]
+//       [--pad=T,L,B,R] -o y.npy
+//       quantizes the NHWC input and the KRSC filter in --tile tiles on
+//       their dims 0 and 3 (options as matmul) and writes the tiled
+//       convolution (NHWC).
 //   tq-ref search x.npy --low=0.01 --high=0.05 [--tile=...] [--per-tile]
 //       prints the A4 bit-width search result: one width for the tensor in
 //       its tiles, or (--per-tile) one width per tile.
@@ -57,6 +62,9 @@ static cl::SubCommand
     requantizeCmd("requantize",
                   "Quantize a tensor, then requantize it into other tiles");
 static cl::SubCommand matmulCmd("matmul", "Tiled matmul of two tensors");
+static cl::SubCommand conv2dCmd("conv2d",
+                                "Tiled convolution of an NHWC input and a KRSC "
+                                "filter");
 static cl::SubCommand searchCmd("search", "A4 bit-width search");
 static cl::SubCommand
     postprocessCmd("postprocess",
@@ -69,19 +77,20 @@ static cl::SubCommand
 static cl::list<std::string>
     inputs(cl::cat(toolOptions), cl::Positional, cl::OneOrMore,
            cl::desc("<input .npy files>"), cl::sub(quantizeCmd),
-           cl::sub(matmulCmd), cl::sub(searchCmd), cl::sub(postprocessCmd),
-           cl::sub(weightUpdateCmd), cl::sub(requantizeCmd));
+           cl::sub(matmulCmd), cl::sub(conv2dCmd), cl::sub(searchCmd),
+           cl::sub(postprocessCmd), cl::sub(weightUpdateCmd),
+           cl::sub(requantizeCmd));
 static cl::opt<std::string> output(cl::cat(toolOptions), "o",
                                    cl::desc("output path or prefix"),
                                    cl::sub(quantizeCmd), cl::sub(requantizeCmd),
-                                   cl::sub(matmulCmd), cl::sub(postprocessCmd),
+                                   cl::sub(matmulCmd), cl::sub(conv2dCmd),
+                                   cl::sub(postprocessCmd),
                                    cl::sub(weightUpdateCmd));
-static cl::opt<std::string> tileOpt(cl::cat(toolOptions), "tile",
-                                    cl::desc("tile shape RxC"),
-                                    cl::init("32x32"), cl::sub(quantizeCmd),
-                                    cl::sub(requantizeCmd), cl::sub(matmulCmd),
-                                    cl::sub(searchCmd), cl::sub(postprocessCmd),
-                                    cl::sub(weightUpdateCmd));
+static cl::opt<std::string>
+    tileOpt(cl::cat(toolOptions), "tile", cl::desc("tile shape RxC"),
+            cl::init("32x32"), cl::sub(quantizeCmd), cl::sub(requantizeCmd),
+            cl::sub(matmulCmd), cl::sub(conv2dCmd), cl::sub(searchCmd),
+            cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<std::string> dimsOpt(cl::cat(toolOptions), "dims",
                                     cl::desc("split dims d0,d1 (default: the "
                                              "two innermost)"),
@@ -92,11 +101,11 @@ static cl::opt<std::string> dimsOpt(cl::cat(toolOptions), "dims",
 static cl::opt<int> bitsOpt(cl::cat(toolOptions), "bits",
                             cl::desc("bit width N (2..16)"), cl::init(8),
                             cl::sub(quantizeCmd), cl::sub(requantizeCmd),
-                            cl::sub(matmulCmd), cl::sub(postprocessCmd),
-                            cl::sub(weightUpdateCmd));
+                            cl::sub(matmulCmd), cl::sub(conv2dCmd),
+                            cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<int> bitsBOpt(cl::cat(toolOptions), "bits-b",
                              cl::desc("bit width of b (matmul)"), cl::init(0),
-                             cl::sub(matmulCmd));
+                             cl::sub(matmulCmd), cl::sub(conv2dCmd));
 static cl::opt<ref::QuantForm> formOpt(
     cl::cat(toolOptions), "form", cl::desc("quantization form (SPEC A2)"),
     cl::values(clEnumValN(ref::QuantForm::Pow2, "pow2", "round(x / 2^s)"),
@@ -111,8 +120,8 @@ static cl::opt<ref::QuantForm> formOpt(
                clEnumValN(ref::QuantForm::OffsetPow2Scaled,
                           "offset_pow2_scaled", "round((x - o) / (2^s f3))")),
     cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd),
-    cl::sub(requantizeCmd), cl::sub(matmulCmd), cl::sub(searchCmd),
-    cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
+    cl::sub(requantizeCmd), cl::sub(matmulCmd), cl::sub(conv2dCmd),
+    cl::sub(searchCmd), cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<ref::Rounding> roundingOpt(
     cl::cat(toolOptions), "rounding", cl::desc("rounding mode"),
     cl::values(clEnumValN(ref::Rounding::NearestEven, "nearest_even", ""),
@@ -160,12 +169,24 @@ static cl::list<int64_t> permOpt(cl::cat(toolOptions), "perm",
                                  cl::desc("requantize: result dim i is input "
                                           "dim p_i (default: none)"),
                                  cl::CommaSeparated, cl::sub(requantizeCmd));
+static cl::list<int64_t>
+    strideOpt(cl::cat(toolOptions), "stride",
+              cl::desc("conv2d: strides H,W (default 1,1)"), cl::CommaSeparated,
+              cl::sub(conv2dCmd));
+static cl::list<int64_t>
+    dilationOpt(cl::cat(toolOptions), "dilation",
+                cl::desc("conv2d: dilations H,W (default 1,1)"),
+                cl::CommaSeparated, cl::sub(conv2dCmd));
+static cl::list<int64_t>
+    padOpt(cl::cat(toolOptions), "pad",
+           cl::desc("conv2d: padding top,left,bottom,right (default 0)"),
+           cl::CommaSeparated, cl::sub(conv2dCmd));
 static cl::opt<bool> transA(cl::cat(toolOptions), "transpose-a",
                             cl::sub(matmulCmd));
 static cl::opt<bool> transB(cl::cat(toolOptions), "transpose-b",
                             cl::sub(matmulCmd));
 static cl::opt<bool> bf16Product(cl::cat(toolOptions), "bf16-scale-product",
-                                 cl::sub(matmulCmd));
+                                 cl::sub(matmulCmd), cl::sub(conv2dCmd));
 static cl::opt<double> lowOpt(cl::cat(toolOptions), "low", cl::init(0.01),
                               cl::sub(searchCmd));
 static cl::opt<double> highOpt(cl::cat(toolOptions), "high", cl::init(0.05),
@@ -436,6 +457,58 @@ static int runMatmul() {
   return 0;
 }
 
+/// Copies a list option of `n` values, each at least `minimum`, into `out`
+/// if it was given.
+static bool getList(const cl::list<int64_t> &opt, StringRef name, size_t n,
+                    int64_t minimum, int64_t *out) {
+  if (opt.empty())
+    return true;
+  bool valid = opt.size() == n;
+  for (int64_t v : opt)
+    valid &= v >= minimum;
+  if (!valid) {
+    fail("--" + name + " takes " + Twine(n) + " values of at least " +
+         Twine(minimum));
+    return false;
+  }
+  llvm::copy(opt, out);
+  return true;
+}
+
+static int runConv2d() {
+  if (inputs.size() != 2)
+    return fail("conv2d takes two inputs: an NHWC input and a KRSC filter");
+  ref::FloatTensor x, w;
+  if (!readTensor(inputs[0], x) || !readTensor(inputs[1], w))
+    return 1;
+  if (x.shape.size() != 4 || w.shape.size() != 4 || x.shape[3] != w.shape[3])
+    return fail("conv2d needs an NHWC input and a KRSC filter with the same C");
+  ref::Conv2DParams params;
+  if (!getList(strideOpt, "stride", 2, 1, params.stride) ||
+      !getList(dilationOpt, "dilation", 2, 1, params.dilation) ||
+      !getList(padOpt, "pad", 4, 0, params.pad))
+    return 1;
+  ref::TileLayout layout;
+  int bitsB = bitsBOpt ? bitsBOpt : bitsOpt;
+  if (!parseLayout(4, tileOpt, "0,3", "tile", "dims", layout) ||
+      !checkBits(bitsOpt) || !checkBits(bitsB))
+    return 1;
+  ref::BitsSpec bx, bw;
+  bx.uniform = bitsOpt;
+  bw.uniform = bitsB;
+  ref::TiledTensor tx = ref::quantizeTiled(x, layout, bx, formOpt);
+  ref::TiledTensor tw = ref::quantizeTiled(w, layout, bw, formOpt);
+  ref::FloatTensor y;
+  ref::Status st = ref::conv2dTiled(tx, tw, params, bf16Product, y);
+  if (!st.ok)
+    return fail(st.message);
+  if (!output.empty() &&
+      !writeArray(output, npy::Array::from(npy::DType::F32, y.shape, y.data)))
+    return 1;
+  outs() << "conv2d: " << ref::numElements(y.shape) << " outputs\n";
+  return 0;
+}
+
 static int runSearch() {
   ref::FloatTensor x;
   if (!readTensor(inputs[0], x))
@@ -526,12 +599,14 @@ int main(int argc, char **argv) {
     return runRequantize();
   if (matmulCmd)
     return runMatmul();
+  if (conv2dCmd)
+    return runConv2d();
   if (searchCmd)
     return runSearch();
   if (postprocessCmd)
     return runPostprocess();
   if (weightUpdateCmd)
     return runWeightUpdate();
-  return fail("expected a command: quantize, requantize, matmul, search, "
-              "postprocess or weight-update (see --help)");
+  return fail("expected a command: quantize, requantize, matmul, conv2d, "
+              "search, postprocess or weight-update (see --help)");
 }
