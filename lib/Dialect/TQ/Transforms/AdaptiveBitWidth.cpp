@@ -112,6 +112,11 @@ struct TQAdaptiveBitWidthPass
     return scale == 0 || std::fabs(a - b) <= tolerance * scale;
   }
 
+  /// Why a tensor got one width under per-tile.
+  static constexpr const char *kOneWidth =
+      "one width: a tq.transpose reads it, and per-tile widths would have "
+      "to be permuted with its tiles";
+
   void choose(QuantizeOp op) {
     int64_t cap = widthCap(op.getResult(), maxBits);
     if (cap < minBits)
@@ -134,7 +139,12 @@ struct TQAdaptiveBitWidthPass
     o.farMargin = farMargin;
     MLIRContext *ctx = op.getContext();
     Builder b(ctx);
-    if (!perTile) {
+    // Per-tile widths are laid out on this tile grid: a transpose would
+    // have to permute them, so a tensor read through one gets one width.
+    bool transposed = llvm::any_of(op.getResult().getUsers(), [](Operation *u) {
+      return isa<TransposeOp>(u);
+    });
+    if (!perTile || transposed) {
       double mean = 0, max = 0;
       for (float v : x.data) {
         mean += std::fabs(v);
@@ -162,18 +172,18 @@ struct TQAdaptiveBitWidthPass
           b.getNamedAttr("error", b.getF64FloatAttr(r.error))};
       if (reused)
         record.push_back(b.getNamedAttr("reused", b.getBoolAttr(true)));
+      if (perTile)
+        record.push_back(
+            b.getNamedAttr("per_tile", b.getStringAttr(kOneWidth)));
       op->setAttr(kBitWidthAttr, b.getDictionaryAttr(record));
       if (report)
         emitRemark(op.getLoc(), "bit width ")
             << r.bits << ", error " << r.error
-            << (reused ? " (reused from the previous tensor)" : "");
+            << (reused ? " (reused from the previous tensor)" : "")
+            << (perTile ? " (" : "") << (perTile ? kOneWidth : "")
+            << (perTile ? ")" : "");
       return;
     }
-    // Per-tile widths are laid out on this tile grid: a transpose would
-    // have to permute them.
-    if (llvm::any_of(op.getResult().getUsers(),
-                     [](Operation *u) { return isa<TransposeOp>(u); }))
-      return;
     std::vector<::tq::ref::BitSearchResult> results =
         ::tq::ref::searchBitWidthPerTile(x, getRefLayout(type),
                                          getRefForm(type), o);

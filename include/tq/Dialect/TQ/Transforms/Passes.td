@@ -289,7 +289,10 @@ def TQAdaptiveBitWidth : Pass<"tq-adaptive-bit-width"> {
     is above `high`, narrow while below `low`, within [`min-bits`,
     `max-bits`]. The result type gets the chosen width (and the narrowest
     storage for it); with `per-tile`, every tile gets its own width
-    (`per_tile` type, widths as a constant operand).
+    (`per_tile` type, widths as a constant operand), except in a tensor
+    read through `tq.transpose` (a convolution filter's layout change),
+    whose widths would have to be permuted with its tiles: it gets one
+    width, and its record says so (`per_tile = "one width: ..."`).
 
     The choice and its error are recorded on the op (kept by
     `tq-quantize-constants`):
