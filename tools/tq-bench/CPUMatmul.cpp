@@ -377,13 +377,13 @@ int runCPUMatmul() {
   if (ts.size() > 1) {
     outs() << "\nThread scaling (tq, " << ts.back() << " threads / "
            << ts.front() << "):";
+    ListSeparator sep(";");
     for (const Shape &s : ss)
       for (unsigned v : vs)
-        outs() << " " << s.str() << " V=" << v << ": "
+        outs() << sep << " " << s.str() << " V=" << v << ": "
                << ratio(tq[formatv("{0}/{1}/{2}", s.str(), v, ts.back())],
-                        tq[formatv("{0}/{1}/{2}", s.str(), v, ts.front())])
-               << ";";
-    outs() << "\n";
+                        tq[formatv("{0}/{1}/{2}", s.str(), v, ts.front())]);
+    outs() << ".\n";
   }
   if (int4) {
     outs() << "\n4-bit weights packed two per byte vs 8-bit, V=" << vs.back()

@@ -220,6 +220,7 @@ def main():
     if markdown:
         print("| model | variant | CPU | PPU | PPU cycles | PPU logits |")
         print("|---|---|---|---|---|---|")
+    widths = []
     for name in names:
         label, file = MODELS[name]
         x, y = held_out(name, models)
@@ -228,10 +229,20 @@ def main():
         if markdown:
             for line in markdown_rows(f"{label} ({len(y)} images)", rows):
                 print(line)
+            widths += width_rows(label, rows)
             continue
         print(f"{os.path.basename(model)}, {len(y)} held-out images:")
         for line in table(rows):
             print("  " + line)
+    if markdown:
+        print("\nWidths and A3 errors per layer, adaptive policy (weights: searched at "
+              "compile time;\nactivations: searched at run time on the held-out batch, "
+              "the largest error\nof the batch's tiles, as `tq-run --ppu-report` gives "
+              "them):\n")
+        print("| model | band | weights (bits, error) | activations (bits, error) |")
+        print("|---|---|---|---|")
+        for line in widths:
+            print(line)
 
 
 def markdown_rows(label, rows):
@@ -247,6 +258,19 @@ def markdown_rows(label, rows):
             same = r.ppu_note
         lines.append(f"| {label if i == 0 else ''} | {r.name} | {r.cpu:.2f}% | "
                      f"{ppu} | {cycles} | {same} |")
+    return lines
+
+
+def width_rows(label, rows):
+    """The Markdown rows of the adaptive variants' widths: one per band,
+    each layer's bits and A3 error."""
+    lines = []
+    for i, (name, (low, high)) in enumerate(ADAPTIVE_BANDS.items()):
+        r = next(r for r in rows if r.name == name)
+        weights = "; ".join(f"{layer} {b}, {e:.4f}" for layer, b, e in r.widths)
+        acts = "; ".join(f"{layer} {'/'.join(map(str, sorted(set(bits))))}, "
+                         f"{max(errors):.4f}" for layer, bits, errors in r.runtime_widths)
+        lines.append(f"| {label if i == 0 else ''} | {low}–{high} | {weights} | {acts} |")
     return lines
 
 

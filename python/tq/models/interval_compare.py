@@ -14,7 +14,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -55,8 +54,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     bin_dir, quick = sys.argv[1], "--quick" in sys.argv
-    print(f"Measured on {time.strftime('%Y-%m-%d')} ({cpu_name()}, "
-          f"{os.cpu_count()} cores; 8-bit, tile=16, 1 thread):")
+    print(f"{cpu_name()}, {os.cpu_count()} cores; 8-bit, tile=16, 1 thread:")
     print()
     print("| model | epochs | parameters | test accuracy | recomputations | "
           "fewer | ms per step |")

@@ -205,7 +205,7 @@ def main():
 
     audio = speech(work, a.seconds)
     chunks = audio.reshape(-1, CHUNK)
-    print(f"audio: {len(audio) / RATE:.2f} s, {len(chunks)} chunks of {CHUNK} samples")
+    print(f"audio: {len(audio) / RATE:.2f} s, {len(chunks)} chunks of {CHUNK} samples\n")
     print("| model | variant | tq s (import, quantize, compile, run) | max abs diff vs ORT "
           "| max abs ORT | f32 within bound | decisions agree | ORT detections |")
     print("|---|---|---|---|---|---|---|---|")
@@ -253,8 +253,8 @@ def main():
     if a.vad_chunks:
         vad_stream(ort, tq, M("silero_vad.onnx"), audio, min(a.vad_chunks, len(chunks)),
                    variants)
-    print("summary: " + ", ".join(f"{k} {v}" for k, v in SUMMARY.items()))
-    print("time per phase (s): " +
+    print("\nsummary: " + ", ".join(f"{k} {v}" for k, v in SUMMARY.items()))
+    print("\ntime per phase (s): " +
           ", ".join(f"{k} {v:.1f}" for k, v in tq.times.items()))
 
 
