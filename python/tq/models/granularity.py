@@ -30,26 +30,41 @@ VARIANTS = [("f32", None)] + [
     ("VxV, 4-bit weights, 8-bit activations",
      f"tile={V} act-bits=8 weight-bits=4"),
     ("VxV with V=8, 4-bit", "tile=8 act-bits=4 weight-bits=4"),
+    # The A4 search in a band that lands near 4 bits (4-bit tiles of these
+    # models have an A3 error of about 0.15 to 0.3): one width per tile,
+    # and one V per layer among 8, 16 and 32 (tile-candidates).
+    ("VxV, per-tile widths near 4 bits",
+     f"tile={V} policy=adaptive per-tile=true low=0.15 high=0.4 min-bits=2 max-bits=8"),
+    ("per-layer V (8, 16, 32), widths near 4 bits",
+     f"tile={V} policy=adaptive tile-candidates=8,16,32 low=0.15 high=0.4 min-bits=2 "
+     "max-bits=8"),
 ]
 
 # Bits of one scale (and of an offset) per tile, by scale kind.
 SCALE_BITS = {"f32": 32, "pow2": 8, "pow2_f32": 40}
 
-TILED = re.compile(r"!tq\.tiled<([0-9x]+)xi(\d+):(\d+), (\w+), tile = ([0-9x]+), "
+TILED = re.compile(r"!tq\.tiled<([0-9x]+)xi(\d+):(\d+|per_tile), (\w+), tile = ([0-9x]+), "
                    r"dims = \[([0-9, ]+)\](?:, scale = (\w+))?(, offset)?>")
+# A per-tile width is stored beside its tile's scale, in a byte.
+WIDTH_BITS = 8
 
 
-def tensor_bits(type_text):
-    """(elements, bits) of one fixed-width tiled type: its values, and a
-    scale (plus an offset) per tile."""
+def tensor_bits(type_text, average_bits=None):
+    """(elements, bits) of one tiled type: its values, and a scale (plus
+    an offset) per tile. A `per_tile` type counts `average_bits` per value
+    (the search's record) and a width per tile; None if it has no record,
+    or for a width chosen at run time (`?`)."""
     m = TILED.fullmatch(type_text)
-    if not m:
+    if not m or (m.group(3) == "per_tile" and average_bits is None):
         return None
     shape = [int(d) for d in m.group(1).split("x")]
-    bits = int(m.group(2))
     tile = [int(d) for d in m.group(5).split("x")]
     dims = [int(d) for d in m.group(6).split(",")]
     scale = SCALE_BITS[m.group(7) or "f32"] + (32 if m.group(8) else 0)
+    if m.group(3) == "per_tile":
+        bits, scale = average_bits, scale + WIDTH_BITS
+    else:
+        bits = int(m.group(3))
     elements = math.prod(shape)
     tiles = elements
     for d, t in zip(dims, tile):
@@ -60,18 +75,22 @@ def tensor_bits(type_text):
 def bits_per_element(text):
     """Average bits per element of the weights (tq.constant) and of the
     other quantized tensors (tq.quantize results), scales included; None
-    where there are none."""
-    sums = {"tq.constant": [0, 0], "tq.quantize": [0, 0]}
+    where there are none, or where a width is chosen at run time."""
+    sums = {"tq.constant": [0, 0, True], "tq.quantize": [0, 0, True]}
     for line in text.splitlines():
         for op in sums:
             if f"= {op} " not in line:
                 continue
             types = re.findall(r"!tq\.tiled<[^>]*>", line)
-            counted = tensor_bits(types[-1]) if types else None
+            average = re.search(r"average_bits = ([0-9.e+-]+)", line)
+            counted = tensor_bits(types[-1], average and float(average.group(1))) \
+                if types else None
             if counted:
                 sums[op][0] += counted[0]
                 sums[op][1] += counted[1]
-    return tuple(b / e if e else None for e, b in sums.values())
+            elif types:
+                sums[op][2] = False
+    return tuple(b / e if e and known else None for e, b, known in sums.values())
 
 
 def run(build, names):
@@ -103,7 +122,8 @@ def run(build, names):
                 with open(flow.opt(imported, f"-tq-quantize={options}",
                                    out=f"q{i}.mlir")) as f:
                     weights, acts = bits_per_element(f.read())
-            fmt = lambda b: "" if b is None else f"{b:.2f}"
+            unset = "at run time" if "policy=adaptive" in (options or "") else ""
+            fmt = lambda b: unset if b is None else f"{b:.2f}"  # noqa: E731
             if r.ppu_stats:
                 ppu = f"{r.ppu_stats['cycles']:,}" + ("" if r.ppu_same else " (DIFFER)")
             else:
