@@ -2,7 +2,8 @@
 //
 // The type conversion (a tiled value is its data and its steps), the
 // element-wise ops (quantize, dequantize, constant), function boundaries and
-// the pass. The matmul kernels are in Matmul.cpp.
+// the pass. The matmul and conv2d patterns are in Matmul.cpp and Conv2D.cpp,
+// their kernel in MatmulKernel.cpp, the intrinsics pass in Intrinsics.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/TQToCPU/TQToCPU.h"

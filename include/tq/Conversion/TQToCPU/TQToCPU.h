@@ -80,7 +80,8 @@ class QuantizeOp;
 /// tiled×tiled matmul's lhs that the kernel reads in place.
 bool quantizeFusesIntoMatmul(QuantizeOp q, const CPUCodegenOptions &options);
 
-/// The matmul pattern (Matmul.cpp).
+/// The tq.matmul and tq.conv2d patterns (Matmul.cpp, Conv2D.cpp), on the
+/// kernel of MatmulKernel.cpp.
 void populateTQMatmulToCPUPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const CPUCodegenOptions &options);

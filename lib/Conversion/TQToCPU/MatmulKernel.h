@@ -1,0 +1,155 @@
+//===- MatmulKernel.h - the tiled integer GEMM kernel ----------*- C++ -*-===//
+//
+// The loop nest that tq.matmul and tq.conv2d lower to on the CPU: the
+// kernel's static shape and its choice per target, the compile-time
+// packing of a constant B, and the emitter of the packing and micro-kernel
+// loops (MatmulKernel.cpp). The patterns that use it are in Matmul.cpp and
+// Conv2D.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_LIB_CONVERSION_TQTOCPU_MATMULKERNEL_H
+#define TQ_LIB_CONVERSION_TQTOCPU_MATMULKERNEL_H
+
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tq::matmul {
+
+/// Static description of one matmul kernel.
+struct KernelShape {
+  int64_t M, N, K;
+  int64_t kt;     // K-tile
+  int64_t kt4;    // K-tile padded to the packing granule
+  int64_t KT;     // number of K-tiles
+  int64_t tileMA; // A's tile extent along M
+  int64_t tileNB; // B's tile extent along N
+  bool transA, transB, bf16;
+  /// How the int32 partial sums are formed: `vpdpbusd` (4 k per lane,
+  /// weights in offset binary), `vpmaddwd` (2 k per lane, both operands
+  /// int16) or portable multiply-add (1 k).
+  enum class Dot { vnni, madd, mul } dot = Dot::mul;
+  int64_t L;      // int32 lanes per vector
+  int64_t NC = 2; // vectors per row of the micro-tile
+  int64_t MR;     // rows of the micro-tile
+  int64_t threads = 1;
+  /// Weights of at most 4 bits packed two per byte (VNNI, constant B):
+  /// byte (k/8, n, k%4) holds k-groups 2h (low nibble) and 2h+1 (high), in
+  /// offset binary w + 8.
+  bool nibbles = false;
+  bool vnni() const { return dot == Dot::vnni; }
+  bool madd() const { return dot == Dot::madd; }
+  /// k values per int32 lane of one dot step.
+  int64_t group() const { return vnni() ? 4 : madd() ? 2 : 1; }
+  int64_t NR() const { return NC * L; }
+  int64_t Mp() const { return llvm::divideCeil(M, MR) * MR; }
+  int64_t Kp() const { return KT * kt4; }
+  int64_t panels() const { return llvm::divideCeil(N, NR()); }
+};
+
+inline Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+/// Packs B at compile time; `value(k, j)` is element (k, j) of the K×N
+/// operand for k < K, j < N. Large packings are dense resources.
+ElementsAttr packConstantB(const KernelShape &s,
+                           llvm::function_ref<int64_t(int64_t, int64_t)> value,
+                           RankedTensorType packedType);
+
+/// The tq.quantize of a matmul's lhs, done inside the matmul's loop nest.
+struct FusedQuantize {
+  TiledType type;
+  Value input; // f32 memref
+  Value bits;  // i32
+  RoundingMode rounding;
+  Value scales;  // given steps (f32 memref), or null
+  Value refresh; // i1: the steps computed after all, or null
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(ImplicitLocOpBuilder &b, const KernelShape &s) : b(b), s(s) {}
+
+  /// A (stored), its steps, B (stored), its steps -> C (f32 M×N buffer).
+  /// With `dest`, C is written there (an M×N view) instead of a new buffer.
+  /// With `fused`, A is quantized from f32 block by block inside the loop
+  /// nest (A7): `a` and `sa` are then the buffers it is quantized into.
+  Value emit(Value a, Value sa, Value bData, Value sb, Value packedB,
+             Value dest = Value(), const FusedQuantize *fused = nullptr);
+  Value packB(Value bData);
+  /// Packed B for stored elements `elem` (`vpmaddwd` widens bytes to
+  /// int16 as it loads them).
+  RankedTensorType packedBType(Type elem) const {
+    if (s.nibbles)
+      return RankedTensorType::get({s.panels(), s.Kp() / 8, s.NR() * 4}, elem);
+    int64_t g = s.group();
+    return RankedTensorType::get({s.panels(), s.Kp() / g, s.NR() * g}, elem);
+  }
+
+private:
+  ImplicitLocOpBuilder &b;
+  const KernelShape &s;
+
+  Value idx(int64_t v) { return cIndex(b, v); }
+  /// Logical K index of packed position kp (may be >= K: padding).
+  std::pair<Value, Value> unpackK(ImplicitLocOpBuilder &b, Value kp) {
+    Value t = arith::DivUIOp::create(b, kp, cIndex(b, s.kt4));
+    Value r = arith::RemUIOp::create(b, kp, cIndex(b, s.kt4));
+    Value k = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, t, cIndex(b, s.kt)), r);
+    Value valid = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, cIndex(b, s.kt)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, k, cIndex(b, s.K)));
+    return {k, valid};
+  }
+  /// Element (i, k) of op(X) where X is stored rows×cols, or 0 outside.
+  Value loadOp(ImplicitLocOpBuilder &b, Value x, bool trans, Value i, Value k,
+               Value valid, int64_t rows, int64_t cols) {
+    // Clamp so that padding never reads out of bounds, then select 0.
+    Value r = trans ? k : i, c = trans ? i : k;
+    r = arith::MinUIOp::create(b, r, cIndex(b, rows - 1));
+    c = arith::MinUIOp::create(b, c, cIndex(b, cols - 1));
+    Value v = memref::LoadOp::create(b, x, ValueRange{r, c});
+    Value zero = arith::ConstantIntOp::create(b, v.getType(), 0);
+    return arith::SelectOp::create(b, valid, v, zero);
+  }
+  Value vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8, Value s8);
+  /// Copies rows [rowBegin, rowEnd) of the i8 `a` into the int16 `ap`.
+  void widenRows(Value a, Value ap, Value rowBegin, Value rowEnd);
+  /// cmp[i][t] = offset · Σ_{k∈t} A[i,k] for rows [rowBegin, rowEnd).
+  void rowSums(Value ap, Type elem, Value cmp, Value rowBegin, Value rowEnd);
+};
+
+/// The kernel for the target and the operands' containers: vpdpbusd when
+/// both are bytes and the target has VNNI, vpmaddwd on the other x86
+/// targets, and a micro-tile of MR rows × (2 vectors of L lanes) sized to
+/// the register file (AVX-512: 32 vector registers; AVX2: 16).
+void chooseKernel(KernelShape &s, TiledType a, TiledType b,
+                  const CPUCodegenOptions &o);
+
+/// The shape of a tq.matmul's kernel.
+KernelShape kernelShape(MatmulOp op, TiledType ta, TiledType tb,
+                        const CPUCodegenOptions &options);
+
+/// A conversion pattern that knows the codegen options.
+template <typename OpT> struct KernelPattern : OpConversionPattern<OpT> {
+  KernelPattern(TypeConverter &tc, MLIRContext *ctx,
+                const CPUCodegenOptions &options)
+      : OpConversionPattern<OpT>(tc, ctx), options(options) {}
+  CPUCodegenOptions options;
+};
+
+/// Adds the tq.conv2d lowering (Conv2D.cpp).
+void populateConv2DPatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns,
+                            const CPUCodegenOptions &options);
+
+} // namespace mlir::tq::matmul
+
+#endif // TQ_LIB_CONVERSION_TQTOCPU_MATMULKERNEL_H
