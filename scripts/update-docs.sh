@@ -27,8 +27,8 @@
 #                   (bench-interval.sh, about five minutes)
 #   train           docs/Training.md: training against torch (bench-train.sh,
 #                   about fifteen minutes)
-# The sections after granularity measure time: their ratios hold within a run, their
-# milliseconds change from run to run.
+# The sections after granularity measure time: their ratios hold within a
+# run, their milliseconds change from run to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null

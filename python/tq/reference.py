@@ -104,7 +104,9 @@ def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0,
     """Returns (q int32, steps f32 grid, offsets f32 grid, points i32 grid).
 
     `bits` is one width for every tile, or an integer array of the grid's
-    shape: each tile's own width (per-tile widths, A4 per tile). With `steps` (f32, the grid's shape), each tile uses its given step
+    shape: each tile's own width (per-tile widths, A4 per tile).
+
+    With `steps` (f32, the grid's shape), each tile uses its given step
     instead of one computed from its data; a given step that is not finite
     and positive counts as 0. Points are then 0."""
     given = None if steps is None else np.asarray(steps, dtype=F32)

@@ -106,20 +106,24 @@ static cl::opt<int> bitsOpt(cl::cat(toolOptions), "bits",
 static cl::opt<int> bitsBOpt(cl::cat(toolOptions), "bits-b",
                              cl::desc("bit width of b (matmul)"), cl::init(0),
                              cl::sub(matmulCmd), cl::sub(conv2dCmd));
+/// The names of the quantization forms (SPEC A2), for --form and --to-form.
+static cl::ValuesClass formValues() {
+  return cl::values(
+      clEnumValN(ref::QuantForm::Pow2, "pow2", "round(x / 2^s)"),
+      clEnumValN(ref::QuantForm::Pow2Scaled, "pow2_scaled",
+                 "round(x / (2^s f1))"),
+      clEnumValN(ref::QuantForm::Scaled, "scaled", "round(x / f2)"),
+      clEnumValN(ref::QuantForm::Offset, "offset", "round(x - o)"),
+      clEnumValN(ref::QuantForm::OffsetPow2, "offset_pow2",
+                 "round((x - o) / 2^s)"),
+      clEnumValN(ref::QuantForm::OffsetScaled, "offset_scaled",
+                 "round((x - o) / f4)"),
+      clEnumValN(ref::QuantForm::OffsetPow2Scaled, "offset_pow2_scaled",
+                 "round((x - o) / (2^s f3))"));
+}
 static cl::opt<ref::QuantForm> formOpt(
     cl::cat(toolOptions), "form", cl::desc("quantization form (SPEC A2)"),
-    cl::values(clEnumValN(ref::QuantForm::Pow2, "pow2", "round(x / 2^s)"),
-               clEnumValN(ref::QuantForm::Pow2Scaled, "pow2_scaled",
-                          "round(x / (2^s f1))"),
-               clEnumValN(ref::QuantForm::Scaled, "scaled", "round(x / f2)"),
-               clEnumValN(ref::QuantForm::Offset, "offset", "round(x - o)"),
-               clEnumValN(ref::QuantForm::OffsetPow2, "offset_pow2",
-                          "round((x - o) / 2^s)"),
-               clEnumValN(ref::QuantForm::OffsetScaled, "offset_scaled",
-                          "round((x - o) / f4)"),
-               clEnumValN(ref::QuantForm::OffsetPow2Scaled,
-                          "offset_pow2_scaled", "round((x - o) / (2^s f3))")),
-    cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd),
+    formValues(), cl::init(ref::QuantForm::Scaled), cl::sub(quantizeCmd),
     cl::sub(requantizeCmd), cl::sub(matmulCmd), cl::sub(conv2dCmd),
     cl::sub(searchCmd), cl::sub(postprocessCmd), cl::sub(weightUpdateCmd));
 static cl::opt<ref::Rounding> roundingOpt(
@@ -153,18 +157,10 @@ static cl::opt<int> toBitsOpt(cl::cat(toolOptions), "to-bits",
                               cl::desc("requantize: the new width (default: "
                                        "--bits)"),
                               cl::init(0), cl::sub(requantizeCmd));
-static cl::opt<ref::QuantForm> toFormOpt(
-    cl::cat(toolOptions), "to-form",
-    cl::desc("requantize: the new form (default: --form; names as --form)"),
-    cl::values(clEnumValN(ref::QuantForm::Pow2, "pow2", ""),
-               clEnumValN(ref::QuantForm::Pow2Scaled, "pow2_scaled", ""),
-               clEnumValN(ref::QuantForm::Scaled, "scaled", ""),
-               clEnumValN(ref::QuantForm::Offset, "offset", ""),
-               clEnumValN(ref::QuantForm::OffsetPow2, "offset_pow2", ""),
-               clEnumValN(ref::QuantForm::OffsetScaled, "offset_scaled", ""),
-               clEnumValN(ref::QuantForm::OffsetPow2Scaled,
-                          "offset_pow2_scaled", "")),
-    cl::sub(requantizeCmd));
+static cl::opt<ref::QuantForm>
+    toFormOpt(cl::cat(toolOptions), "to-form",
+              cl::desc("requantize: the new form (default: --form)"),
+              formValues(), cl::sub(requantizeCmd));
 static cl::list<int64_t> permOpt(cl::cat(toolOptions), "perm",
                                  cl::desc("requantize: result dim i is input "
                                           "dim p_i (default: none)"),
@@ -298,6 +294,10 @@ static bool getBits(const ref::Shape &shape, const ref::TileLayout &layout,
   bits.uniform = bitsOpt;
   if (bitsPerTileOpt.empty())
     return checkBits(bitsOpt);
+  if (bitsOpt.getNumOccurrences()) {
+    fail("--bits and --bits-per-tile exclude each other");
+    return false;
+  }
   npy::Array a;
   std::string err;
   if (!npy::read(bitsPerTileOpt, a, err)) {
@@ -374,6 +374,7 @@ static int runQuantize() {
   return 0;
 }
 
+/// Writes p.q.npy, p.steps.npy and p.offsets.npy of `t`.
 static bool writeTiled(const ref::TiledTensor &t) {
   if (output.empty())
     return true;
@@ -544,8 +545,6 @@ static int runSearch() {
          << " iterations " << r.iterations << "\n";
   return 0;
 }
-
-/// Writes p.q.npy, p.steps.npy and p.offsets.npy of `t`.
 
 static int runPostprocess() {
   ref::FloatTensor acc;

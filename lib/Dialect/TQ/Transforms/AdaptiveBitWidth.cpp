@@ -176,12 +176,13 @@ struct TQAdaptiveBitWidthPass
         record.push_back(
             b.getNamedAttr("per_tile", b.getStringAttr(kOneWidth)));
       op->setAttr(kBitWidthAttr, b.getDictionaryAttr(record));
-      if (report)
-        emitRemark(op.getLoc(), "bit width ")
-            << r.bits << ", error " << r.error
-            << (reused ? " (reused from the previous tensor)" : "")
-            << (perTile ? " (" : "") << (perTile ? kOneWidth : "")
-            << (perTile ? ")" : "");
+      if (report) {
+        InFlightDiagnostic remark = emitRemark(op.getLoc(), "bit width ");
+        remark << r.bits << ", error " << r.error
+               << (reused ? " (reused from the previous tensor)" : "");
+        if (perTile)
+          remark << " (" << kOneWidth << ")";
+      }
       return;
     }
     std::vector<::tq::ref::BitSearchResult> results =
