@@ -7,7 +7,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "TILE_QUANT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".py", ".test", ".onnxtxt"]
+config.suffixes = [".mlir", ".py", ".test", ".onnxtxt", ".td"]
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tq_obj_root, "test")
@@ -21,6 +21,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%tq_src", config.tq_src_root))
 config.substitutions.append(("%tq_build", config.tq_obj_root))
+# Where mlir/Pass/PassBase.td is, for the tq-tblgen tests.
+config.substitutions.append(
+    ("%mlir_include", os.path.join(os.path.dirname(config.llvm_tools_dir), "include")))
 # The package's sources, and its compiled module _tq_native (build/python).
 config.environment["PYTHONPATH"] = os.pathsep.join(
     [os.path.join(config.tq_src_root, "python"),
@@ -34,7 +37,7 @@ else:
 
 tool_dirs = [config.tq_tools_dir, config.llvm_tools_dir]
 tools = ["tq-bench", "tq-compile", "tq-import-onnx", "tq-opt", "tq-ppu-sim", "tq-ref", "tq-run",
-         "tq-train", "tq-translate"]
+         "tq-tblgen", "tq-train", "tq-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The published models scripts/fetch-models.sh caches under build/models

@@ -32,48 +32,18 @@ mlir::tq::checkQuantizeOptions(const QuantizePipelineOptions &options,
 
 void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
                                      const QuantizePipelineOptions &o) {
-  TQSplitGroupedConvsOptions split;
-  split.minChannels = o.minChannels;
-  pm.addPass(createTQSplitGroupedConvs(split));
+  pm.addPass(createTQSplitGroupedConvs(o.getTQSplitGroupedConvsOptions()));
   pm.addPass(createTQChooseSplitDims());
-  TQInsertQuantizationOptions insert;
-  insert.tile = o.tile;
-  insert.actBits = o.actBits;
-  insert.weightBits = o.weightBits;
-  insert.gradBits = o.gradBits;
-  insert.gradRounding = o.gradRounding;
-  insert.seed = o.seed;
-  insert.scaleKind = o.scaleKind;
-  insert.operands = o.operands;
-  insert.granularity = o.granularity;
-  insert.policy = o.policy;
-  insert.low = o.low;
-  insert.high = o.high;
-  insert.minBits = o.minBits;
-  insert.maxBits = o.maxBits;
-  insert.perTile = o.perTile;
-  insert.schedule = o.schedule;
-  insert.calibration = o.calibration;
-  insert.tileCandidates.assign(o.tileCandidates.begin(),
-                               o.tileCandidates.end());
-  insert.keepFloat.assign(o.keepFloat.begin(), o.keepFloat.end());
-  insert.minChannels = o.minChannels;
-  pm.addPass(createTQInsertQuantization(insert));
+  pm.addPass(createTQInsertQuantization(o.getTQInsertQuantizationOptions()));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createTQFoldTransposes());
   pm.addPass(createTQFusePostprocess());
   // With a calibration file the widths are read, not searched.
   if (o.policy == BitWidthPolicy::adaptive && o.calibration.empty()) {
-    TQAdaptiveBitWidthOptions adaptive;
-    adaptive.low = o.low;
-    adaptive.high = o.high;
-    adaptive.minBits = o.minBits;
-    adaptive.maxBits = o.maxBits;
+    TQAdaptiveBitWidthOptions adaptive = o.getTQAdaptiveBitWidthOptions();
     adaptive.initBits = std::min<int64_t>(
         std::max<int64_t>(o.weightBits, o.minBits), o.maxBits);
-    adaptive.perTile = o.perTile;
-    adaptive.reuse = o.reuse;
     pm.addPass(createTQAdaptiveBitWidth(adaptive));
   }
   pm.addPass(createTQQuantizeConstants());
@@ -88,14 +58,7 @@ void mlir::tq::buildQuantizePipeline(OpPassManager &pm,
 void mlir::tq::buildToPPUPipeline(OpPassManager &pm,
                                   const ToPPUPipelineOptions &o) {
   pm.addPass(createCanonicalizerPass());
-  ConvertTQToPPUOptions c;
-  c.v = o.v;
-  c.mac = o.mac;
-  c.ub = o.ub;
-  c.rows = o.rows;
-  c.acc = o.acc;
-  c.fmem = o.fmem;
-  pm.addPass(createConvertTQToPPU(c));
+  pm.addPass(createConvertTQToPPU(o.getConvertTQToPPUOptions()));
 }
 
 /// The canonicalizer as the CPU passes apply patterns (bottom-up, without
@@ -109,12 +72,9 @@ static std::unique_ptr<Pass> loopNestCanonicalizer() {
 void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
                                   const ToCPUPipelineOptions &o) {
   pm.addPass(loopNestCanonicalizer());
-  ConvertTQToCPUOptions c;
-  c.target = o.target;
-  c.threads = o.threads;
   if (o.profile)
     pm.addPass(createTQCPUProfileKinds());
-  pm.addPass(createConvertTQToCPU(c));
+  pm.addPass(createConvertTQToCPU(o.getConvertTQToCPUOptions()));
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createTQCPUFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createTQCPUDistinctResults());
@@ -137,10 +97,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createTQCPUFreeBuffers());
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addPass(createConvertTQCPUIntrinsics());
-  TQCPUFloatKernelsOptions floats;
-  floats.target = o.target;
-  floats.threads = o.threads;
-  pm.addPass(createTQCPUFloatKernels(floats));
+  pm.addPass(createTQCPUFloatKernels(o.getTQCPUFloatKernelsOptions()));
   pm.addPass(createTQCPULoopOrder());
   // One function per distinct loop nest: LLVM's cost grows faster than a
   // function's size, and layers of the same shape share one.
@@ -152,9 +109,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   // With threads, the float ops' loops are shared among them too.
   if (o.threads > 1) {
     pm.addPass(createConvertLinalgToParallelLoopsPass());
-    TQCPUShareLoopsOptions share;
-    share.threads = o.threads;
-    pm.addPass(createTQCPUShareLoops(share));
+    pm.addPass(createTQCPUShareLoops(o.getTQCPUShareLoopsOptions()));
   } else {
     pm.addPass(createConvertLinalgToLoopsPass());
   }
@@ -191,19 +146,16 @@ void mlir::tq::registerTQCPUDialects(DialectRegistry &registry) {
 }
 
 void mlir::tq::registerTQPipelines() {
-  PassPipelineRegistration<ToCPUPipelineOptions>(
-      "tq-to-cpu",
-      "Lower a tq program to the LLVM dialect for this CPU (or another "
-      "target)",
-      buildToCPUPipeline);
-  PassPipelineRegistration<ToPPUPipelineOptions>(
-      "tq-to-ppu", "Lower a tq program to a PPU instruction program",
-      buildToPPUPipeline);
+  PassPipelineRegistration<ToCPUPipelineOptions>(ToCPUPipelineOptions::argument,
+                                                 ToCPUPipelineOptions::summary,
+                                                 buildToCPUPipeline);
+  PassPipelineRegistration<ToPPUPipelineOptions>(ToPPUPipelineOptions::argument,
+                                                 ToPPUPipelineOptions::summary,
+                                                 buildToPPUPipeline);
   // tq-quantize checks the options that only the pipeline sees (whether
   // one was given at all) before building.
   registerPassPipeline(
-      "tq-quantize",
-      "Quantize a float program (linalg on tensors) into tiled tq ops",
+      QuantizePipelineOptions::argument, QuantizePipelineOptions::summary,
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         QuantizePipelineOptions options;
