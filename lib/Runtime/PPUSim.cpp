@@ -112,14 +112,23 @@ Simulator::Simulator(const Stream &stream, const CostModel &model)
   ub.assign(m.ubTiles, empty);
   bufA.assign(m.dataRows, empty);
   bufB.assign(m.dataRows, empty);
-  // Compile-time tiles: the step is a factor with point position 0.
+  // Compile-time tiles: each step is a factor with point position 0.
+  auto paramsOf = [](uint16_t bits, float step) {
+    tq::ref::TileParams p;
+    p.bits = bits;
+    p.factor = step;
+    return p;
+  };
   for (const ConstTile &c : s.constants) {
     Tile &t = ub[c.slot];
     t.q = c.values;
-    t.layout = Layout::Square;
-    t.params = tq::ref::TileParams();
-    t.params.bits = c.bits;
-    t.params.factor = c.step;
+    t.layout = c.vectors == kRowVectors   ? Layout::Rows
+               : c.vectors == kColVectors ? Layout::Cols
+                                          : Layout::Square;
+    t.params = paramsOf(c.bits, c.step);
+    t.vp.clear();
+    for (float step : c.steps)
+      t.vp.push_back(paramsOf(c.bits, step));
   }
 }
 

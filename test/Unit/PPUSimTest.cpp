@@ -357,7 +357,7 @@ TEST(PPUStream, CorruptStreamsAreRejectedP6) {
   v[6] = 9;
   EXPECT_EQ(decodeError(v),
             "unsupported stream version 9 (this simulator reads versions 1 "
-            "to 2)");
+            "to 3)");
   v = bin;
   v.resize(12);
   EXPECT_EQ(decodeError(v), "truncated stream header");
@@ -528,8 +528,8 @@ TEST(PPUText, MalformedListingsAreRejected) {
     return error;
   };
   const std::string hdr = "ppu v1 V=8 mac=8 ub=16 rows=2 acc=4 fmem=16\n";
-  EXPECT_EQ(err(""), "empty listing: expected the 'ppu v2 ...' header");
-  EXPECT_EQ(err("ppu v3 V=8\n"), "line 1: unsupported listing version 3");
+  EXPECT_EQ(err(""), "empty listing: expected the 'ppu v3 ...' header");
+  EXPECT_EQ(err("ppu v4 V=8\n"), "line 1: unsupported listing version 4");
   EXPECT_EQ(err("ppu v1 V=8 mac=8\n"),
             "line 1: malformed machine in the header");
   EXPECT_EQ(err(hdr + "jump 3\n"), "line 2: unknown instruction 'jump'");

@@ -76,9 +76,6 @@ FailureOr<uint8_t> layoutFlags(TiledType t, Operation *op, int64_t V,
          << " (VxV, 1xV or Vx1)";
 }
 
-/// Number of V x V blocks of a shape split on its first and last dims: the
-/// host-memory tiles and unified-buffer slots it takes (a per-vector tile
-/// slot holds a V x V block with a scale per row or column).
 /// Where a width input is used: the layer (tq.matmul / tq.conv2d) reading
 /// the first tensor quantized at that width, for reports per layer.
 Location widthLocation(BlockArgument arg) {
@@ -93,6 +90,9 @@ Location widthLocation(BlockArgument arg) {
   return arg.getLoc();
 }
 
+/// Number of V x V blocks of a shape split on its first and last dims: the
+/// host-memory tiles and unified-buffer slots it takes (a per-vector tile
+/// slot holds a V x V block with a scale per row or column).
 uint32_t blockCount(ArrayRef<int64_t> shape, int64_t V) {
   uint64_t n = 1;
   for (size_t d = 0; d < shape.size(); ++d)
@@ -311,9 +311,11 @@ LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
       layoutFlags(t, op, V, /*conv=*/true, /*perTile=*/true);
   if (failed(flags))
     return failure();
-  if (*flags & (sim::kRowVectors | sim::kColVectors))
-    return op.emitOpError("tq-to-ppu places VxV-tiled constants only");
-  SmallVector<int64_t> grid = t.getGridShape();
+  uint8_t vectors = *flags & (sim::kRowVectors | sim::kColVectors);
+  std::optional<DenseIntElementsAttr> tileBits = op.getTileBits();
+  if (vectors && tileBits)
+    return op.emitOpError("tq-to-ppu places per-vector constants at one "
+                          "width (a slot has one), not a width per vector");
   uint32_t tiles = blockCount(t.getShape(), V);
   uint32_t base;
   if (failed(allocate(op.getResult(), tiles, /*ub=*/true, base, op)))
@@ -322,37 +324,68 @@ LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
   // released for reuse.
   ubSize.erase(op.getResult());
   std::vector<int64_t> values = getConstantValues(op);
-  SmallVector<float> steps(op.getScales().getValues<float>());
-  SmallVector<int64_t> tileBits;
-  if (std::optional<DenseIntElementsAttr> bits = op.getTileBits())
-    for (const APInt &v : bits->getValues<APInt>())
-      tileBits.push_back(v.getSExtValue());
-  ArrayRef<int64_t> shape = t.getShape();
+  SmallVector<float> scales(op.getScales().getValues<float>());
+  SmallVector<int64_t> widths;
+  if (tileBits)
+    for (const APInt &v : tileBits->getValues<APInt>())
+      widths.push_back(v.getSExtValue());
+  ArrayRef<int64_t> shape = t.getShape(), tile = t.getTileShape();
   int64_t rank = shape.size(), d0 = t.getSplitDims()[0],
           d1 = t.getSplitDims()[1];
+  // The V x V blocks (a slot each) and the tiles (a scale each): the same
+  // grid for V x V tiles, V vectors per block for 1 x V or V x 1.
+  SmallVector<int64_t> blocks(shape), grid = t.getGridShape();
+  blocks[d0] = llvm::divideCeil(shape[d0], V);
+  blocks[d1] = llvm::divideCeil(shape[d1], V);
+  auto linear = [&](ArrayRef<int64_t> index, ArrayRef<int64_t> dims) {
+    int64_t l = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      l = l * dims[d] + index[d];
+    return l;
+  };
   SmallVector<int64_t> idx(rank), at(rank);
+  // Element (r, c) of the current block, in `at`; false in its padding.
+  auto locate = [&](int64_t r, int64_t c) {
+    at = idx;
+    at[d0] = idx[d0] * V + r;
+    at[d1] = idx[d1] * V + c;
+    return at[d0] < shape[d0] && at[d1] < shape[d1];
+  };
+  // The scale of the tile holding element `at`.
+  auto scaleAt = [&]() {
+    SmallVector<int64_t> g(at);
+    g[d0] /= tile[0];
+    g[d1] /= tile[1];
+    return scales[linear(g, grid)];
+  };
   for (uint32_t k = 0; k < tiles; ++k) {
-    // The grid coordinates of block k (row-major), then its V x V values.
+    // The block coordinates of slot k (row-major), then its V x V values.
     for (int64_t d = rank - 1, rest = k; d >= 0; --d) {
-      idx[d] = rest % grid[d];
-      rest /= grid[d];
+      idx[d] = rest % blocks[d];
+      rest /= blocks[d];
     }
     SmallVector<int32_t> block(V * V, 0);
     for (int64_t r = 0; r < V; ++r)
-      for (int64_t c = 0; c < V; ++c) {
-        at = idx;
-        at[d0] = idx[d0] * V + r;
-        at[d1] = idx[d1] * V + c;
-        if (at[d0] >= shape[d0] || at[d1] >= shape[d1])
-          continue; // zero padding of an edge tile
-        int64_t linear = 0;
-        for (int64_t d = 0; d < rank; ++d)
-          linear = linear * shape[d] + at[d];
-        block[r * V + c] = int32_t(values[linear]);
-      }
-    int64_t bits = tileBits.empty() ? t.getBits() : tileBits[k];
-    ppu::ConstOp::create(*b, op.getLoc(), base + k, bits,
-                         llvm::APFloat(steps[k]), block);
+      for (int64_t c = 0; c < V; ++c)
+        if (locate(r, c)) // else zero padding of an edge tile
+          block[r * V + c] = int32_t(values[linear(at, shape)]);
+    int64_t bits = widths.empty() ? t.getBits() : widths[k];
+    if (!vectors) {
+      ppu::ConstOp::create(*b, op.getLoc(), base + k, bits,
+                           b->getF32FloatAttr(scales[k]), /*rows=*/false,
+                           /*cols=*/false, DenseFPElementsAttr(), block);
+      continue;
+    }
+    // A step per row (1 x V) or column (V x 1); 0 for a padding vector.
+    SmallVector<float> steps(V, 0.0f);
+    bool rows = vectors == sim::kRowVectors;
+    for (int64_t v = 0; v < V; ++v)
+      if (rows ? locate(v, 0) : locate(0, v))
+        steps[v] = scaleAt();
+    auto stepsAttr = DenseFPElementsAttr::get(
+        RankedTensorType::get({V}, b->getF32Type()), ArrayRef<float>(steps));
+    ppu::ConstOp::create(*b, op.getLoc(), base + k, bits, FloatAttr(), rows,
+                         !rows, stepsAttr, block);
   }
   return success();
 }

@@ -1,6 +1,7 @@
 //===- ISA.cpp - PPU machine, bindings and the binary stream --------------===//
 #include "tq/Target/PPUISA/ISA.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -136,7 +137,12 @@ std::vector<uint8_t> encode(const Stream &s) {
   for (const ConstTile &c : s.constants) {
     w.put<uint32_t>(c.slot);
     w.put<uint16_t>(c.bits);
-    w.put<uint32_t>(floatBits(c.step));
+    w.put<uint8_t>(c.vectors);
+    if (c.vectors)
+      for (float step : c.steps)
+        w.put<uint32_t>(floatBits(step));
+    else
+      w.put<uint32_t>(floatBits(c.step));
     for (int32_t v : c.values)
       w.put<uint16_t>(static_cast<uint16_t>(static_cast<int16_t>(v)));
   }
@@ -299,8 +305,21 @@ static bool checkConstant(const ConstTile &c, const MachineConfig &m,
     return fail("ub slot " + std::to_string(c.slot) + " is out of range");
   if (c.bits < 2 || c.bits > 16)
     return fail("bit width " + std::to_string(c.bits) + " not in [2, 16]");
-  if (!std::isfinite(c.step) || c.step < 0)
-    return fail("the step must be finite and non-negative");
+  if (c.vectors != 0 && c.vectors != kRowVectors && c.vectors != kColVectors)
+    return fail("steps per row or per column, not both");
+  auto badStep = [](float step) { return !std::isfinite(step) || step < 0; };
+  if (c.vectors) {
+    if (c.steps.size() != m.V)
+      return fail("expected " + std::to_string(m.V) + " steps, one per " +
+                  (c.vectors == kRowVectors ? "row" : "column"));
+    if (std::any_of(c.steps.begin(), c.steps.end(), badStep))
+      return fail("the steps must be finite and non-negative");
+  } else {
+    if (!c.steps.empty())
+      return fail("a tile with one step has no per-vector steps");
+    if (badStep(c.step))
+      return fail("the step must be finite and non-negative");
+  }
   if (c.values.size() != size_t(m.V) * m.V)
     return fail("expected " + std::to_string(m.V * m.V) + " values");
   // The symmetric range of an N-bit tile: +-(2^(N-1) - 1).
@@ -408,7 +427,9 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
     out.bindings.push_back(bd);
   }
   out.constants.clear();
-  uint64_t constBytes = 10 + 2 * uint64_t(m.V) * m.V;
+  // slot, bits, (version 3: the layout byte,) one step, V*V values.
+  uint64_t valueBytes = 2 * uint64_t(m.V) * m.V;
+  uint64_t constBytes = 10 + (version >= 3 ? 1 : 0) + valueBytes;
   if (uint64_t(nConst) * constBytes > size - r.pos) {
     error = "truncated constant tiles";
     return false;
@@ -416,10 +437,29 @@ bool decode(const uint8_t *data, size_t size, Stream &out, std::string &error) {
   for (uint32_t k = 0; k < nConst; ++k) {
     ConstTile c;
     uint32_t stepBits;
+    if (constBytes > size - r.pos) { // the tiles before had V steps each
+      error = "truncated constant tiles";
+      return false;
+    }
     r.get(c.slot);
     r.get(c.bits);
-    r.get(stepBits);
-    c.step = bitsFloat(stepBits);
+    if (version >= 3)
+      r.get(c.vectors);
+    if (c.vectors) {
+      // Its V steps, where the size checks counted one.
+      if (4 * uint64_t(m.V) + valueBytes > size - r.pos) {
+        error = "truncated constant tiles";
+        return false;
+      }
+      c.steps.resize(m.V);
+      for (float &step : c.steps) {
+        r.get(stepBits);
+        step = bitsFloat(stepBits);
+      }
+    } else {
+      r.get(stepBits);
+      c.step = bitsFloat(stepBits);
+    }
     c.values.resize(size_t(m.V) * m.V);
     for (int32_t &v : c.values) {
       uint16_t u;

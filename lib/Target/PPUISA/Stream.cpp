@@ -33,9 +33,19 @@ ProgramOp mlir::ppu::fromStream(OpBuilder &b, Location loc, StringRef name,
                       SmallVector<int64_t>(bd.shape.begin(), bd.shape.end()),
                       bd.baseTile);
   }
-  for (const sim::ConstTile &c : s.constants)
-    ConstOp::create(b, loc, c.slot, c.bits, llvm::APFloat(c.step),
-                    SmallVector<int32_t>(c.values.begin(), c.values.end()));
+  for (const sim::ConstTile &c : s.constants) {
+    FloatAttr step = c.vectors ? FloatAttr() : b.getF32FloatAttr(c.step);
+    DenseFPElementsAttr steps;
+    if (c.vectors)
+      steps = DenseFPElementsAttr::get(
+          RankedTensorType::get({int64_t(c.steps.size())}, b.getF32Type()),
+          ArrayRef<float>(c.steps));
+    ConstOp::create(b, loc, b.getI32IntegerAttr(c.slot),
+                    b.getI32IntegerAttr(c.bits), step,
+                    c.vectors == sim::kRowVectors ? b.getUnitAttr() : nullptr,
+                    c.vectors == sim::kColVectors ? b.getUnitAttr() : nullptr,
+                    steps, b.getDenseI32ArrayAttr(c.values));
+  }
   for (const sim::Instr &i : s.code) {
     bool pow2 = i.flags & sim::kPow2, rows = i.flags & sim::kRowVectors,
          cols = i.flags & sim::kColVectors;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "tq/Target/PPUISA/ISA.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -50,11 +51,24 @@ std::string print(const Stream &s) {
       os << (d ? "x" : "") << b.shape[d];
     os << " @" << b.baseTile << "\n";
   }
+  auto printStep = [&](float step) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.9g", step);
+    os << text;
+  };
   for (const ConstTile &c : s.constants) {
-    char step[32];
-    std::snprintf(step, sizeof(step), "%.9g", c.step);
-    os << "const ub[" << c.slot << "] bits=" << c.bits << " step=" << step
-       << " :";
+    os << "const ub[" << c.slot << "] bits=" << c.bits;
+    if (c.vectors) {
+      os << (c.vectors == kRowVectors ? " rows=" : " cols=");
+      for (size_t k = 0; k < c.steps.size(); ++k) {
+        os << (k ? "," : "");
+        printStep(c.steps[k]);
+      }
+    } else {
+      os << " step=";
+      printStep(c.step);
+    }
+    os << " :";
     for (int32_t v : c.values)
       os << " " << v;
     os << "\n";
@@ -246,13 +260,29 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     }
     if (op == "const") {
       ConstTile c;
-      std::string step;
-      ok = l.slot("ub", c.slot) && l.key("bits", c.bits) && l.lit("step") &&
-           l.lit("=") && l.word(step) && l.lit(":");
-      if (ok) {
+      std::string steps;
+      ok = l.slot("ub", c.slot) && l.key("bits", c.bits);
+      if (ok && l.lit("rows"))
+        c.vectors = kRowVectors;
+      else if (ok && l.lit("cols"))
+        c.vectors = kColVectors;
+      else
+        ok = ok && l.lit("step");
+      if (c.vectors && version < 3)
+        return fail("steps per row or column need a version 3 listing");
+      ok = ok && l.lit("=") && l.word(steps) && l.lit(":");
+      // One step, or (rows=, cols=) V of them separated by commas.
+      for (size_t at = 0; ok && at <= steps.size();) {
+        size_t comma = std::min(steps.find(',', at), steps.size());
+        std::string one = steps.substr(at, comma - at);
         char *end = nullptr;
-        c.step = std::strtof(step.c_str(), &end);
-        ok = end && *end == '\0';
+        float step = std::strtof(one.c_str(), &end);
+        ok = !one.empty() && end && *end == '\0' && (c.vectors || at == 0);
+        if (c.vectors)
+          c.steps.push_back(step);
+        else
+          c.step = step;
+        at = comma + 1;
       }
       while (ok && !l.done()) {
         l.space();
@@ -262,7 +292,9 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
         c.values.push_back(neg ? -int32_t(v) : int32_t(v));
       }
       if (!ok)
-        return fail("expected 'const ub[N] bits=B step=S : v v ...'");
+        return fail("expected 'const ub[N] bits=B step=S : v v ...' (or "
+                    "rows=S,S,... / cols=S,S,... for a step per row or "
+                    "column)");
       out.constants.push_back(std::move(c));
       continue;
     }
@@ -341,7 +373,8 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     out.code.push_back(i);
   }
   if (!header) {
-    error = "empty listing: expected the 'ppu v2 ...' header";
+    error = "empty listing: expected the 'ppu v" +
+            std::to_string(Stream::kVersion) + " ...' header";
     return false;
   }
   return validate(out, error);

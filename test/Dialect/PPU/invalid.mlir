@@ -85,6 +85,41 @@ ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
 
 // -----
 
+ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  // expected-error @+1 {{'ppu.const' op constant tile #0: expected 2 steps, one per row}}
+  ppu.const ub[0] bits 4 rows steps dense<[0.25, 0.5, 1.0]> : tensor<3xf32> values [1, -2, 0, 7]
+}
+
+// -----
+
+ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  // expected-error @+1 {{'ppu.const' op constant tile #0: the steps must be finite and non-negative}}
+  ppu.const ub[0] bits 4 cols steps dense<[0.25, -0.5]> : tensor<2xf32> values [1, -2, 0, 7]
+}
+
+// -----
+
+ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  // expected-error @+1 {{'ppu.const' op has a step per row or per column, not both}}
+  ppu.const ub[0] bits 4 rows cols steps dense<[0.25, 0.5]> : tensor<2xf32> values [1, -2, 0, 7]
+}
+
+// -----
+
+ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  // expected-error @+1 {{'ppu.const' op with rows or cols needs `steps` (one per vector) and no `step`}}
+  ppu.const ub[0] bits 4 step 0.25 rows values [1, -2, 0, 7]
+}
+
+// -----
+
+ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
+  // expected-error @+1 {{'ppu.const' op needs `step` (or rows / cols and `steps`)}}
+  ppu.const ub[0] bits 4 steps dense<[0.25, 0.5]> : tensor<2xf32> values [1, -2, 0, 7]
+}
+
+// -----
+
 func.func @f(%x: tensor<8x16xf32>) -> tensor<8x8xf32> {
   // expected-error @+1 {{'ppu.launch' op 'missing' is not a ppu.program}}
   %y = ppu.launch @missing(%x) : (tensor<8x16xf32>) -> tensor<8x8xf32>

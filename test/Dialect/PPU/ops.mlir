@@ -7,6 +7,15 @@ ppu.program @constant V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
   ppu.const ub[0] bits 4 step 0.25 values [1, -2, 0, 7]
 }
 
+// A step per row or per column (1 x V or V x 1 vectors).
+// CHECK-LABEL: ppu.program @vectors
+// CHECK-NEXT: ppu.const ub[0] bits 8 rows steps dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32> values [1, -2, 0, 7]
+// CHECK-NEXT: ppu.const ub[1] bits 4 cols steps dense<[2.500000e-01, 0.000000e+00]> : tensor<2xf32> values [1, 0, -7, 0]
+ppu.program @vectors V = 2 mac = 2 ub = 2 rows = 1 acc = 1 fmem = 1 {
+  ppu.const ub[0] bits 8 rows steps dense<[1.0, 0.5]> : tensor<2xf32> values [1, -2, 0, 7]
+  ppu.const ub[1] bits 4 cols steps dense<[0.25, 0.0]> : tensor<2xf32> values [1, 0, -7, 0]
+}
+
 // CHECK-LABEL: ppu.program @all V = 8 mac = 8 ub = 16 rows = 2 acc = 4 fmem = 32 {
 // CHECK-NEXT: ppu.binding "x" [16, 16] at 0
 // CHECK-NEXT: ppu.binding "y" [16, 8] at 4 {output}

@@ -3,14 +3,15 @@
 # compile time (tq.constant), tq-to-ppu places them in the stream's
 # constant section, the simulator loads them before running. The result of
 # the two-layer MLP equals the numpy reference bit for bit, for fixed and
-# per-tile adaptive widths.
+# per-tile adaptive widths; one layer's too with 1xV vectors (a step per
+# column of each constant tile).
 import re
 import sys
 
 import numpy as np
 
 from tq import reference as ref
-from tq.examples import mlp_mlir
+from tq.examples import dense_literal, mlp_mlir
 from tq.ppu import Flow
 
 flow = Flow(*sys.argv[1:4])
@@ -59,7 +60,35 @@ for label, passes in (("8-bit", static), ("adaptive per tile", per_tile)):
     same = got.tobytes() == want.tobytes()
     failures += not same
     print(f"{label}: {'bit-exact' if same else 'MISMATCH'}, per-tile widths {widths}")
+
+# 1xV vectors along the contraction (granularity=vector) on the first
+# layer (the PPU post-processes into VxV tiles only): x gets a step per
+# row of each tile, the constant weight a step per column, which its
+# constant tiles carry to the simulator.
+one = flow.write("layer.mlir", f"""
+func.func @layer(%x: tensor<{M}x{K}xf32>) -> tensor<{M}x{H}xf32> {{
+  %w = arith.constant dense<{dense_literal(w1)}> : tensor<{K}x{H}xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{M}x{H}xf32>
+  %a = linalg.fill ins(%zero : f32) outs(%e : tensor<{M}x{H}xf32>) -> tensor<{M}x{H}xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<{M}x{K}xf32>, tensor<{K}x{H}xf32>) outs(%a : tensor<{M}x{H}xf32>) -> tensor<{M}x{H}xf32>
+  return %y : tensor<{M}x{H}xf32>
+}}
+""")
+q = flow.opt(one, f"-tq-quantize=tile={V} granularity=vector",
+             "-mlir-print-elementsattrs-with-hex-if-larger=-1")
+ppu = flow.to_ppu(q, f"v={V}")
+(got,), _ = flow.simulate(ppu, {"arg0": x})
+a, w = (1, V), (V, 1)
+qx, sx, _, _ = ref.quantize(x, a, (0, 1), 8, "scaled")
+qw1, sw1, _, _ = ref.quantize(w1, w, (0, 1), 8, "scaled")
+want = ref.matmul(qx, sx, a, qw1, sw1, w)
+same = got.tobytes() == want.tobytes()
+failures += not same
+cols = len(re.findall(r"ppu\.const ub\[\d+\] bits 8 cols steps", open(flow.listing).read()))
+print(f"1xV: {'bit-exact' if same else 'MISMATCH'}, {cols} constant tiles with a step per column")
 print(f"failures {failures}")
 # CHECK: 8-bit: bit-exact, per-tile widths []
 # CHECK: adaptive per tile: bit-exact, per-tile widths {{\[\[[0-9, ]+\], \[[0-9, ]+\]\]}}
+# CHECK: 1xV: bit-exact, 6 constant tiles with a step per column
 # CHECK: failures 0

@@ -8,7 +8,7 @@
 // RUN: tq-ppu-sim %t.bin --input=x=%t.x.npy --output=y=%t.y.npy --report=json | FileCheck %s --check-prefix=STATS
 // RUN: %python -c "import numpy as np; y = np.load('%t.y.npy'); print(y.shape, float(y[0, 0]), float(y[0, 1]))" | FileCheck %s --check-prefix=Y
 
-// CHECK: ppu v2 V=8 mac=8 ub=2 rows=2 acc=1 fmem=2
+// CHECK: ppu v3 V=8 mac=8 ub=2 rows=2 acc=1 fmem=2
 // CHECK-NEXT: input x 8x8 @0
 // CHECK-NEXT: output y 8x8 @1
 // CHECK-NEXT: quant ub[0] <- fmem[0] bits=8

@@ -10,7 +10,7 @@
 // RUN: tq-ppu-sim %t.bin --input=x=%t.x.npy --width=n=8 --output=y=%t.y8.npy --report=none
 // RUN: %python %S/Inputs/check_gram.py %t.x.npy %t.y3.npy 3 %t.y8.npy 8 | FileCheck %s --check-prefix=REF
 
-// CHECK: ppu v2 V=8 mac=8 ub=2 rows=2 acc=1 fmem=2
+// CHECK: ppu v3 V=8 mac=8 ub=2 rows=2 acc=1 fmem=2
 // CHECK-NEXT: input x 8x8 @0
 // CHECK-NEXT: width n @w3
 // CHECK-NEXT: output y 8x8 @1

@@ -143,17 +143,22 @@ struct Binding {
 };
 
 /// A tile quantized at compile time (a constant weight), placed in the
-/// unified buffer before the program runs: V*V values and one step.
+/// unified buffer before the program runs: V*V values and one step, or one
+/// step per row (`vectors` = kRowVectors: 1 x V vectors) or per column
+/// (kColVectors: V x 1), as QUANT's flags lay a tile out (version 3).
 struct ConstTile {
   uint32_t slot = 0;
   uint16_t bits = 8;
-  float step = 0.0f;
+  uint8_t vectors = 0;         // 0, kRowVectors or kColVectors
+  float step = 0.0f;           // vectors == 0
+  std::vector<float> steps;    // V of them, when vectors != 0
   std::vector<int32_t> values; // V*V, row-major
 };
 
 struct Stream {
-  /// Version 2 added width registers; version 1 streams are read as well.
-  static constexpr uint16_t kVersion = 2;
+  /// Version 2 added width registers, version 3 constant tiles with a step
+  /// per row or column; older streams are read as well.
+  static constexpr uint16_t kVersion = 3;
   MachineConfig machine;
   std::vector<Binding> bindings;
   std::vector<ConstTile> constants;

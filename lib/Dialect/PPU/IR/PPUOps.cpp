@@ -111,12 +111,7 @@ sim::Stream mlir::ppu::streamHeader(ProgramOp p) {
       continue;
     }
     if (auto c = dyn_cast<ConstOp>(op)) {
-      sim::ConstTile t;
-      t.slot = c.getSlot();
-      t.bits = uint16_t(c.getBits());
-      t.step = c.getStep().convertToFloat();
-      t.values.assign(c.getValues().begin(), c.getValues().end());
-      s.constants.push_back(std::move(t));
+      s.constants.push_back(c.getConstTile());
       continue;
     }
   }
@@ -171,18 +166,34 @@ LogicalResult WUpdOp::verify() { return verifyInstruction(*this); }
 LogicalResult ReqOp::verify() { return verifyInstruction(*this); }
 LogicalResult DeqOp::verify() { return verifyInstruction(*this); }
 
+sim::ConstTile ConstOp::getConstTile() {
+  sim::ConstTile t;
+  t.slot = getSlot();
+  t.bits = getBits() > 65535 ? 0 : uint16_t(getBits());
+  t.vectors = getRows() ? sim::kRowVectors : getCols() ? sim::kColVectors : 0;
+  if (std::optional<APFloat> step = getStep())
+    t.step = step->convertToFloat();
+  if (std::optional<DenseElementsAttr> steps = getSteps())
+    for (const APFloat &step : steps->getValues<APFloat>())
+      t.steps.push_back(step.convertToFloat());
+  t.values.assign(getValues().begin(), getValues().end());
+  return t;
+}
+
 LogicalResult ConstOp::verify() {
+  if (getRows() && getCols())
+    return emitOpError("has a step per row or per column, not both");
+  bool vectors = getRows() || getCols();
+  if (vectors != getSteps().has_value() || vectors == getStep().has_value())
+    return emitOpError(vectors ? "with rows or cols needs `steps` (one per "
+                                 "vector) and no `step`"
+                               : "needs `step` (or rows / cols and `steps`)");
   auto program = (*this)->getParentOfType<ProgramOp>();
   if (!program)
     return success();
   sim::Stream s;
   s.machine = getMachine(program);
-  sim::ConstTile t;
-  t.slot = getSlot();
-  t.bits = getBits() > 65535 ? 0 : uint16_t(getBits());
-  t.step = getStep().convertToFloat();
-  t.values.assign(getValues().begin(), getValues().end());
-  s.constants.push_back(t);
+  s.constants.push_back(getConstTile());
   std::string error;
   if (!sim::validate(s, error))
     return emitOpError(error);

@@ -118,16 +118,29 @@ def PPU_ConstOp : PPU_Op<"const"> {
   let summary = "a tile quantized at compile time, in the unified buffer";
   let description = [{
     Placed in the unified buffer before the program runs (the stream's
-    constant section): V*V values in row-major order and the tile's step.
+    constant section): V*V values in row-major order and the tile's step,
+    or, with `rows` / `cols`, one step per row (1 x V vectors) or per
+    column (V x 1), laid out as `ppu.quant` with those flags lays a tile.
+    The steps are an elements attribute, which prints every float so that
+    it reads back to the same bits.
 
     ```mlir
     ppu.const ub[3] bits 4 step 2.500000e-01 values [1, -2, 0, 7]
+    ppu.const ub[4] bits 8 rows steps dense<[1.0, 0.5]> : tensor<2xf32>
+        values [1, -2, 0, 7]
     ```
   }];
-  let arguments = (ins I32Attr:$slot, I32Attr:$bits, F32Attr:$step,
+  let arguments = (ins I32Attr:$slot, I32Attr:$bits,
+                       OptionalAttr<F32Attr>:$step, UnitAttr:$rows,
+                       UnitAttr:$cols, OptionalAttr<FloatElementsAttr<32>>:$steps,
                        DenseI32ArrayAttr:$values);
   let assemblyFormat = [{
-    `ub` `[` $slot `]` `bits` $bits `step` $step `values` $values attr-dict
+    `ub` `[` $slot `]` `bits` $bits (`step` $step^)? (`rows` $rows^)?
+    (`cols` $cols^)? (`steps` $steps^)? `values` $values attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The stream's form of the tile.
+    ::tq::ppu::ConstTile getConstTile();
   }];
   let hasVerifier = 1;
 }
