@@ -64,7 +64,7 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     // values are the pixel's channels, then zeros past C: two unit-stride
     // loops, which LLVM vectorizes. A is int16 for vpmaddwd (read in place
     // by the kernel).
-    Type aElem = s.madd() ? Type(b.getI16Type()) : Type(xElem);
+    Type aElem = s.target().packedAElement(xElem);
     Value a = cpu::allocBuffer(b, b.getLoc(), {s.M, s.K}, aElem);
     Value sa = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, f32);
     scf::buildLoopNest(

@@ -54,6 +54,8 @@ matmul::packConstantB(const KernelShape &s,
   int64_t NR = s.NR(), Kp = s.Kp();
   std::vector<int16_t> out;
   out.reserve(packedType.getNumElements());
+  const DotTarget &target = s.target();
+  int64_t g = s.group();
   for (int64_t p = 0; p < s.panels(); ++p) {
     if (s.nibbles) {
       for (int64_t h = 0; h < Kp / 8; ++h)
@@ -63,24 +65,14 @@ matmul::packConstantB(const KernelShape &s,
             int64_t hi = at(logicalK(8 * h + 4 + kk), p * NR + n) + 8;
             out.push_back(int8_t(uint8_t(lo | (hi << 4))));
           }
-    } else if (s.vnni()) {
-      // [panel][k/4][n*4 + k%4], offset binary.
-      for (int64_t g = 0; g < Kp / 4; ++g)
-        for (int64_t n = 0; n < NR; ++n)
-          for (int64_t kk = 0; kk < 4; ++kk)
-            out.push_back(int8_t(at(logicalK(4 * g + kk), p * NR + n) ^ 0x80));
-    } else if (s.madd()) {
-      // [panel][k/2][n*2 + k%2], signed.
-      for (int64_t g = 0; g < Kp / 2; ++g)
-        for (int64_t n = 0; n < NR; ++n)
-          for (int64_t kk = 0; kk < 2; ++kk)
-            out.push_back(int16_t(at(logicalK(2 * g + kk), p * NR + n)));
-    } else {
-      // [panel][k][n], signed.
-      for (int64_t kp = 0; kp < Kp; ++kp)
-        for (int64_t n = 0; n < NR; ++n)
-          out.push_back(int16_t(at(logicalK(kp), p * NR + n)));
+      continue;
     }
+    // [panel][k/g][n*g + k%g]: groups of g k per column.
+    for (int64_t kg = 0; kg < Kp / g; ++kg)
+      for (int64_t n = 0; n < NR; ++n)
+        for (int64_t kk = 0; kk < g; ++kk)
+          out.push_back(
+              int16_t(target.packValue(at(logicalK(g * kg + kk), p * NR + n))));
   }
   return getIntElements(
       packedType, std::vector<int64_t>(out.begin(), out.end()), "packed_b");
@@ -114,9 +106,10 @@ void KernelEmitter::rowSums(Value ap, Type elem, Value cmp, Value rowBegin,
             });
         Value sum = vector::ReductionOp::create(ib, vector::CombiningKind::ADD,
                                                 loop.getResult(0));
-        Value c = arith::MulIOp::create(
-            ib, sum,
-            arith::ConstantIntOp::create(ib, i32, s.nibbles ? -8 : -128));
+        Value c =
+            arith::MulIOp::create(ib, sum,
+                                  arith::ConstantIntOp::create(
+                                      ib, i32, -s.target().offset(s.nibbles)));
         memref::StoreOp::create(ib, c, cmp, iv);
       });
 }
@@ -155,20 +148,9 @@ Value KernelEmitter::packB(Value bData) {
                                   cIndex(ib, s.N)));
         // op(B)[k][j]: stored B is K×N, or N×K when transposed.
         Value v = loadOp(ib, bData, s.transB, k, j, valid, rows, cols);
-        if (s.vnni())
-          v = arith::XOrIOp::create(
-              ib, v, arith::ConstantIntOp::create(ib, elem, 0x80));
-        memref::StoreOp::create(ib, v, out, iv);
+        memref::StoreOp::create(ib, s.target().packValue(ib, v), out, iv);
       });
   return out;
-}
-
-Value KernelEmitter::vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8,
-                             Value s8) {
-  auto bytes = VectorType::get({4 * s.L}, b.getI8Type());
-  return DotU8S8Op::create(b, acc.getType(), acc,
-                           vector::BitCastOp::create(b, bytes, u8),
-                           vector::BitCastOp::create(b, bytes, s8));
 }
 
 void KernelEmitter::widenRows(Value a, Value ap, Value rowBegin, Value rowEnd) {
@@ -183,21 +165,18 @@ void KernelEmitter::widenRows(Value a, Value ap, Value rowBegin, Value rowEnd) {
                      });
 }
 
-Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
-                          Value packedB, Value dest,
-                          const FusedQuantize *fused) {
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+std::pair<Value, Value> KernelEmitter::packA(Value a,
+                                             const FusedQuantize *fused) {
   auto aType = cast<MemRefType>(a.getType());
   Type aElem = aType.getElementType();
   int64_t aRows = aType.getShape()[0], aCols = aType.getShape()[1];
-  int64_t Mp = s.Mp(), Kp = s.Kp(), MR = s.MR, NC = s.NC, L = s.L;
-
-  // 1. A as the kernel reads it, rows of KT·kt4 values: A itself when it
-  //    already is (not transposed, K a whole number of aligned K-tiles,
-  //    int16 for `vpmaddwd`), else a packed copy. Rows past M are never
-  //    packed: the kernel reads row M-1 for them and drops the results.
-  //    Fused, the blocks widen their own rows once quantized.
-  Type apElem = s.madd() ? Type(b.getI16Type()) : aElem;
+  int64_t Kp = s.Kp();
+  // A itself when it already is as the kernel reads it (not transposed, K
+  // a whole number of aligned K-tiles, the element the dot wants), else a
+  // packed copy. Rows past M are never packed: the kernel reads row M-1
+  // for them and drops the results. Fused, the blocks widen their own rows
+  // once quantized.
+  Type apElem = s.target().packedAElement(aElem);
   bool direct = !s.transA && Kp == s.K && apElem == aElem;
   Value ap = direct ? a : cpu::allocBuffer(b, b.getLoc(), {s.M, Kp}, apElem);
   if (!direct && !fused && !s.transA && Kp == s.K)
@@ -214,90 +193,290 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
             v = arith::ExtSIOp::create(ib, apElem, v);
           memref::StoreOp::create(ib, v, ap, iv);
         });
-  //    VNNI: cmp[i][t] = -128 · Σ_{k∈t} A[i,k], paying back the offset of
-  //    the weights.
+  // cmp[i][t] = -offset · Σ_{k∈t} A[i,k] pays back the offset the packed
+  // weights carry (VNNI).
   Value cmp;
-  if (s.vnni()) {
-    cmp = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, i32);
+  if (s.target().offset(s.nibbles) != 0) {
+    cmp = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, b.getI32Type());
     if (!fused)
       rowSums(ap, aElem, cmp, idx(0), idx(s.M));
   }
-  // 2. Pack B unless it was packed at compile time.
-  Value bp = packedB ? packedB : packB(bData);
-  Type bElem = cast<MemRefType>(bp.getType()).getElementType();
+  return {ap, cmp};
+}
 
-  // 3. B's steps per column when a vector of L columns spans several B
-  //    tiles (B tiles narrower than L): colSteps[t][j] = sB(t, j / tile).
-  Value colSteps;
-  if (s.tileNB % L != 0) {
-    int64_t width = s.panels() * s.NR();
-    colSteps = cpu::allocBuffer(b, b.getLoc(), {s.KT, width}, f32);
-    scf::buildLoopNest(
-        b, b.getLoc(), ValueRange{idx(0), idx(0)},
-        ValueRange{idx(s.KT), idx(width)}, ValueRange{idx(1), idx(1)},
-        [&](OpBuilder &nb, Location loc, ValueRange iv) {
-          ImplicitLocOpBuilder ib(loc, nb);
-          Value cb = arith::DivUIOp::create(
-              ib, arith::MinUIOp::create(ib, iv[1], cIndex(ib, s.N - 1)),
-              cIndex(ib, s.tileNB));
-          Value step = memref::LoadOp::create(
-              ib, sb, s.transB ? ValueRange{cb, iv[0]} : ValueRange{iv[0], cb});
-          memref::StoreOp::create(ib, step, colSteps, iv);
-        });
-  }
+Value KernelEmitter::columnSteps(Value sb) {
+  // colSteps[t][j] = sB(t, j / tile), when B tiles are narrower than L.
+  if (s.tileNB % s.L == 0)
+    return Value();
+  int64_t width = s.panels() * s.NR();
+  Value colSteps =
+      cpu::allocBuffer(b, b.getLoc(), {s.KT, width}, b.getF32Type());
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{idx(0), idx(0)},
+      ValueRange{idx(s.KT), idx(width)}, ValueRange{idx(1), idx(1)},
+      [&](OpBuilder &nb, Location loc, ValueRange iv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value cb = arith::DivUIOp::create(
+            ib, arith::MinUIOp::create(ib, iv[1], cIndex(ib, s.N - 1)),
+            cIndex(ib, s.tileNB));
+        Value step = memref::LoadOp::create(
+            ib, sb, s.transB ? ValueRange{cb, iv[0]} : ValueRange{iv[0], cb});
+        memref::StoreOp::create(ib, step, colSteps, iv);
+      });
+  return colSteps;
+}
 
-  //    Else, when small enough, the products p(sA·sB) for every pair of
-  //    tiles: one broadcast load per accumulator and K-tile in the kernel.
-  Value products;
+/// p(x): the scale product as the kernel uses it (rounded to bf16 and back
+/// with scale-product = bf16).
+static Value roundProduct(ImplicitLocOpBuilder &b, const KernelShape &s,
+                          Value prod) {
+  if (!s.bf16)
+    return prod;
+  Type bf16 = b.getBF16Type();
+  if (auto v = dyn_cast<VectorType>(prod.getType()))
+    bf16 = VectorType::get(v.getShape(), bf16);
+  return arith::ExtFOp::create(
+      b, prod.getType(), arith::TruncFOp::create(b, bf16, prod).getResult());
+}
+
+Value KernelEmitter::scaleProducts(Value sa, Value sb) {
   int64_t gm = llvm::divideCeil(s.M, s.tileMA),
           gn = llvm::divideCeil(s.N, s.tileNB);
-  if (!fused && !colSteps && s.KT * gm * gn <= (int64_t(1) << 22)) {
-    products = cpu::allocBuffer(b, b.getLoc(), {s.KT, gm, gn}, f32);
-    scf::buildLoopNest(
-        b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0)},
-        ValueRange{idx(s.KT), idx(gm), idx(gn)},
-        ValueRange{idx(1), idx(1), idx(1)},
-        [&](OpBuilder &nb, Location loc, ValueRange iv) {
-          ImplicitLocOpBuilder ib(loc, nb);
-          Value t = iv[0], ra = iv[1], cb = iv[2];
-          Value sAv = memref::LoadOp::create(
-              ib, sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
-          Value sBv = memref::LoadOp::create(
-              ib, sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
-          Value prod = arith::MulFOp::create(ib, sAv, sBv);
-          if (s.bf16)
-            prod = arith::ExtFOp::create(
-                ib, f32,
-                arith::TruncFOp::create(ib, ib.getBF16Type(), prod)
-                    .getResult());
-          memref::StoreOp::create(ib, prod, products, iv);
-        });
-  }
+  if (s.KT * gm * gn > (int64_t(1) << 22))
+    return Value();
+  Value products =
+      cpu::allocBuffer(b, b.getLoc(), {s.KT, gm, gn}, b.getF32Type());
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0)},
+      ValueRange{idx(s.KT), idx(gm), idx(gn)},
+      ValueRange{idx(1), idx(1), idx(1)},
+      [&](OpBuilder &nb, Location loc, ValueRange iv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value t = iv[0], ra = iv[1], cb = iv[2];
+        Value sAv = memref::LoadOp::create(
+            ib, sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
+        Value sBv = memref::LoadOp::create(
+            ib, sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
+        memref::StoreOp::create(
+            ib, roundProduct(ib, s, arith::MulFOp::create(ib, sAv, sBv)),
+            products, iv);
+      });
+  return products;
+}
 
-  // 4. The micro-kernel loops.
-  Value c = dest ? dest : cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, f32);
-  auto vI32 = VectorType::get({L}, i32);
-  auto vF32 = VectorType::get({L}, f32);
-  auto vElem = VectorType::get({L}, bElem);
-  int64_t nAcc = MR * NC;
-  // Blocks of MC rows of A (about 256 KiB: they stay in L2) outside, then
-  // column panels (NR columns of B by K: they stay in L1), then the row
-  // micro-tiles of the block. Blocks are of equal size (a multiple of MR),
-  // so that threads get equal shares.
-  int64_t maxMC =
-      std::max<int64_t>(1, (256 * 1024 / std::max<int64_t>(Kp, 1)) / MR) * MR;
-  int64_t nBlocks = llvm::divideCeil(Mp, maxMC);
-  // Fused, a block holds whole row tiles of A, which it quantizes itself.
-  int64_t granule = fused ? std::lcm(MR, s.tileMA) : MR;
-  int64_t MC = llvm::alignTo(llvm::divideCeil(Mp, nBlocks), granule);
-  nBlocks = llvm::divideCeil(Mp, MC);
+Operation *
+KernelEmitter::blockPanelLoops(Value &blk, Value &jp,
+                               llvm::function_ref<void(Value)> quantizeBlock) {
   // With threads, the (block, panel) pairs are shared out (scf.parallel,
   // lowered to OpenMP): every output element is still computed by one
   // thread in the same order, so results do not depend on the count.
-  Value blk, jp;
-  Operation *outerOp;
-  // Fused: each block first quantizes its rows of A (T3 per tile, then
-  // the row sums), so the blocks are shared out and the panels follow.
+  // Fused, each block first quantizes its rows of A, so the blocks are
+  // shared out and the panels follow.
+  int64_t nBlocks = llvm::divideCeil(s.Mp(), blockRows);
+  if (s.threads > 1 && !quantizeBlock) {
+    auto par = scf::ParallelOp::create(
+        b, ValueRange{idx(0), idx(0)},
+        ValueRange{idx(nBlocks), idx(s.panels())}, ValueRange{idx(1), idx(1)});
+    blk = par.getInductionVars()[0];
+    jp = par.getInductionVars()[1];
+    return par;
+  }
+  Operation *blocks;
+  if (s.threads > 1) {
+    auto par = scf::ParallelOp::create(
+        b, ValueRange{idx(0)}, ValueRange{idx(nBlocks)}, ValueRange{idx(1)});
+    blk = par.getInductionVars()[0];
+    blocks = par;
+  } else {
+    auto loop = scf::ForOp::create(b, idx(0), idx(nBlocks), idx(1));
+    blk = loop.getInductionVar();
+    blocks = loop;
+  }
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&blocks->getRegion(0).front());
+  if (quantizeBlock)
+    quantizeBlock(blk);
+  auto panels = scf::ForOp::create(b, idx(0), idx(s.panels()), idx(1));
+  jp = panels.getInductionVar();
+  return panels;
+}
+
+SmallVector<Value> KernelEmitter::partialSums(ImplicitLocOpBuilder &ib,
+                                              const MicroTile &m, Value t) {
+  const DotTarget &target = s.target();
+  auto vI32 = VectorType::get({s.L}, ib.getI32Type());
+  SmallVector<Value> iacc;
+  for (int64_t r = 0; r < s.MR; ++r) {
+    Value start =
+        m.cmp
+            ? Value(vector::BroadcastOp::create(
+                  ib, vI32,
+                  memref::LoadOp::create(ib, m.cmp, ValueRange{m.aRow[r], t})))
+            : Value(arith::ConstantOp::create(
+                  ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0))));
+    iacc.append(s.NC, start);
+  }
+  int64_t steps = s.kt4 / s.group();
+  Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
+  Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
+  // Nibbles (VNNI): the vectors of steps 2h and 2h+1 from one load.
+  auto loadPair = [&](ImplicitLocOpBuilder &kb, Value h) {
+    SmallVector<Value> low, high;
+    Type bElem = cast<MemRefType>(m.bp.getType()).getElementType();
+    auto bytes = VectorType::get({4 * s.L}, bElem);
+    Value mask = arith::ConstantOp::create(
+        kb, bytes, DenseElementsAttr::get(bytes, APInt(8, 0x0F)));
+    Value four = arith::ConstantOp::create(
+        kb, bytes, DenseElementsAttr::get(bytes, APInt(8, 4)));
+    for (int64_t cc = 0; cc < s.NC; ++cc) {
+      Value v = vector::LoadOp::create(
+          kb, bytes, m.bp, ValueRange{m.jp, h, cIndex(kb, cc * 4 * s.L)});
+      low.push_back(vector::BitCastOp::create(
+          kb, vI32, arith::AndIOp::create(kb, v, mask)));
+      high.push_back(vector::BitCastOp::create(
+          kb, vI32,
+          arith::AndIOp::create(kb, arith::ShRUIOp::create(kb, v, four),
+                                mask)));
+    }
+    return std::make_pair(low, high);
+  };
+  // One k step of the micro-tile, B's vectors given.
+  auto step = [&](ImplicitLocOpBuilder &kb, Value g, ArrayRef<Value> acc,
+                  ArrayRef<Value> bv) {
+    SmallVector<Value> next;
+    for (int64_t r = 0; r < s.MR; ++r) {
+      Value av = target.broadcastA(kb, s, m.ap, m.aRow[r], g);
+      for (int64_t cc = 0; cc < s.NC; ++cc)
+        next.push_back(target.dot(kb, acc[r * s.NC + cc], av, bv[cc]));
+    }
+    return next;
+  };
+  // `count` steps from step g0 (even with nibbles).
+  auto run = [&](ImplicitLocOpBuilder &kb, Value g0, int64_t count,
+                 SmallVector<Value> acc) {
+    for (int64_t u = 0; u < count; u += s.nibbles ? 2 : 1) {
+      Value g = arith::AddIOp::create(kb, g0, cIndex(kb, u));
+      if (!s.nibbles) {
+        acc = step(kb, g, acc, target.loadB(kb, s, m.bp, m.jp, g));
+        continue;
+      }
+      auto [low, high] =
+          loadPair(kb, arith::DivUIOp::create(kb, g, cIndex(kb, 2)));
+      acc = step(kb, g, acc, low);
+      acc = step(kb, arith::AddIOp::create(kb, g, cIndex(kb, 1)), acc, high);
+    }
+    return acc;
+  };
+  // Short K-tiles are unrolled whole, so that the scaling of one K-tile
+  // overlaps the dot products of the next; long ones by 4.
+  int64_t unroll = steps <= 8 ? steps : (steps % 4 == 0 ? 4 : 2);
+  if (!s.nibbles && steps > 8 && steps % 4 != 0)
+    unroll = 1;
+  if (unroll == steps)
+    return run(ib, lo, steps, iacc);
+  auto kLoop = scf::ForOp::create(
+      ib, lo, hi, cIndex(ib, unroll), iacc,
+      [&](OpBuilder &nb, Location loc, Value g, ValueRange acc) {
+        ImplicitLocOpBuilder kb(loc, nb);
+        scf::YieldOp::create(
+            kb, run(kb, g, unroll, SmallVector<Value>(acc.begin(), acc.end())));
+      });
+  return SmallVector<Value>(kLoop.getResults().begin(),
+                            kLoop.getResults().end());
+}
+
+SmallVector<Value> KernelEmitter::scaleAndAdd(ImplicitLocOpBuilder &ib,
+                                              const MicroTile &m, Value t,
+                                              ArrayRef<Value> psums,
+                                              ValueRange facc) {
+  auto vF32 = VectorType::get({s.L}, ib.getF32Type());
+  SmallVector<Value> out;
+  for (int64_t r = 0; r < s.MR; ++r) {
+    Value ra = m.rowScaleIdx[r];
+    Value sAv = memref::LoadOp::create(
+        ib, m.sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
+    for (int64_t cc = 0; cc < s.NC; ++cc) {
+      Value sv;
+      if (m.colSteps) {
+        // Columns of several B tiles in one vector: one step each.
+        Value j = arith::AddIOp::create(ib, m.j0, cIndex(ib, cc * s.L));
+        Value sBv =
+            vector::LoadOp::create(ib, vF32, m.colSteps, ValueRange{t, j});
+        sv = roundProduct(
+            ib, s,
+            arith::MulFOp::create(
+                ib, vector::BroadcastOp::create(ib, vF32, sAv), sBv));
+      } else if (m.products) {
+        // p(sA·sB) of this row's and column's tiles, precomputed.
+        sv = vector::BroadcastOp::create(
+            ib, vF32,
+            memref::LoadOp::create(ib, m.products,
+                                   ValueRange{t, ra, m.colScaleIdx[cc]}));
+      } else {
+        Value cb = m.colScaleIdx[cc];
+        Value sBv = memref::LoadOp::create(
+            ib, m.sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
+        sv = vector::BroadcastOp::create(
+            ib, vF32, roundProduct(ib, s, arith::MulFOp::create(ib, sAv, sBv)));
+      }
+      Value psum = arith::SIToFPOp::create(ib, vF32, psums[r * s.NC + cc]);
+      out.push_back(arith::AddFOp::create(ib, facc[r * s.NC + cc],
+                                          arith::MulFOp::create(ib, psum, sv)));
+    }
+  }
+  return out;
+}
+
+void KernelEmitter::storeMicroTile(const MicroTile &m, ValueRange acc) {
+  for (int64_t r = 0; r < s.MR; ++r) {
+    Value inRows = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                         m.rowIdx[r], idx(s.M));
+    auto ifOp = scf::IfOp::create(b, inRows, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    for (int64_t cc = 0; cc < s.NC; ++cc) {
+      Value j = arith::AddIOp::create(b, m.j0, idx(cc * s.L));
+      Value left = arith::SubIOp::create(
+          b, idx(s.N), arith::MinUIOp::create(b, j, idx(s.N)));
+      Value mask = vector::CreateMaskOp::create(
+          b, VectorType::get({s.L}, b.getI1Type()), ValueRange{left});
+      vector::MaskedStoreOp::create(b, m.c, ValueRange{m.rowIdx[r], j}, mask,
+                                    acc[r * s.NC + cc]);
+    }
+  }
+}
+
+Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
+                          Value packedB, Value dest,
+                          const FusedQuantize *fused) {
+  Type aElem = cast<MemRefType>(a.getType()).getElementType();
+  int64_t Mp = s.Mp(), Kp = s.Kp(), MR = s.MR;
+  MicroTile m;
+  m.sa = sa;
+  m.sb = sb;
+  // 1. A as the kernel reads it; 2. B packed unless it was at compile
+  // time; 3. the steps the micro-kernel reads: per column when a vector
+  // spans several B tiles, else (when small enough) the products of every
+  // pair of tiles, one broadcast load per accumulator and K-tile.
+  std::tie(m.ap, m.cmp) = packA(a, fused);
+  m.bp = packedB ? packedB : packB(bData);
+  m.colSteps = columnSteps(sb);
+  if (!fused && !m.colSteps)
+    m.products = scaleProducts(sa, sb);
+
+  // 4. The micro-kernel loops: blocks of MC rows of A (about 256 KiB: they
+  //    stay in L2) outside, then column panels (NR columns of B by K: they
+  //    stay in L1), then the row micro-tiles of the block. Blocks are of
+  //    equal size (a multiple of MR), so that threads get equal shares;
+  //    fused, a block holds whole row tiles of A, which it quantizes.
+  m.c =
+      dest ? dest : cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, b.getF32Type());
+  int64_t maxMC =
+      std::max<int64_t>(1, (256 * 1024 / std::max<int64_t>(Kp, 1)) / MR) * MR;
+  int64_t nBlocks = llvm::divideCeil(Mp, maxMC);
+  int64_t granule = fused ? std::lcm(MR, s.tileMA) : MR;
+  blockRows = llvm::alignTo(llvm::divideCeil(Mp, nBlocks), granule);
+  int64_t MC = blockRows;
   auto quantizeBlock = [&](Value block) {
     Value r0 = arith::MulIOp::create(b, block, idx(MC));
     Value r1 = arith::MinUIOp::create(b, arith::AddIOp::create(b, r0, idx(MC)),
@@ -308,290 +487,53 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
     cpu::emitQuantizeTiles(b, b.getLoc(), fused->type, fused->input, a, sa,
                            fused->bits, fused->rounding, t0, t1, fused->scales,
                            fused->refresh);
-    if (ap != a)
-      widenRows(a, ap, r0, r1);
-    if (s.vnni())
-      rowSums(ap, aElem, cmp, r0, r1);
+    if (m.ap != a)
+      widenRows(a, m.ap, r0, r1);
+    if (m.cmp)
+      rowSums(m.ap, aElem, m.cmp, r0, r1);
   };
-  if (fused) {
-    Operation *blocks;
-    if (s.threads > 1) {
-      auto par = scf::ParallelOp::create(
-          b, ValueRange{idx(0)}, ValueRange{idx(nBlocks)}, ValueRange{idx(1)});
-      blk = par.getInductionVars()[0];
-      blocks = par;
-    } else {
-      auto loop = scf::ForOp::create(b, idx(0), idx(nBlocks), idx(1));
-      blk = loop.getInductionVar();
-      blocks = loop;
-    }
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&blocks->getRegion(0).front());
-    quantizeBlock(blk);
-    auto panels = scf::ForOp::create(b, idx(0), idx(s.panels()), idx(1));
-    jp = panels.getInductionVar();
-    outerOp = panels;
-  } else if (s.threads > 1) {
-    auto par = scf::ParallelOp::create(
-        b, ValueRange{idx(0), idx(0)},
-        ValueRange{idx(nBlocks), idx(s.panels())}, ValueRange{idx(1), idx(1)});
-    blk = par.getInductionVars()[0];
-    jp = par.getInductionVars()[1];
-    outerOp = par;
-  } else {
-    auto blocks = scf::ForOp::create(b, idx(0), idx(nBlocks), idx(1));
-    blk = blocks.getInductionVar();
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(blocks.getBody());
-    auto panels = scf::ForOp::create(b, idx(0), idx(s.panels()), idx(1));
-    jp = panels.getInductionVar();
-    outerOp = panels;
+  Value blk;
+  Operation *outer = blockPanelLoops(
+      blk, m.jp,
+      fused ? llvm::function_ref<void(Value)>(quantizeBlock) : nullptr);
+
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&outer->getRegion(0).front());
+  Value m0 = arith::MulIOp::create(b, blk, idx(MC));
+  Value m1 =
+      arith::MinUIOp::create(b, arith::AddIOp::create(b, m0, idx(MC)), idx(Mp));
+  auto rowLoop = scf::ForOp::create(b, m0, m1, idx(MR));
+  b.setInsertionPointToStart(rowLoop.getBody());
+  Value i0 = rowLoop.getInductionVar();
+  m.j0 = arith::MulIOp::create(b, m.jp, idx(s.NR()));
+  // Rows of the micro-tile, clamped for the scales of padding rows.
+  for (int64_t r = 0; r < MR; ++r) {
+    Value i = arith::AddIOp::create(b, i0, idx(r));
+    Value clamped = arith::MinUIOp::create(b, i, idx(s.M - 1));
+    m.rowIdx.push_back(i);
+    m.aRow.push_back(clamped);
+    m.rowScaleIdx.push_back(arith::DivUIOp::create(b, clamped, idx(s.tileMA)));
   }
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&outerOp->getRegion(0).front());
-    Value m0 = arith::MulIOp::create(b, blk, idx(MC));
-    Value m1 = arith::MinUIOp::create(b, arith::AddIOp::create(b, m0, idx(MC)),
-                                      idx(Mp));
-    auto rowLoop = scf::ForOp::create(b, m0, m1, idx(MR));
-    b.setInsertionPointToStart(rowLoop.getBody());
-    Value i0 = rowLoop.getInductionVar();
-    Value j0 = arith::MulIOp::create(b, jp, idx(s.NR()));
-    Value zeroF = arith::ConstantOp::create(
-        b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
-    SmallVector<Value> init(nAcc, zeroF);
-    // Rows of the micro-tile, clamped for the scales of padding rows.
-    SmallVector<Value> rowIdx, aRow, rowScaleIdx;
-    for (int64_t r = 0; r < MR; ++r) {
-      Value i = arith::AddIOp::create(b, i0, idx(r));
-      rowIdx.push_back(i);
-      aRow.push_back(arith::MinUIOp::create(b, i, idx(s.M - 1)));
-      rowScaleIdx.push_back(arith::DivUIOp::create(
-          b, arith::MinUIOp::create(b, i, idx(s.M - 1)), idx(s.tileMA)));
-    }
-    SmallVector<Value> colScaleIdx;
-    for (int64_t cc = 0; cc < NC; ++cc) {
-      Value j = arith::AddIOp::create(b, j0, idx(cc * L));
-      colScaleIdx.push_back(arith::DivUIOp::create(
-          b, arith::MinUIOp::create(b, j, idx(s.N - 1)), idx(s.tileNB)));
-    }
-    auto tLoop = scf::ForOp::create(
-        b, idx(0), idx(s.KT), idx(1), init,
-        [&](OpBuilder &nb, Location loc, Value t, ValueRange facc) {
-          ImplicitLocOpBuilder ib(loc, nb);
-          SmallVector<Value> iacc;
-          for (int64_t r = 0; r < MR; ++r) {
-            Value start;
-            if (s.vnni())
-              start = vector::BroadcastOp::create(
-                  ib, vI32,
-                  memref::LoadOp::create(ib, cmp, ValueRange{aRow[r], t}));
-            else
-              start = arith::ConstantOp::create(
-                  ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0)));
-            for (int64_t cc = 0; cc < NC; ++cc)
-              iacc.push_back(start);
-          }
-          int64_t steps = s.kt4 / s.group();
-          Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
-          Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
-          // B's vectors for k step g (4 k with VNNI).
-          auto loadB = [&](ImplicitLocOpBuilder &kb, Value g) {
-            SmallVector<Value> bv;
-            for (int64_t cc = 0; cc < NC; ++cc) {
-              if (s.vnni()) {
-                auto bytes = VectorType::get({4 * L}, bElem);
-                Value v = vector::LoadOp::create(
-                    kb, bytes, bp, ValueRange{jp, g, cIndex(kb, cc * 4 * L)});
-                bv.push_back(vector::BitCastOp::create(kb, vI32, v));
-              } else if (s.madd()) {
-                auto vI16 = VectorType::get({2 * L}, kb.getI16Type());
-                Value v = vector::LoadOp::create(
-                    kb, VectorType::get({2 * L}, bElem), bp,
-                    ValueRange{jp, g, cIndex(kb, cc * 2 * L)});
-                bv.push_back(bElem.isInteger(16)
-                                 ? v
-                                 : arith::ExtSIOp::create(kb, vI16, v));
-              } else {
-                Value v = vector::LoadOp::create(
-                    kb, vElem, bp, ValueRange{jp, g, cIndex(kb, cc * L)});
-                bv.push_back(arith::ExtSIOp::create(kb, vI32, v));
-              }
-            }
-            return bv;
-          };
-          // Nibbles: the vectors of steps 2h and 2h+1 from one load.
-          auto loadPair = [&](ImplicitLocOpBuilder &kb, Value h) {
-            SmallVector<Value> low, high;
-            auto bytes = VectorType::get({4 * L}, bElem);
-            Value mask = arith::ConstantOp::create(
-                kb, bytes, DenseElementsAttr::get(bytes, APInt(8, 0x0F)));
-            Value four = arith::ConstantOp::create(
-                kb, bytes, DenseElementsAttr::get(bytes, APInt(8, 4)));
-            for (int64_t cc = 0; cc < NC; ++cc) {
-              Value v = vector::LoadOp::create(
-                  kb, bytes, bp, ValueRange{jp, h, cIndex(kb, cc * 4 * L)});
-              low.push_back(vector::BitCastOp::create(
-                  kb, vI32, arith::AndIOp::create(kb, v, mask)));
-              high.push_back(vector::BitCastOp::create(
-                  kb, vI32,
-                  arith::AndIOp::create(kb, arith::ShRUIOp::create(kb, v, four),
-                                        mask)));
-            }
-            return std::make_pair(low, high);
-          };
-          // One k step of the micro-tile, B's vectors given.
-          auto step = [&](ImplicitLocOpBuilder &kb, Value g, ValueRange acc,
-                          ArrayRef<Value> bv) {
-            SmallVector<Value> next;
-            for (int64_t r = 0; r < MR; ++r) {
-              Value av;
-              if (s.vnni()) {
-                Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 4));
-                Value four =
-                    vector::LoadOp::create(kb, VectorType::get({4}, aElem), ap,
-                                           ValueRange{aRow[r], kp});
-                Value word = vector::ExtractOp::create(
-                    kb,
-                    vector::BitCastOp::create(kb, VectorType::get({1}, i32),
-                                              four),
-                    ArrayRef<int64_t>{0});
-                av = vector::BroadcastOp::create(kb, vI32, word);
-              } else if (s.madd()) {
-                // The pair (k, k+1) of int16, broadcast as one int32.
-                Value kp = arith::MulIOp::create(kb, g, cIndex(kb, 2));
-                Value two =
-                    vector::LoadOp::create(kb, VectorType::get({2}, apElem), ap,
-                                           ValueRange{aRow[r], kp});
-                Value word = vector::ExtractOp::create(
-                    kb,
-                    vector::BitCastOp::create(kb, VectorType::get({1}, i32),
-                                              two),
-                    ArrayRef<int64_t>{0});
-                av = vector::BitCastOp::create(
-                    kb, VectorType::get({2 * L}, apElem),
-                    vector::BroadcastOp::create(kb, vI32, word));
-              } else {
-                Value x =
-                    memref::LoadOp::create(kb, ap, ValueRange{aRow[r], g});
-                av = vector::BroadcastOp::create(
-                    kb, vI32, arith::ExtSIOp::create(kb, i32, x));
-              }
-              for (int64_t cc = 0; cc < NC; ++cc) {
-                Value a0 = acc[r * NC + cc];
-                if (s.vnni())
-                  next.push_back(vnniDot(kb, a0, bv[cc], av));
-                else if (s.madd())
-                  next.push_back(DotI16Op::create(kb, vI32, a0, av, bv[cc]));
-                else
-                  next.push_back(arith::AddIOp::create(
-                      kb, a0, arith::MulIOp::create(kb, av, bv[cc])));
-              }
-            }
-            return next;
-          };
-          // `count` steps from step g0 (even with nibbles).
-          auto steps_ = [&](ImplicitLocOpBuilder &kb, Value g0, int64_t count,
-                            SmallVector<Value> acc) {
-            for (int64_t u = 0; u < count; u += s.nibbles ? 2 : 1) {
-              Value g = arith::AddIOp::create(kb, g0, cIndex(kb, u));
-              if (!s.nibbles) {
-                acc = step(kb, g, acc, loadB(kb, g));
-                continue;
-              }
-              auto [low, high] =
-                  loadPair(kb, arith::DivUIOp::create(kb, g, cIndex(kb, 2)));
-              acc = step(kb, g, acc, low);
-              acc = step(kb, arith::AddIOp::create(kb, g, cIndex(kb, 1)), acc,
-                         high);
-            }
-            return acc;
-          };
-          // Short K-tiles are unrolled whole, so that the scaling of one
-          // K-tile overlaps the dot products of the next; long ones by 4.
-          int64_t unroll = steps <= 8 ? steps : (steps % 4 == 0 ? 4 : 2);
-          if (!s.nibbles && steps > 8 && steps % 4 != 0)
-            unroll = 1;
-          SmallVector<Value> psums;
-          if (unroll == steps) {
-            psums = steps_(ib, lo, steps, iacc);
-          } else {
-            auto kLoop = scf::ForOp::create(
-                ib, lo, hi, cIndex(ib, unroll), iacc,
-                [&](OpBuilder &nb2, Location l2, Value g, ValueRange acc) {
-                  ImplicitLocOpBuilder kb(l2, nb2);
-                  scf::YieldOp::create(
-                      kb, steps_(kb, g, unroll,
-                                 SmallVector<Value>(acc.begin(), acc.end())));
-                });
-            psums.assign(kLoop.getResults().begin(), kLoop.getResults().end());
-          }
-          // Scale and accumulate in f32: facc += float(psum) * p(sA·sB).
-          SmallVector<Value> out;
-          for (int64_t r = 0; r < MR; ++r) {
-            Value ra = rowScaleIdx[r];
-            Value sAv = memref::LoadOp::create(
-                ib, sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
-            for (int64_t cc = 0; cc < NC; ++cc) {
-              Value sv;
-              if (colSteps) {
-                // Columns of several B tiles in one vector: one step each.
-                Value j = arith::AddIOp::create(ib, j0, cIndex(ib, cc * L));
-                Value sBv = vector::LoadOp::create(ib, vF32, colSteps,
-                                                   ValueRange{t, j});
-                sv = arith::MulFOp::create(
-                    ib, vector::BroadcastOp::create(ib, vF32, sAv), sBv);
-                if (s.bf16)
-                  sv = arith::ExtFOp::create(
-                      ib, vF32,
-                      arith::TruncFOp::create(
-                          ib, VectorType::get({L}, ib.getBF16Type()), sv)
-                          .getResult());
-              } else if (products) {
-                // p(sA·sB) of this row's and column's tiles, precomputed.
-                sv = vector::BroadcastOp::create(
-                    ib, vF32,
-                    memref::LoadOp::create(ib, products,
-                                           ValueRange{t, ra, colScaleIdx[cc]}));
-              } else {
-                Value cb = colScaleIdx[cc];
-                Value sBv = memref::LoadOp::create(
-                    ib, sb, s.transB ? ValueRange{cb, t} : ValueRange{t, cb});
-                Value prod = arith::MulFOp::create(ib, sAv, sBv);
-                if (s.bf16)
-                  prod = arith::ExtFOp::create(
-                      ib, f32,
-                      arith::TruncFOp::create(ib, ib.getBF16Type(), prod)
-                          .getResult());
-                sv = vector::BroadcastOp::create(ib, vF32, prod);
-              }
-              Value psum =
-                  arith::SIToFPOp::create(ib, vF32, psums[r * NC + cc]);
-              out.push_back(arith::AddFOp::create(
-                  ib, facc[r * NC + cc], arith::MulFOp::create(ib, psum, sv)));
-            }
-          }
-          scf::YieldOp::create(ib, out);
-        });
-    // Store the micro-tile (rows below M, columns masked at N).
-    for (int64_t r = 0; r < MR; ++r) {
-      Value inRows = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                           rowIdx[r], idx(s.M));
-      auto ifOp = scf::IfOp::create(b, inRows, /*withElse=*/false);
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      for (int64_t cc = 0; cc < NC; ++cc) {
-        Value j = arith::AddIOp::create(b, j0, idx(cc * L));
-        Value left = arith::SubIOp::create(
-            b, idx(s.N), arith::MinUIOp::create(b, j, idx(s.N)));
-        Value mask = vector::CreateMaskOp::create(
-            b, VectorType::get({L}, b.getI1Type()), ValueRange{left});
-        vector::MaskedStoreOp::create(b, c, ValueRange{rowIdx[r], j}, mask,
-                                      tLoop.getResult(r * NC + cc));
-      }
-    }
+  for (int64_t cc = 0; cc < s.NC; ++cc) {
+    Value j = arith::AddIOp::create(b, m.j0, idx(cc * s.L));
+    m.colScaleIdx.push_back(arith::DivUIOp::create(
+        b, arith::MinUIOp::create(b, j, idx(s.N - 1)), idx(s.tileNB)));
   }
-  return c;
+  // f32 accumulators held in registers across all K-tiles: per K-tile, the
+  // int32 partial sums, scaled and added in increasing t (mul then add, no
+  // FMA), as the reference does.
+  auto vF32 = VectorType::get({s.L}, b.getF32Type());
+  Value zeroF = arith::ConstantOp::create(
+      b, vF32, DenseElementsAttr::get(vF32, APFloat(0.0f)));
+  auto tLoop = scf::ForOp::create(
+      b, idx(0), idx(s.KT), idx(1), SmallVector<Value>(MR * s.NC, zeroF),
+      [&](OpBuilder &nb, Location loc, Value t, ValueRange facc) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        SmallVector<Value> psums = partialSums(ib, m, t);
+        scf::YieldOp::create(ib, scaleAndAdd(ib, m, t, psums, facc));
+      });
+  storeMicroTile(m, tLoop.getResults());
+  return m.c;
 }
 
 /// The kernel for the target and the operands' containers: vpdpbusd when
@@ -602,27 +544,12 @@ void matmul::chooseKernel(KernelShape &s, TiledType a, TiledType b,
                           const CPUCodegenOptions &o) {
   bool bytes = TiledToTensorsConverter::containerType(a).getWidth() == 8 &&
                TiledToTensorsConverter::containerType(b).getWidth() == 8;
+  ISAInfo isa = getISAInfo(o.target);
   using Dot = KernelShape::Dot;
-  int64_t rows = 4;
-  switch (o.target) {
-  case CPUTarget::avx512:
-    s.dot = bytes ? Dot::vnni : Dot::madd;
-    s.L = 16;
-    rows = 6;
-    break;
-  case CPUTarget::avxvnni:
-  case CPUTarget::avx2:
-    s.dot = bytes && o.target == CPUTarget::avxvnni ? Dot::vnni : Dot::madd;
-    s.L = 8;
-    rows = 3;
-    break;
-  case CPUTarget::generic:
-    s.dot = Dot::mul;
-    s.L = 16;
-    break;
-  }
+  s.dot = isa.byteDot && bytes ? Dot::vnni : isa.wordDot ? Dot::madd : Dot::mul;
+  s.L = isa.lanes;
   s.kt4 = llvm::alignTo(s.kt, s.group());
-  s.MR = std::min(s.M, rows);
+  s.MR = std::min(s.M, isa.rows);
   s.threads = o.threads;
 }
 

@@ -20,6 +20,8 @@
 
 namespace mlir::tq::matmul {
 
+class DotTarget;
+
 /// Static description of one matmul kernel.
 struct KernelShape {
   int64_t M, N, K;
@@ -42,9 +44,10 @@ struct KernelShape {
   /// offset binary w + 8.
   bool nibbles = false;
   bool vnni() const { return dot == Dot::vnni; }
-  bool madd() const { return dot == Dot::madd; }
+  /// The instructions of `dot` (KernelTargets.cpp).
+  const DotTarget &target() const;
   /// k values per int32 lane of one dot step.
-  int64_t group() const { return vnni() ? 4 : madd() ? 2 : 1; }
+  int64_t group() const;
   int64_t NR() const { return NC * L; }
   int64_t Mp() const { return llvm::divideCeil(M, MR) * MR; }
   int64_t Kp() const { return KT * kt4; }
@@ -54,6 +57,51 @@ struct KernelShape {
 inline Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
+
+/// How the kernel forms int32 partial sums on a target: the layout of
+/// packed B (groups of `group()` k per column), what A is packed as, and
+/// the instructions of one k step, for the NC vectors of L lanes of a
+/// micro-tile row. One per instruction family (KernelTargets.cpp): VNNI
+/// (`vpdpbusd`), `vpmaddwd`, portable multiply-add.
+class DotTarget {
+public:
+  virtual ~DotTarget();
+  /// k values per int32 lane of one step.
+  virtual int64_t group() const = 0;
+  /// The element A is packed as, from the one it is stored as.
+  virtual Type packedAElement(Type stored) const { return stored; }
+  /// Packed B's value for weight `w` (at compile time, and in the IR).
+  virtual int64_t packValue(int64_t w) const { return w; }
+  virtual Value packValue(ImplicitLocOpBuilder &b, Value w) const { return w; }
+  /// The offset packed weights carry (VNNI: 128, or 8 for nibbles), paid
+  /// back per row and K-tile; 0 for none.
+  virtual int64_t offset(bool nibbles) const { return 0; }
+  /// B's NC vectors for k step g of column panel `panel`.
+  virtual SmallVector<Value> loadB(ImplicitLocOpBuilder &b,
+                                   const KernelShape &s, Value bp, Value panel,
+                                   Value g) const = 0;
+  /// A's values for row `row` and k step g, broadcast to the lanes.
+  virtual Value broadcastA(ImplicitLocOpBuilder &b, const KernelShape &s,
+                           Value ap, Value row, Value g) const = 0;
+  /// acc + the dot products of one k step.
+  virtual Value dot(ImplicitLocOpBuilder &b, Value acc, Value a,
+                    Value bv) const = 0;
+};
+
+const DotTarget &getDotTarget(KernelShape::Dot dot);
+inline const DotTarget &KernelShape::target() const {
+  return getDotTarget(dot);
+}
+inline int64_t KernelShape::group() const { return target().group(); }
+
+/// What the kernel needs to know of an instruction set.
+struct ISAInfo {
+  int64_t lanes; // int32 / f32 lanes per vector
+  int64_t rows;  // micro-tile rows whose accumulators fit the registers
+  bool byteDot;  // vpdpbusd (u8 x s8)
+  bool wordDot;  // vpmaddwd (i16 x i16)
+};
+ISAInfo getISAInfo(CPUTarget target);
 
 /// Packs B at compile time; `value(k, j)` is element (k, j) of the K×N
 /// operand for k < K, j < N. Large packings are dense resources.
@@ -94,6 +142,8 @@ public:
 private:
   ImplicitLocOpBuilder &b;
   const KernelShape &s;
+  /// Rows of A per block (a multiple of MR), set by emit().
+  int64_t blockRows = 0;
 
   Value idx(int64_t v) { return cIndex(b, v); }
   /// Logical K index of packed position kp (may be >= K: padding).
@@ -119,11 +169,38 @@ private:
     Value zero = arith::ConstantIntOp::create(b, v.getType(), 0);
     return arith::SelectOp::create(b, valid, v, zero);
   }
-  Value vnniDot(ImplicitLocOpBuilder &b, Value acc, Value u8, Value s8);
   /// Copies rows [rowBegin, rowEnd) of the i8 `a` into the int16 `ap`.
   void widenRows(Value a, Value ap, Value rowBegin, Value rowEnd);
-  /// cmp[i][t] = offset · Σ_{k∈t} A[i,k] for rows [rowBegin, rowEnd).
+  /// cmp[i][t] = -offset · Σ_{k∈t} A[i,k] for rows [rowBegin, rowEnd).
   void rowSums(Value ap, Type elem, Value cmp, Value rowBegin, Value rowEnd);
+
+  // The parts of emit(), in order.
+  /// 1. A as the kernel reads it (A itself, or a packed copy), and the row
+  ///    sums that pay back B's offset (or null).
+  std::pair<Value, Value> packA(Value a, const FusedQuantize *fused);
+  /// 3. B's steps per column when a vector spans several B tiles, or null.
+  Value columnSteps(Value sb);
+  /// 3. The scale products of every pair of tiles, when small enough.
+  Value scaleProducts(Value sa, Value sb);
+  /// 4. The loops over blocks of A's rows and column panels (shared among
+  ///    the threads); returns the innermost one, whose body computes the
+  ///    micro-tiles of block `blk` and panel `jp`.
+  Operation *blockPanelLoops(Value &blk, Value &jp,
+                             llvm::function_ref<void(Value)> quantizeBlock);
+  /// The state of one micro-tile's code.
+  struct MicroTile {
+    Value ap, cmp, bp, sa, sb, colSteps, products, c, jp, j0;
+    SmallVector<Value> rowIdx, aRow, rowScaleIdx, colScaleIdx;
+  };
+  /// The int32 partial sums of K-tile t for every accumulator.
+  SmallVector<Value> partialSums(ImplicitLocOpBuilder &b, const MicroTile &m,
+                                 Value t);
+  /// facc + float(psum) · p(sA·sB) for K-tile t.
+  SmallVector<Value> scaleAndAdd(ImplicitLocOpBuilder &b, const MicroTile &m,
+                                 Value t, ArrayRef<Value> psums,
+                                 ValueRange facc);
+  /// Stores the accumulators (rows below M, columns masked at N).
+  void storeMicroTile(const MicroTile &m, ValueRange acc);
 };
 
 /// The kernel for the target and the operands' containers: vpdpbusd when
