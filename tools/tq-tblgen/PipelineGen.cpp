@@ -17,6 +17,8 @@
 #include "llvm/TableGen/Record.h"
 #include "llvm/TableGen/TableGenBackend.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::tblgen;
 using llvm::Record;
@@ -72,11 +74,20 @@ static void verify(const Pipeline &pipeline) {
       if (it == byName.end())
         continue;
       const PassOption &o = *it->second;
-      if (o.getType() != p.getType() || o.isListOption() != p.isListOption())
+      auto kind = [](const PassOption &x) {
+        return (x.isListOption() ? "a list of " : "") + x.getType().str();
+      };
+      if (o.getArgument() != p.getArgument())
         llvm::PrintFatalError(pipeline.def,
-                              "option '" + o.getArgument() + "' is " +
-                                  o.getType() + " here but " + p.getType() +
-                                  " in pass " + pass.getDef()->getName());
+                              "option '" + o.getArgument() + "' fills '" +
+                                  p.getArgument() + "' of pass " +
+                                  pass.getDef()->getName() +
+                                  " (same C++ name, other argument)");
+      if (kind(o) != kind(p))
+        llvm::PrintFatalError(pipeline.def,
+                              "option '" + o.getArgument() + "' is " + kind(o) +
+                                  " here but " + kind(p) + " in pass " +
+                                  pass.getDef()->getName());
       shared = true;
     }
     if (!shared)
@@ -161,13 +172,16 @@ static std::string getDefaultSpelling(const PassOption &o) {
   std::optional<StringRef> init = o.getDefaultValue();
   if (!init)
     return "";
+  // clEnumValN(VALUE, "name", "description"): the name of the entry whose
+  // value is the default.
   if (std::optional<StringRef> flags = o.getAdditionalFlags()) {
-    size_t at = flags->find((*init + ",").str());
-    if (at != StringRef::npos) {
-      size_t open = flags->find('"', at);
-      size_t close = flags->find('"', open + 1);
-      if (close != StringRef::npos)
-        return flags->slice(open + 1, close).str();
+    StringRef rest = *flags;
+    for (size_t at; (at = rest.find("clEnumValN(")) != StringRef::npos;) {
+      rest = rest.drop_front(at + strlen("clEnumValN("));
+      auto [value, tail] = rest.split(',');
+      size_t open = tail.find('"'), close = tail.find('"', open + 1);
+      if (value.trim() == init->trim() && close != StringRef::npos)
+        return tail.slice(open + 1, close).str();
     }
   }
   return init->trim('"').str();

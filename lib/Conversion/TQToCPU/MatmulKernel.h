@@ -174,13 +174,13 @@ private:
   /// cmp[i][t] = -offset · Σ_{k∈t} A[i,k] for rows [rowBegin, rowEnd).
   void rowSums(Value ap, Type elem, Value cmp, Value rowBegin, Value rowEnd);
 
-  // The parts of emit(), in order.
+  // The parts of emit(), in order (packB, above, is the second).
   /// 1. A as the kernel reads it (A itself, or a packed copy), and the row
   ///    sums that pay back B's offset (or null).
   std::pair<Value, Value> packA(Value a, const FusedQuantize *fused);
   /// 3. B's steps per column when a vector spans several B tiles, or null.
   Value columnSteps(Value sb);
-  /// 3. The scale products of every pair of tiles, when small enough.
+  /// 3. Else the scale products of every pair of tiles, when small enough.
   Value scaleProducts(Value sa, Value sb);
   /// 4. The loops over blocks of A's rows and column panels (shared among
   ///    the threads); returns the innermost one, whose body computes the

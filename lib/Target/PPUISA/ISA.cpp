@@ -306,7 +306,9 @@ static bool checkConstant(const ConstTile &c, const MachineConfig &m,
   if (c.bits < 2 || c.bits > 16)
     return fail("bit width " + std::to_string(c.bits) + " not in [2, 16]");
   if (c.vectors != 0 && c.vectors != kRowVectors && c.vectors != kColVectors)
-    return fail("steps per row or per column, not both");
+    return fail("layout " + std::to_string(c.vectors) +
+                " is not one step (0), a step per row (64) or per column "
+                "(128)");
   auto badStep = [](float step) { return !std::isfinite(step) || step < 0; };
   if (c.vectors) {
     if (c.steps.size() != m.V)

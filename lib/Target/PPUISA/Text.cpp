@@ -215,8 +215,9 @@ bool parse(const std::string &text, Stream &out, std::string &error) {
     if (!header) {
       MachineConfig &m = out.machine;
       if (!l.lit("ppu") || !l.lit("v") || !l.num(version))
-        return fail("expected the header 'ppu v2 V=... mac=... ub=... "
-                    "rows=... acc=... fmem=...'");
+        return fail("expected the header 'ppu v" +
+                    std::to_string(Stream::kVersion) +
+                    " V=... mac=... ub=... rows=... acc=... fmem=...'");
       if (version < 1 || version > Stream::kVersion)
         return fail("unsupported listing version " + std::to_string(version));
       if (!l.key("V", m.V) || !l.key("mac", m.macUnits) ||

@@ -114,7 +114,7 @@ ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
 // -----
 
 ppu.program @p V = 2 mac = 2 ub = 1 rows = 1 acc = 1 fmem = 1 {
-  // expected-error @+1 {{'ppu.const' op needs `step` (or rows / cols and `steps`)}}
+  // expected-error @+1 {{'ppu.const' op without rows or cols needs one `step` and no `steps`}}
   ppu.const ub[0] bits 4 steps dense<[0.25, 0.5]> : tensor<2xf32> values [1, -2, 0, 7]
 }
 

@@ -19,9 +19,9 @@ def PassB : Pass<"pass-b"> {
   let options = [
     Option<"width", "width", "int64_t", /*default=*/"8", "Bits">,
     Option<"mode", "mode", "std::string", /*default=*/"\"x\"", "Mode">,
-    Option<"kind", "kind", "::ns::Kind", /*default=*/"::ns::Kind::fast", "Kind",
-           [{::llvm::cl::values(clEnumValN(::ns::Kind::slow, "slow", "s"),
-                                clEnumValN(::ns::Kind::fast, "fast", "f"))}]>
+    Option<"kind", "kind", "Kind", /*default=*/"fast", "Kind",
+           [{::llvm::cl::values(clEnumValN(veryfast, "veryfast", "v"),
+                                clEnumValN(fast, "fast", "f"))}]>
   ];
 }
 
@@ -44,7 +44,7 @@ def DemoPipeline : Pipeline<"demo"> {
 // CHECK-NEXT:   Option<int64_t> width{*this, "width", ::llvm::cl::desc(R"PO(Bits)PO"), ::llvm::cl::init(8)};
 // CHECK-NEXT:   ListOption<std::string> names{*this, "names", ::llvm::cl::desc(R"PO(Layer names)PO")};
 // CHECK-NEXT:   Option<std::string> mode{*this, "mode", ::llvm::cl::desc(R"PO(Mode)PO"), ::llvm::cl::init("x")};
-// CHECK-NEXT:   Option<::ns::Kind> kind{*this, "kind", ::llvm::cl::desc(R"PO(Kind)PO"), ::llvm::cl::init(::ns::Kind::fast), ::llvm::cl::values(clEnumValN(::ns::Kind::slow, "slow", "s"),
+// CHECK-NEXT:   Option<Kind> kind{*this, "kind", ::llvm::cl::desc(R"PO(Kind)PO"), ::llvm::cl::init(fast), ::llvm::cl::values(clEnumValN(veryfast, "veryfast", "v"),
 // CHECK:        Option<bool> verbose{*this, "verbose", ::llvm::cl::desc(R"PO(Talk)PO"), ::llvm::cl::init(false)};
 // CHECK:        PassAOptions getPassAOptions() const {
 // CHECK-NEXT:     PassAOptions result;

@@ -187,7 +187,8 @@ LogicalResult ConstOp::verify() {
   if (vectors != getSteps().has_value() || vectors == getStep().has_value())
     return emitOpError(vectors ? "with rows or cols needs `steps` (one per "
                                  "vector) and no `step`"
-                               : "needs `step` (or rows / cols and `steps`)");
+                               : "without rows or cols needs one `step` and "
+                                 "no `steps`");
   auto program = (*this)->getParentOfType<ProgramOp>();
   if (!program)
     return success();
