@@ -31,7 +31,7 @@ typedef struct {
   const char *target;
   /* target "ppu": the machine, as tq-to-ppu options ("v=16 rows=2"). */
   const char *machine;
-  /* Threads sharing each matmul, >= 1. */
+  /* Threads sharing the compiled loops, >= 1. */
   int64_t threads;
   /* Non-zero: time every kernel call (tq_model_report "profile"); CPU
      targets only. */

@@ -75,10 +75,11 @@ static cl::opt<std::string>
            cl::desc("instruction set: native, avx512, avxvnni, avx2 or "
                     "generic"),
            cl::init("native"));
-static cl::opt<int64_t> threads(cl::cat(toolOptions), "num-threads",
-                                cl::desc("threads sharing each matmul (more "
-                                         "than 1: the library needs libomp)"),
-                                cl::init(1));
+static cl::opt<int64_t>
+    threads(cl::cat(toolOptions), "num-threads",
+            cl::desc("threads sharing the compiled loops (more "
+                     "than 1: the library needs libomp)"),
+            cl::init(1));
 static cl::opt<unsigned> optLevel(cl::cat(toolOptions), "O",
                                   cl::desc("LLVM optimization level"),
                                   cl::init(3));

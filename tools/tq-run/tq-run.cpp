@@ -111,7 +111,7 @@ static cl::opt<unsigned> repeat(cl::cat(toolOptions), "repeat",
                                          "report the time"),
                                 cl::init(1));
 static cl::opt<int64_t> threads(cl::cat(toolOptions), "num-threads",
-                                cl::desc("threads sharing each matmul"),
+                                cl::desc("threads sharing the compiled loops"),
                                 cl::init(1));
 static cl::opt<unsigned> optLevel(cl::cat(toolOptions), "O",
                                   cl::desc("LLVM optimization level"),

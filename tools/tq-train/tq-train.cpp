@@ -93,7 +93,7 @@ static cl::opt<std::string> target(cl::cat(toolOptions), "target",
                                    cl::desc("instruction set (see tq-run)"),
                                    cl::init("native"));
 static cl::opt<int64_t> threads(cl::cat(toolOptions), "num-threads",
-                                cl::desc("threads sharing each matmul"),
+                                cl::desc("threads sharing the compiled loops"),
                                 cl::init(1));
 static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o",
                                        cl::desc("write the trained model "

@@ -82,6 +82,15 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
       `generic` from portable vector code. Each K-tile's int32 sums are converted,
       multiplied by `sA·sB` and added in f32, bit-exact with the reference.
 
+    With `threads` above 1, every loop nest whose iterations are
+    independent is an `scf.parallel` (the kernels' row blocks and column
+    panels, the tiles of `tq.quantize`, the elements of `tq.dequantize`
+    and `tq.transpose`, the im2col rows of `tq.conv2d`);
+    `tq-cpu-share-loops` then chooses how many of its dims are shared. A
+    loop that reduces into a tile's maximum stays sequential. Each element
+    is computed by one thread in the same order: the results do not depend
+    on the thread count.
+
     The module gets a `tq.cpu_target` attribute naming the target. Ops or
     types the CPU lowering does not take yet are errors naming the op and
     the reason.
@@ -91,7 +100,7 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
            "Instruction set: native (the host's best), avx512, avxvnni, avx2 or "
            "generic">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
-           "Threads sharing each matmul's output (more than 1: scf.parallel, "
+           "Threads sharing the independent loops (more than 1: scf.parallel, "
            "run by OpenMP)">
   ];
   let dependentDialects = [
@@ -190,7 +199,8 @@ def TQCPUShareLoops : Pass<"tq-cpu-share-loops"> {
     With more than one thread, `tq-to-cpu` lowers the linalg ops left
     (elementwise chains, pooling, fills, transposes) with
     `convert-linalg-to-parallel-loops`: each becomes an `scf.parallel` over
-    its parallel dims. This pass keeps that loop parallel over just enough
+    its parallel dims, as are the independent loops `convert-tq-to-cpu`
+    emits (quantization, tile transposes, im2col). This pass keeps that loop parallel over just enough
     leading dims for several iterations per thread, and turns the other
     dims into an `scf.for` nest inside it, so that the innermost loop stays
     a plain loop that LLVM vectorizes. A nest that executes fewer than

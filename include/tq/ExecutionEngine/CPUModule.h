@@ -66,7 +66,7 @@ struct ProfileEntry {
 struct CompileOptions {
   /// native | avx512 | avxvnni | avx2 | generic (see convert-tq-to-cpu).
   std::string target = "native";
-  /// Threads sharing each matmul (OpenMP when more than 1).
+  /// Threads sharing the compiled loops (OpenMP when more than 1).
   int64_t threads = 1;
   /// LLVM optimization level, 0..3.
   unsigned optLevel = 3;

@@ -63,113 +63,124 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     // SA[(n, p, q)][(r·S + s)·CT + t]. For one (n, p, q, r, s) the CT·ct
     // values are the pixel's channels, then zeros past C: two unit-stride
     // loops, which LLVM vectorizes. A is int16 for vpmaddwd (read in place
-    // by the kernel).
+    // by the kernel). Each (n, p, q) writes its own row: the rows are shared
+    // among the threads.
     Type aElem = s.target().packedAElement(xElem);
     Value a = cpu::allocBuffer(b, b.getLoc(), {s.M, s.K}, aElem);
     Value sa = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, f32);
-    scf::buildLoopNest(
-        b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0), idx(0), idx(0)},
-        ValueRange{idx(N), idx(P), idx(Q), idx(R), idx(S)},
-        ValueRange{idx(1), idx(1), idx(1), idx(1), idx(1)},
-        [&](OpBuilder &nb, Location loc, ValueRange iv) {
-          ImplicitLocOpBuilder ib(loc, nb);
-          auto c = [&](int64_t v) { return cIndex(ib, v); };
-          Value n = iv[0], p = iv[1], q = iv[2], r = iv[3], sIdx = iv[4];
-          auto mul = [&](Value v, int64_t k) {
-            return arith::MulIOp::create(ib, v, c(k));
-          };
-          auto add = [&](Value u, Value v) {
-            return arith::AddIOp::create(ib, u, v);
-          };
-          // Input coordinates, as signed offsets from the padded origin.
-          Value h = arith::SubIOp::create(
-              ib, add(mul(p, stride[0]), mul(r, dil[0])), c(pad[0]));
-          Value w = arith::SubIOp::create(
-              ib, add(mul(q, stride[1]), mul(sIdx, dil[1])), c(pad[1]));
-          auto inRange = [&](Value v, int64_t hi) {
-            return arith::AndIOp::create(
-                ib,
-                arith::CmpIOp::create(ib, arith::CmpIPredicate::sge, v, c(0)),
-                arith::CmpIOp::create(ib, arith::CmpIPredicate::slt, v, c(hi)));
-          };
-          Value valid = arith::AndIOp::create(ib, inRange(h, H), inRange(w, W));
-          Value hc = arith::MinSIOp::create(
-              ib, arith::MaxSIOp::create(ib, h, c(0)), c(H - 1));
-          Value wc = arith::MinSIOp::create(
-              ib, arith::MaxSIOp::create(ib, w, c(0)), c(W - 1));
-          Value row = add(mul(add(mul(n, P), p), Q), q);
-          Value rs = add(mul(r, S), sIdx);
-          Value nTile = arith::DivUIOp::create(ib, n, c(tx.getTileShape()[0]));
-          Value zeroF = arith::ConstantFloatOp::create(ib, ib.getF32Type(),
-                                                       APFloat(0.0f));
-          Value zeroI = arith::ConstantIntOp::create(ib, aElem, 0);
-          scf::buildLoopNest(
-              ib, loc, ValueRange{c(0)}, ValueRange{c(CT)}, ValueRange{c(1)},
-              [&](OpBuilder &nb2, Location l2, ValueRange tv) {
-                ImplicitLocOpBuilder jb(l2, nb2);
-                Value kt = arith::AddIOp::create(
-                    jb, arith::MulIOp::create(jb, rs, cIndex(jb, CT)), tv[0]);
-                Value step = memref::LoadOp::create(
-                    jb, sx, ValueRange{nTile, hc, wc, tv[0]});
-                memref::StoreOp::create(
-                    jb, arith::SelectOp::create(jb, valid, step, zeroF), sa,
-                    ValueRange{row, kt});
-              });
-          Value base = mul(rs, CT * ct);
-          // Columns [from, to) of the row: the pixel's channels, or zeros.
-          auto fill = [&](ImplicitLocOpBuilder &fb, int64_t from, int64_t to,
-                          bool channels) {
-            if (from >= to)
-              return;
-            // Whole vectors of 16 or 8 when the run allows (LLVM would
-            // leave a short run of widened bytes scalar).
-            int64_t vw = (to - from) % 16 == 0  ? 16
-                         : (to - from) % 8 == 0 ? 8
-                                                : 1;
-            auto vA = VectorType::get({vw}, aElem);
+    Value zero = idx(0), one = idx(1), rEnd = idx(R), sEnd = idx(S);
+    auto im2colRow = [&](OpBuilder &ob, Location rowLoc, ValueRange npq) {
+      scf::buildLoopNest(
+          ob, rowLoc, ValueRange{zero, zero}, ValueRange{rEnd, sEnd},
+          ValueRange{one, one},
+          [&](OpBuilder &nb, Location loc, ValueRange tap) {
+            ImplicitLocOpBuilder ib(loc, nb);
+            auto c = [&](int64_t v) { return cIndex(ib, v); };
+            Value n = npq[0], p = npq[1], q = npq[2], r = tap[0], sIdx = tap[1];
+            auto mul = [&](Value v, int64_t k) {
+              return arith::MulIOp::create(ib, v, c(k));
+            };
+            auto add = [&](Value u, Value v) {
+              return arith::AddIOp::create(ib, u, v);
+            };
+            // Input coordinates, as signed offsets from the padded origin.
+            Value h = arith::SubIOp::create(
+                ib, add(mul(p, stride[0]), mul(r, dil[0])), c(pad[0]));
+            Value w = arith::SubIOp::create(
+                ib, add(mul(q, stride[1]), mul(sIdx, dil[1])), c(pad[1]));
+            auto inRange = [&](Value v, int64_t hi) {
+              return arith::AndIOp::create(
+                  ib,
+                  arith::CmpIOp::create(ib, arith::CmpIPredicate::sge, v, c(0)),
+                  arith::CmpIOp::create(ib, arith::CmpIPredicate::slt, v,
+                                        c(hi)));
+            };
+            Value valid =
+                arith::AndIOp::create(ib, inRange(h, H), inRange(w, W));
+            Value hc = arith::MinSIOp::create(
+                ib, arith::MaxSIOp::create(ib, h, c(0)), c(H - 1));
+            Value wc = arith::MinSIOp::create(
+                ib, arith::MaxSIOp::create(ib, w, c(0)), c(W - 1));
+            Value row = add(mul(add(mul(n, P), p), Q), q);
+            Value rs = add(mul(r, S), sIdx);
+            Value nTile =
+                arith::DivUIOp::create(ib, n, c(tx.getTileShape()[0]));
+            Value zeroF = arith::ConstantFloatOp::create(ib, ib.getF32Type(),
+                                                         APFloat(0.0f));
+            Value zeroI = arith::ConstantIntOp::create(ib, aElem, 0);
             scf::buildLoopNest(
-                fb, fb.getLoc(), ValueRange{cIndex(fb, from)},
-                ValueRange{cIndex(fb, to)}, ValueRange{cIndex(fb, vw)},
-                [&](OpBuilder &nb2, Location l2, ValueRange cv) {
-                  ImplicitLocOpBuilder kb(l2, nb2);
-                  Value col = arith::AddIOp::create(kb, base, cv[0]);
-                  if (vw == 1) {
-                    Value v = zeroI;
-                    if (channels) {
-                      v = memref::LoadOp::create(kb, x,
-                                                 ValueRange{n, hc, wc, cv[0]});
-                      if (v.getType() != aElem)
-                        v = arith::ExtSIOp::create(kb, aElem, v);
-                    }
-                    memref::StoreOp::create(kb, v, a, ValueRange{row, col});
-                    return;
-                  }
-                  Value v;
-                  if (channels) {
-                    v = vector::LoadOp::create(kb, VectorType::get({vw}, xElem),
-                                               x, ValueRange{n, hc, wc, cv[0]});
-                    if (xElem != aElem)
-                      v = arith::ExtSIOp::create(kb, vA, v);
-                  } else {
-                    v = arith::ConstantOp::create(
-                        kb, vA,
-                        DenseElementsAttr::get(
-                            vA, APInt(aElem.getIntOrFloatBitWidth(), 0)));
-                  }
-                  vector::StoreOp::create(kb, v, a, ValueRange{row, col});
+                ib, loc, ValueRange{c(0)}, ValueRange{c(CT)}, ValueRange{c(1)},
+                [&](OpBuilder &nb2, Location l2, ValueRange tv) {
+                  ImplicitLocOpBuilder jb(l2, nb2);
+                  Value kt = arith::AddIOp::create(
+                      jb, arith::MulIOp::create(jb, rs, cIndex(jb, CT)), tv[0]);
+                  Value step = memref::LoadOp::create(
+                      jb, sx, ValueRange{nTile, hc, wc, tv[0]});
+                  memref::StoreOp::create(
+                      jb, arith::SelectOp::create(jb, valid, step, zeroF), sa,
+                      ValueRange{row, kt});
                 });
-          };
-          auto ifValid = scf::IfOp::create(ib, valid, /*withElse=*/true);
-          {
-            ImplicitLocOpBuilder tb(loc, ifValid.getThenBodyBuilder());
-            fill(tb, 0, C, true);
-            fill(tb, C, CT * ct, false);
-          }
-          {
-            ImplicitLocOpBuilder eb(loc, ifValid.getElseBodyBuilder());
-            fill(eb, 0, CT * ct, false);
-          }
-        });
+            Value base = mul(rs, CT * ct);
+            // Columns [from, to) of the row: the pixel's channels, or zeros.
+            auto fill = [&](ImplicitLocOpBuilder &fb, int64_t from, int64_t to,
+                            bool channels) {
+              if (from >= to)
+                return;
+              // Whole vectors of 16 or 8 when the run allows (LLVM would
+              // leave a short run of widened bytes scalar).
+              int64_t vw = (to - from) % 16 == 0  ? 16
+                           : (to - from) % 8 == 0 ? 8
+                                                  : 1;
+              auto vA = VectorType::get({vw}, aElem);
+              scf::buildLoopNest(
+                  fb, fb.getLoc(), ValueRange{cIndex(fb, from)},
+                  ValueRange{cIndex(fb, to)}, ValueRange{cIndex(fb, vw)},
+                  [&](OpBuilder &nb2, Location l2, ValueRange cv) {
+                    ImplicitLocOpBuilder kb(l2, nb2);
+                    Value col = arith::AddIOp::create(kb, base, cv[0]);
+                    if (vw == 1) {
+                      Value v = zeroI;
+                      if (channels) {
+                        v = memref::LoadOp::create(
+                            kb, x, ValueRange{n, hc, wc, cv[0]});
+                        if (v.getType() != aElem)
+                          v = arith::ExtSIOp::create(kb, aElem, v);
+                      }
+                      memref::StoreOp::create(kb, v, a, ValueRange{row, col});
+                      return;
+                    }
+                    Value v;
+                    if (channels) {
+                      v = vector::LoadOp::create(
+                          kb, VectorType::get({vw}, xElem), x,
+                          ValueRange{n, hc, wc, cv[0]});
+                      if (xElem != aElem)
+                        v = arith::ExtSIOp::create(kb, vA, v);
+                    } else {
+                      v = arith::ConstantOp::create(
+                          kb, vA,
+                          DenseElementsAttr::get(
+                              vA, APInt(aElem.getIntOrFloatBitWidth(), 0)));
+                    }
+                    vector::StoreOp::create(kb, v, a, ValueRange{row, col});
+                  });
+            };
+            auto ifValid = scf::IfOp::create(ib, valid, /*withElse=*/true);
+            {
+              ImplicitLocOpBuilder tb(loc, ifValid.getThenBodyBuilder());
+              fill(tb, 0, C, true);
+              fill(tb, C, CT * ct, false);
+            }
+            {
+              ImplicitLocOpBuilder eb(loc, ifValid.getElseBodyBuilder());
+              fill(eb, 0, CT * ct, false);
+            }
+          });
+    };
+    cpu::buildIndependentLoops(b, b.getLoc(), ValueRange{zero, zero, zero},
+                               ValueRange{idx(N), idx(P), idx(Q)},
+                               ValueRange{one, one, one}, options.threads,
+                               im2colRow);
 
     // The filter as B[((r·S + s)·CT + t)·ct + c'][k] and its steps
     // SB[(r·S + s)·CT + t][k-tile].

@@ -474,6 +474,11 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   int64_t maxMC =
       std::max<int64_t>(1, (256 * 1024 / std::max<int64_t>(Kp, 1)) / MR) * MR;
   int64_t nBlocks = llvm::divideCeil(Mp, maxMC);
+  // With few column panels, each thread gets as many blocks (a narrow
+  // product, such as a convolution with 32 filters, has one panel).
+  if (s.threads > 1 && s.panels() % s.threads != 0)
+    nBlocks =
+        std::min(llvm::alignTo(nBlocks, s.threads), llvm::divideCeil(Mp, MR));
   int64_t granule = fused ? std::lcm(MR, s.tileMA) : MR;
   blockRows = llvm::alignTo(llvm::divideCeil(Mp, nBlocks), granule);
   int64_t MC = blockRows;

@@ -357,18 +357,20 @@ Value index(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
 
-/// Loops over every index of `shape` (outermost first).
+/// Loops over every index of `shape` (outermost first); with `threads` > 1
+/// the iterations must be independent (see cpu::buildIndependentLoops).
 void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
-                  function_ref<void(ImplicitLocOpBuilder &, ValueRange)> body) {
+                  function_ref<void(ImplicitLocOpBuilder &, ValueRange)> body,
+                  int64_t threads = 1) {
   SmallVector<Value> lbs(shape.size(), index(b, 0)),
       steps(shape.size(), index(b, 1)), ubs;
   for (int64_t s : shape)
     ubs.push_back(index(b, s));
-  scf::buildLoopNest(b, b.getLoc(), lbs, ubs, steps,
-                     [&](OpBuilder &nb, Location loc, ValueRange ivs) {
-                       ImplicitLocOpBuilder ib(loc, nb);
-                       body(ib, ivs);
-                     });
+  cpu::buildIndependentLoops(b, b.getLoc(), lbs, ubs, steps, threads,
+                             [&](OpBuilder &nb, Location loc, ValueRange ivs) {
+                               ImplicitLocOpBuilder ib(loc, nb);
+                               body(ib, ivs);
+                             });
 }
 
 } // namespace
@@ -384,7 +386,7 @@ namespace {
 void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
                                Value q, Value steps, Value m,
                                RoundingMode rounding, bool stepsGiven,
-                               uint64_t seed) {
+                               uint64_t seed, int64_t threads) {
   SmallVector<int64_t> shape(type.getShape());
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
@@ -424,32 +426,43 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
     Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
     Value zero =
         arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
-    forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
-      memref::StoreOp::create(ib, zero, zmax, g);
-    });
+    forEachIndex(
+        b, grid,
+        [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+          memref::StoreOp::create(ib, zero, zmax, g);
+        },
+        threads);
+    // A tile's elements are spread over the nest: one thread.
     forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
       SmallVector<Value> g = tileOf(ib, idx);
       Value v = finiteAbs(ib, memref::LoadOp::create(ib, x, idx));
       Value z = memref::LoadOp::create(ib, zmax, g);
       memref::StoreOp::create(ib, arith::MaxNumFOp::create(ib, z, v), zmax, g);
     });
-    forEachIndex(b, grid, [&](ImplicitLocOpBuilder &ib, ValueRange g) {
-      Value z = memref::LoadOp::create(ib, zmax, g);
-      memref::StoreOp::create(ib, tileStep(ib, z, m, type.getScaleKind()),
-                              steps, g);
-    });
+    forEachIndex(
+        b, grid,
+        [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+          Value z = memref::LoadOp::create(ib, zmax, g);
+          memref::StoreOp::create(ib, tileStep(ib, z, m, type.getScaleKind()),
+                                  steps, g);
+        },
+        threads);
   }
-  forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
-    Value step = memref::LoadOp::create(ib, steps, tileOf(ib, idx));
-    // The collapsed dims are row-major: the same linear index.
-    Value noise = rounding == RoundingMode::stochastic
-                      ? stochasticNoise(ib, seed, linearIndex(ib, idx, shape))
-                      : Value();
-    Value qi = quantizeValue(ib, memref::LoadOp::create(ib, x, idx), step, m,
-                             rounding, noise);
-    memref::StoreOp::create(ib, arith::TruncIOp::create(ib, container, qi), q,
-                            idx);
-  });
+  forEachIndex(
+      b, shape,
+      [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
+        Value step = memref::LoadOp::create(ib, steps, tileOf(ib, idx));
+        // The collapsed dims are row-major: the same linear index.
+        Value noise =
+            rounding == RoundingMode::stochastic
+                ? stochasticNoise(ib, seed, linearIndex(ib, idx, shape))
+                : Value();
+        Value qi = quantizeValue(ib, memref::LoadOp::create(ib, x, idx), step,
+                                 m, rounding, noise);
+        memref::StoreOp::create(ib, arith::TruncIOp::create(ib, container, qi),
+                                q, idx);
+      },
+      threads);
   // zmax is freed by the buffer deallocation that follows bufferization.
 }
 } // namespace
@@ -554,11 +567,22 @@ void emitQuantizeTileRows(
 }
 } // namespace
 
+void cpu::buildIndependentLoops(
+    OpBuilder &b, Location loc, ValueRange lbs, ValueRange ubs,
+    ValueRange steps, int64_t threads,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  if (threads <= 1 || lbs.empty()) {
+    scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+    return;
+  }
+  scf::ParallelOp::create(b, loc, lbs, ubs, steps, body);
+}
+
 void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
                             RoundingMode rounding, Value tilesBegin,
                             Value tilesEnd, Value given, Value refresh,
-                            uint64_t seed) {
+                            uint64_t seed, int64_t threads) {
   ImplicitLocOpBuilder b(loc, ob);
   if (given && refresh) {
     // Computed from the data when `refresh` is set, else the given steps.
@@ -566,12 +590,14 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
         b, refresh,
         [&](OpBuilder &tb, Location tl) {
           cpu::emitQuantizeTiles(tb, tl, type, x, q, steps, bits, rounding,
-                                 tilesBegin, tilesEnd, Value(), Value(), seed);
+                                 tilesBegin, tilesEnd, Value(), Value(), seed,
+                                 threads);
           scf::YieldOp::create(tb, tl);
         },
         [&](OpBuilder &eb, Location el) {
           cpu::emitQuantizeTiles(eb, el, type, x, q, steps, bits, rounding,
-                                 tilesBegin, tilesEnd, given, Value(), seed);
+                                 tilesBegin, tilesEnd, given, Value(), seed,
+                                 threads);
           scf::YieldOp::create(eb, el);
         });
     return;
@@ -585,13 +611,15 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
   if (!tilesBegin && d0 != last && d1 != last) {
     if (given)
       forEachIndex(
-          b, type.getGridShape(), [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+          b, type.getGridShape(),
+          [&](ImplicitLocOpBuilder &ib, ValueRange g) {
             memref::StoreOp::create(
                 ib, usableStep(ib, memref::LoadOp::create(ib, given, g)), steps,
                 g);
-          });
+          },
+          threads);
     return emitQuantizeInMemoryOrder(b, type, x, q, steps, m, rounding,
-                                     /*stepsGiven=*/bool(given), seed);
+                                     /*stepsGiven=*/bool(given), seed, threads);
   }
   SmallVector<int64_t> grid = type.getGridShape();
   SmallVector<Value> lbs(grid.size(), index(b, 0)),
@@ -604,8 +632,9 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
     lbs[d0] = tilesBegin;
     ubs[d0] = tilesEnd;
   }
-  scf::buildLoopNest(
-      b, b.getLoc(), lbs, ubs, stepsOne,
+  // Each iteration quantizes its own tile.
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), lbs, ubs, stepsOne, threads,
       [&](OpBuilder &nb, Location nl, ValueRange g) {
         ImplicitLocOpBuilder b(nl, nb);
         // The tile's rows [lo0, hi0) along d0 and columns [lo1, hi1) along d1.
@@ -683,18 +712,22 @@ int64_t cpu::rankOf(Type t) {
 }
 
 Value cpu::emitPermute(ImplicitLocOpBuilder &b, Value src,
-                       ArrayRef<int64_t> perm) {
+                       ArrayRef<int64_t> perm, int64_t threads) {
   auto t = cast<MemRefType>(src.getType());
   SmallVector<int64_t> shape;
   for (int64_t d : perm)
     shape.push_back(t.getShape()[d]);
   Value out = cpu::allocBuffer(b, b.getLoc(), shape, t.getElementType());
-  forEachIndex(b, t.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
-    SmallVector<Value> to;
-    for (int64_t d : perm)
-      to.push_back(idx[d]);
-    memref::StoreOp::create(b, memref::LoadOp::create(b, src, idx), out, to);
-  });
+  forEachIndex(
+      b, t.getShape(),
+      [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+        SmallVector<Value> to;
+        for (int64_t d : perm)
+          to.push_back(idx[d]);
+        memref::StoreOp::create(b, memref::LoadOp::create(b, src, idx), out,
+                                to);
+      },
+      threads);
   return out;
 }
 
@@ -711,6 +744,15 @@ Value bitsValue(ImplicitLocOpBuilder &b, TiledType t, Value bitsOperand) {
     return bitsOperand;
   return arith::ConstantIntOp::create(b, b.getI32Type(), t.getBits());
 }
+
+/// A lowering whose loops are shared among `threads` where their
+/// iterations are independent.
+template <typename OpT> struct ThreadedPattern : OpConversionPattern<OpT> {
+  ThreadedPattern(TypeConverter &tc, MLIRContext *ctx,
+                  const CPUCodegenOptions &options)
+      : OpConversionPattern<OpT>(tc, ctx), threads(options.threads) {}
+  int64_t threads;
+};
 
 struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
   QuantizeLowering(TypeConverter &tc, MLIRContext *ctx,
@@ -747,7 +789,8 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         adaptor.getRefresh().empty() ? Value() : adaptor.getRefresh().front();
     cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
                            bitsValue(b, type, bits), op.getRounding(), Value(),
-                           Value(), given, refresh, op.getSeed().value_or(0));
+                           Value(), given, refresh, op.getSeed().value_or(0),
+                           options.threads);
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), steps)}});
     return success();
@@ -756,14 +799,15 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
 
 /// x = q · step per element, into a new f32 buffer; `tiled` is the
 /// converted (data, steps) pair of a value of `type`.
-Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type,
-                     ValueRange tiled) {
+Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type, ValueRange tiled,
+                     int64_t threads = 1) {
   Value q = cpu::toBuffer(b, b.getLoc(), tiled[0]);
   Value steps = cpu::toBuffer(b, b.getLoc(), tiled[1]);
   Value out = cpu::allocBuffer(b, b.getLoc(), type.getShape(), b.getF32Type());
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   forEachIndex(
-      b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
+      b, type.getShape(),
+      [&](ImplicitLocOpBuilder &b, ValueRange idx) {
         SmallVector<Value> g(idx.begin(), idx.end());
         g[d0] = arith::DivUIOp::create(b, idx[d0],
                                        index(b, type.getTileShape()[0]));
@@ -773,20 +817,21 @@ Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type,
                                           memref::LoadOp::create(b, q, idx));
         Value s = memref::LoadOp::create(b, steps, g);
         memref::StoreOp::create(b, arith::MulFOp::create(b, v, s), out, idx);
-      });
+      },
+      threads);
   return out;
 }
 
 /// Quantizes the f32 buffer `x` into `type`; returns (data, steps) tensors.
 SmallVector<Value> quantizeInto(ImplicitLocOpBuilder &b, TiledType type,
                                 Value x, Value bits, RoundingMode rounding,
-                                uint64_t seed = 0) {
+                                uint64_t seed = 0, int64_t threads = 1) {
   Value q = cpu::allocBuffer(b, b.getLoc(), type.getShape(),
                              TiledToTensorsConverter::containerType(type));
   Value steps =
       cpu::allocBuffer(b, b.getLoc(), type.getGridShape(), b.getF32Type());
   cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps, bits, rounding,
-                         Value(), Value(), Value(), Value(), seed);
+                         Value(), Value(), Value(), Value(), seed, threads);
   return {cpu::toTensor(b, b.getLoc(), q), cpu::toTensor(b, b.getLoc(), steps)};
 }
 
@@ -804,29 +849,29 @@ struct StepsLowering : OpConversionPattern<StepsOp> {
   }
 };
 
-struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct DequantizeLowering : ThreadedPattern<DequantizeOp> {
+  using ThreadedPattern::ThreadedPattern;
   LogicalResult matchAndRewrite(DequantizeOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value out = emitDequantize(b, cast<TiledType>(op.getInput().getType()),
-                               adaptor.getInput());
+                               adaptor.getInput(), threads);
     rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
     return success();
   }
 };
 
 /// T4: the data transposed, each step moved to its transposed tile.
-struct TransposeLowering : OpConversionPattern<TransposeOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct TransposeLowering : ThreadedPattern<TransposeOp> {
+  using ThreadedPattern::ThreadedPattern;
   LogicalResult matchAndRewrite(TransposeOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     ArrayRef<int64_t> perm = op.getPermutation();
     Value q = cpu::emitPermute(
-        b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]), perm);
+        b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]), perm, threads);
     Value s = cpu::emitPermute(
-        b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]), perm);
+        b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]), perm, threads);
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), s)}});
     return success();
@@ -834,19 +879,19 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
 };
 
 /// Dequantize, permute if asked, quantize into the result type.
-struct RequantizeLowering : OpConversionPattern<RequantizeOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct RequantizeLowering : ThreadedPattern<RequantizeOp> {
+  using ThreadedPattern::ThreadedPattern;
   LogicalResult matchAndRewrite(RequantizeOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     auto type = cast<TiledType>(op.getType());
     Value x = emitDequantize(b, cast<TiledType>(op.getInput().getType()),
-                             adaptor.getInput());
+                             adaptor.getInput(), threads);
     if (std::optional<ArrayRef<int64_t>> perm = op.getPermutation())
-      x = cpu::emitPermute(b, x, *perm);
+      x = cpu::emitPermute(b, x, *perm, threads);
     rw.replaceOpWithMultiple(
         op, {quantizeInto(b, type, x, optionalBits(b, type, adaptor.getBits()),
-                          op.getRounding())});
+                          op.getRounding(), /*seed=*/0, threads)});
     return success();
   }
 };
@@ -1211,8 +1256,9 @@ void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
                                        const CPUCodegenOptions &options) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<QuantizeLowering>(converter, ctx, options);
-  patterns.add<DequantizeLowering, StepsLowering, ConstantLowering,
-               TransposeLowering, RequantizeLowering, PostprocessLowering,
+  patterns.add<DequantizeLowering, TransposeLowering, RequantizeLowering>(
+      converter, ctx, options);
+  patterns.add<StepsLowering, ConstantLowering, PostprocessLowering,
                WeightUpdateLowering, AdaptiveBitWidthLowering>(converter, ctx);
   populateTQMatmulToCPUPatterns(converter, patterns, options);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -3,7 +3,7 @@
 # and run on every SIMD path, bit for bit against the numpy reference (T5):
 # NHWC input split on (N, C), KRSC filter split on (K, C), C not a multiple
 # of the tile or smaller than it, strides, dilations, asymmetric padding, a constant filter
-# packed at compile time, 2 threads.
+# packed at compile time, 2 threads (a constant filter and an argument).
 import sys
 
 import numpy as np
@@ -75,9 +75,12 @@ case((3, 7, 7, 12), (9, 3, 3, 12), 8, pad=(1, 0, 2, 1), const=True, threads=2)
 # Fewer channels than the tile (one K-tile of C channels), odd C.
 case((5, 6, 6, 16), (8, 3, 3, 16), 32, pad=(1, 1, 1, 1), const=True)
 case((2, 5, 5, 3), (4, 3, 3, 3), 8, pad=(1, 1, 1, 1))
+# im2col rows and the kernel's blocks shared among 2 threads, the filter
+# an argument.
+case((8, 10, 10, 16), (32, 3, 3, 16), 16, pad=(1, 1, 1, 1), threads=2)
 
 print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 6, mismatches: 0
+# CHECK: conv cases per target: 7, mismatches: 0

@@ -55,7 +55,7 @@ def check(name, got, want):
 
 
 def quantize_case(shape, storage, bits, tile, dims, rounding="nearest_even",
-                  dynamic=False, scale="f32", seed=None):
+                  dynamic=False, scale="f32", seed=None, threads=1):
     x = adversarial(shape, tile)
     ty = tiled(shape, storage, "?" if dynamic else bits, tile, dims, scale)
     fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
@@ -72,11 +72,11 @@ func.func @main(%x: {fty}{bits_arg}) -> ({ty}, {fty}) {{
 }}
 """
     inputs = [x] + ([np.array(bits, np.int32)] if dynamic else [])
-    q, steps, deq = cpu.run(src, inputs, outputs=3)
+    q, steps, deq = cpu.run(src, inputs, outputs=3, threads=threads)
     rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, FORMS[scale], rounding,
                                  seed=seed or 0)
     name = f"{shape} {storage}:{bits} {scale} tile {tile} dims {dims} {rounding}" + (
-        " dynamic" if dynamic else "")
+        " dynamic" if dynamic else "") + (f" threads {threads}" if threads > 1 else "")
     check(name + " q", q.astype(np.int32), rq)
     check(name + " steps", steps, rs)
     check(name + " deq", deq, ref.dequantize(rq, rs, ro, tile, dims))
@@ -92,6 +92,13 @@ quantize_case((3, 10, 12), "i8", 6, (4, 4), (0, 2))
 for rounding in ("up", "down", "toward_zero"):
     quantize_case((17, 9), "i8", 5, (8, 8), (0, 1), rounding)
 quantize_case((20, 33), "i8", 7, (16, 16), (0, 1), dynamic=True)
+# Shared among 2 threads (tiles, and for NCHW the steps and the values;
+# large enough for tq-cpu-share-loops to share them), stochastic rounding
+# included: the same bits as the reference.
+quantize_case((150, 77), "i8", 8, (16, 16), (0, 1), threads=2)
+quantize_case((64, 16, 14, 14), "i8", 8, (32, 32), (0, 1), threads=2)
+quantize_case((64, 16, 14, 14), "i8", 4, (32, 32), (0, 1), "stochastic", seed=5,
+              threads=2)
 # Power-of-two point positions (A2), including tiles whose max is tiny
 # (subnormal steps, clamped at 2^-149) or near FLT_MAX.
 for scale in ("pow2", "pow2_f32"):
@@ -247,4 +254,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 144, mismatches: 0
+# CHECK: quantize cases: 153, mismatches: 0

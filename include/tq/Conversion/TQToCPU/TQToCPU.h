@@ -108,17 +108,29 @@ namespace cpu {
 /// instead, one that is not finite and positive taken as 0, and only the
 /// values are computed; with `refresh` (an i1) too, only where it is
 /// false. Stochastic rounding draws its noise from `seed` and each
-/// element's row-major index. Shared by quantize, postprocess, requantize,
-/// weight update and the fused matmul.
+/// element's row-major index. With `threads` > 1 the tiles are shared
+/// among the threads (see buildIndependentLoops). Shared by quantize,
+/// postprocess, requantize, weight update and the fused matmul.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value q, Value steps, Value bits, RoundingMode rounding,
                        Value tilesBegin = Value(), Value tilesEnd = Value(),
                        Value given = Value(), Value refresh = Value(),
-                       uint64_t seed = 0);
+                       uint64_t seed = 0, int64_t threads = 1);
+/// A loop nest over [lbs, ubs) by `steps` whose iterations are independent
+/// (each writes memory no other one reads or writes): a nest of
+/// scf.for for one thread, an `scf.parallel` for more, whose shared dims
+/// tq-cpu-share-loops chooses. Either way each iteration computes the same
+/// values, so the results do not depend on the thread count.
+void buildIndependentLoops(
+    OpBuilder &b, Location loc, ValueRange lbs, ValueRange ubs,
+    ValueRange steps, int64_t threads,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body);
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
-/// A copy of the memref `src` whose dimension i is `src`'s perm[i].
-Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm);
+/// A copy of the memref `src` whose dimension i is `src`'s perm[i]
+/// (independent loops, see buildIndependentLoops).
+Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm,
+                  int64_t threads = 1);
 /// `memref.alloc` of a static shape.
 Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type elementType);
