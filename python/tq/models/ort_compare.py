@@ -36,6 +36,7 @@ def main():
     print("| model | batch | threads | ORT f32 ms | tq f32 ms | tq 8-bit ms | tq f32 / ORT | "
           "tq 8-bit / ORT | max abs diff tq f32 vs ORT | top-1 agreement tq 8-bit vs ORT |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for name in MODELS:
         model = os.path.join(root, "models", f"{name}.onnx")
         if name.startswith("fashion"):
@@ -44,8 +45,26 @@ def main():
             x_all, _ = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
         for batch in (1, 64):
             for t in threads:
-                compare(flow, bindir, ort, name, model,
-                        np.ascontiguousarray(x_all[:batch]), t)
+                rows.append(compare(flow, bindir, ort, name, model,
+                                    np.ascontiguousarray(x_all[:batch]), t))
+    summarize(rows)
+
+
+def summarize(rows):
+    """One line per batch size: the range of each variant's ratio to ORT and
+    how many rows meet the speed targets (8-bit at most 1.0x ORT at batch 1,
+    0.5x at batch 64; f32 at most 1.25x)."""
+    print()
+    for batch, target in ((1, 1.0), (64, 0.5)):
+        sel = [r for r in rows if r["batch"] == batch]
+        if not sel:
+            continue
+        q = [r["8-bit"] for r in sel]
+        f = [r["f32"] for r in sel]
+        print(f"- batch {batch}: tq 8-bit / ORT {min(q):.2f} to {max(q):.2f}, "
+              f"{sum(v <= target for v in q)} of {len(q)} rows at or below {target}; "
+              f"tq f32 / ORT {min(f):.2f} to {max(f):.2f}, "
+              f"{sum(v <= 1.25 for v in f)} of {len(f)} at or below 1.25")
 
 
 def compare(flow, bindir, ort, name, model, x, threads):
@@ -72,6 +91,7 @@ def compare(flow, bindir, ort, name, model, x, threads):
     o = ort_ms
     print(f"| {name} | {batch} | {threads} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
           f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {agree:.1f}% |")
+    return {"batch": batch, "f32": times["f32"] / o, "8-bit": times["8-bit"] / o}
 
 
 if __name__ == "__main__":
