@@ -151,10 +151,10 @@ Value qmaxOf(ImplicitLocOpBuilder &b, Value bits) {
 }
 
 /// `scalar` as the type of `like`: itself, or its splat when `like` is a
-/// vector.
+/// vector (a vector `scalar` is already of that shape).
 Value splatLike(ImplicitLocOpBuilder &b, Value like, Value scalar) {
   auto vt = dyn_cast<VectorType>(like.getType());
-  if (!vt)
+  if (!vt || isa<VectorType>(scalar.getType()))
     return scalar;
   return vector::BroadcastOp::create(
       b, VectorType::get(vt.getShape(), scalar.getType()), scalar);
@@ -221,7 +221,7 @@ Value linearIndex(ImplicitLocOpBuilder &b, ValueRange idx,
 
 /// q = clamp(round(x / step), -m, m) with NaN -> 0, ±Inf -> ±m, step 0 -> 0
 /// (quantizeValue), as an i32; element by element when `x` is a vector
-/// (`step` and `m` are scalars). Stochastic rounding takes `noise`, of
+/// (`m` a scalar, `step` a scalar or a vector like `x`). Stochastic rounding takes `noise`, of
 /// the type of `x`.
 Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
                     RoundingMode mode, Value noise = Value()) {
@@ -376,6 +376,111 @@ void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
 } // namespace
 
 namespace {
+/// Whether the last dim of memref `v` has unit stride.
+bool unitInnerStride(Value v) {
+  auto t = cast<MemRefType>(v.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(t.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
+/// The lanes of the vectors the quantization loops use.
+constexpr int64_t kQuantizeLanes = 16;
+
+/// The row-major indices (a vector of i64) of the kQuantizeLanes elements
+/// from `idx` along the last dim of `shape`.
+Value laneIndices(ImplicitLocOpBuilder &b, ValueRange idx,
+                  ArrayRef<int64_t> shape) {
+  auto i64Vec = VectorType::get({kQuantizeLanes}, b.getI64Type());
+  SmallVector<int64_t> lane(kQuantizeLanes);
+  for (int64_t k = 0; k < kQuantizeLanes; ++k)
+    lane[k] = k;
+  return arith::AddIOp::create(
+      b, vector::BroadcastOp::create(b, i64Vec, linearIndex(b, idx, shape)),
+      arith::ConstantOp::create(
+          b, DenseElementsAttr::get(i64Vec, ArrayRef<int64_t>(lane))));
+}
+
+/// Loops over `shape` with the last dim kQuantizeLanes at a time: `body`
+/// gets the index of each vector's first element and the mask of its lanes
+/// inside the shape. With `threads` > 1 the iterations must be independent.
+void forEachVector(
+    ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape, int64_t threads,
+    function_ref<void(ImplicitLocOpBuilder &, ValueRange, Value)> body) {
+  SmallVector<Value> lbs(shape.size(), index(b, 0)),
+      steps(shape.size(), index(b, 1)), ubs;
+  for (int64_t s : shape)
+    ubs.push_back(index(b, s));
+  steps.back() = index(b, kQuantizeLanes);
+  auto maskVec = VectorType::get({kQuantizeLanes}, b.getI1Type());
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), lbs, ubs, steps, threads,
+      [&](OpBuilder &nb, Location loc, ValueRange ivs) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value mask = vector::CreateMaskOp::create(
+            ib, maskVec,
+            ValueRange{arith::SubIOp::create(ib, index(ib, shape.back()),
+                                             ivs.back())});
+        body(ib, ivs, mask);
+      });
+}
+
+/// The vector form of emitQuantizeInMemoryOrder (below), on buffers whose
+/// last dim has unit stride.
+void emitQuantizeInMemoryOrderVectors(
+    ImplicitLocOpBuilder &b, Value x, Value q, Value steps, Value m,
+    RoundingMode rounding, bool stepsGiven, uint64_t seed, int64_t threads,
+    ArrayRef<int64_t> shape, ArrayRef<int64_t> grid, ScaleKind kind,
+    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange)>
+        tileOf) {
+  Type container = cast<MemRefType>(q.getType()).getElementType();
+  auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
+  auto qVec = VectorType::get({kQuantizeLanes}, container);
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
+  if (!stepsGiven) {
+    Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
+    forEachVector(b, grid, threads,
+                  [&](ImplicitLocOpBuilder &ib, ValueRange g, Value mask) {
+                    vector::MaskedStoreOp::create(ib, zmax, g, mask, zeros);
+                  });
+    // A tile's elements are spread over the nest: one thread.
+    forEachVector(
+        b, shape, 1, [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
+          SmallVector<Value> g = tileOf(ib, idx);
+          Value v =
+              vector::MaskedLoadOp::create(ib, f32Vec, x, idx, mask, zeros);
+          Value z =
+              vector::MaskedLoadOp::create(ib, f32Vec, zmax, g, mask, zeros);
+          vector::MaskedStoreOp::create(
+              ib, zmax, g, mask,
+              arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)));
+        });
+    forEachIndex(
+        b, grid,
+        [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+          Value z = memref::LoadOp::create(ib, zmax, g);
+          memref::StoreOp::create(ib, tileStep(ib, z, m, kind), steps, g);
+        },
+        threads);
+  }
+  forEachVector(
+      b, shape, threads,
+      [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
+        Value step = vector::MaskedLoadOp::create(ib, f32Vec, steps,
+                                                  tileOf(ib, idx), mask, zeros);
+        Value v = vector::MaskedLoadOp::create(ib, f32Vec, x, idx, mask, zeros);
+        Value noise =
+            rounding == RoundingMode::stochastic
+                ? stochasticNoise(ib, seed, laneIndices(ib, idx, shape))
+                : Value();
+        Value qi = quantizeValue(ib, v, step, m, rounding, noise);
+        vector::MaskedStoreOp::create(ib, q, idx, mask,
+                                      arith::TruncIOp::create(ib, qVec, qi));
+      });
+}
+
 /// emitQuantizeTiles when neither split dim is the last one (an NCHW
 /// activation split on (N, C)): a tile's elements are then far apart, so
 /// both passes walk x in memory order instead, the last dim innermost
@@ -422,6 +527,13 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
     g[d1] = arith::DivUIOp::create(ib, idx[d1], index(ib, t1));
     return g;
   };
+  // The last dim is not split, so it is the grid's too: with unit strides,
+  // both passes go kQuantizeLanes elements at a time, masked at the end of
+  // each row. Element by element it is the same arithmetic.
+  if (unitInnerStride(x) && unitInnerStride(q) && unitInnerStride(steps))
+    return emitQuantizeInMemoryOrderVectors(b, x, q, steps, m, rounding,
+                                            stepsGiven, seed, threads, shape,
+                                            grid, type.getScaleKind(), tileOf);
   if (!stepsGiven) {
     Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
     Value zero =
@@ -468,15 +580,6 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
 } // namespace
 
 namespace {
-/// Whether the last dim of memref `v` has unit stride.
-bool unitInnerStride(Value v) {
-  auto t = cast<MemRefType>(v.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(t.getStridesAndOffset(strides, offset)) &&
-         !strides.empty() && strides.back() == 1;
-}
-
 /// A given step as quantization uses it: one that is not finite and
 /// positive is taken as 0 (its tile quantizes to 0).
 Value usableStep(ImplicitLocOpBuilder &b, Value s) {
@@ -488,9 +591,6 @@ Value usableStep(ImplicitLocOpBuilder &b, Value s) {
       arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, s, inf));
   return arith::SelectOp::create(b, usable, s, zero);
 }
-
-/// The lanes of the vectors emitQuantizeTileRows uses.
-constexpr int64_t kQuantizeLanes = 16;
 
 /// One tile of emitQuantizeTiles whose rows [lo0, hi0) run along d0 and
 /// whose columns [lo1, hi1) are the unit-stride last dim: both passes load
@@ -547,19 +647,8 @@ void emitQuantizeTileRows(
         Value mask = maskAt(ib, rc[1]);
         Value v = vector::MaskedLoadOp::create(ib, f32Vec, x, idx, mask, zeros);
         Value noise;
-        if (rounding == RoundingMode::stochastic) {
-          auto i64Vec = VectorType::get({kQuantizeLanes}, ib.getI64Type());
-          SmallVector<int64_t> lane(kQuantizeLanes);
-          for (int64_t k = 0; k < kQuantizeLanes; ++k)
-            lane[k] = k;
-          Value lanesFrom = arith::AddIOp::create(
-              ib,
-              vector::BroadcastOp::create(ib, i64Vec,
-                                          linearIndex(ib, idx, shape)),
-              arith::ConstantOp::create(
-                  ib, DenseElementsAttr::get(i64Vec, ArrayRef<int64_t>(lane))));
-          noise = stochasticNoise(ib, seed, lanesFrom);
-        }
+        if (rounding == RoundingMode::stochastic)
+          noise = stochasticNoise(ib, seed, laneIndices(ib, idx, shape));
         Value qi = quantizeValue(ib, v, step, m, rounding, noise);
         vector::MaskedStoreOp::create(ib, q, idx, mask,
                                       arith::TruncIOp::create(ib, qVec, qi));

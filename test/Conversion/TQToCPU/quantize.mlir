@@ -23,9 +23,19 @@ func.func @rows(%x: tensor<37x45xf32>) -> !tq.tiled<37x45xi8:8, f32, tile = 16x1
 // -----
 
 // Split on (N, C) of an NCHW tensor: the tiles' elements are far apart, and
-// both passes walk memory in order, one element at a time.
+// both passes walk memory in order, H·W collapsed into one dim, 16 elements
+// at a time: the maxima of the 25 tiles of each (N, C) tile at once, then
+// each element with its tile's step.
 // CHECK-LABEL: func.func @nchw
-// CHECK-NOT: vector.maskedload
+// CHECK: %[[X:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<2x8x5x5xf32> into memref<2x8x25xf32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// CHECK: vector.maskedload %[[X]]
+// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
+// CHECK: vector.maskedstore %{{.*}} : memref<1x1x25xf32>
+// CHECK: arith.divf %{{.*}} : vector<16xf32>
+// CHECK: vector.maskedstore %{{.*}} : memref<2x8x25xi8>
 // CHECK: return
 func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]> {
   %q = tq.quantize %x : tensor<2x8x5x5xf32> -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>

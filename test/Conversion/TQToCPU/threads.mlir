@@ -22,18 +22,19 @@ func.func @rows(%x: tensor<37x45xf32>) -> !tq.tiled<37x45xi8:8, f32, tile = 16x1
 // -----
 
 // NCHW split on (N, C): the maxima are zeroed in parallel, reduced in
-// memory order on one thread, then the steps and the values in parallel.
+// memory order on one thread, then the steps and the values in parallel
+// (16 elements of H·W at a time).
 // CHECK-LABEL: func.func @nchw
 // CHECK: scf.parallel
-// CHECK: memref.store %{{.*}} : memref<1x1x25xf32>
+// CHECK: vector.maskedstore %{{.*}} : memref<1x1x25xf32>, vector<16xi1>, vector<16xf32>
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: arith.maxnumf
+// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}} : memref<1x1x25xf32>
 // CHECK: scf.parallel
-// CHECK: memref.store %{{.*}} : memref<2x8x25xi8>
+// CHECK: vector.maskedstore %{{.*}} : memref<2x8x25xi8>, vector<16xi1>, vector<16xi8>
 func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]> {
   %q = tq.quantize %x : tensor<2x8x5x5xf32> -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
   return %q : !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
