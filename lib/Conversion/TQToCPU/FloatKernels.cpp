@@ -496,10 +496,37 @@ void emitRowVectors(
     vectorAt(b, idx(b, q0), true);
 }
 
+/// The L inputs of one window tap for L outputs of a row along a W stride
+/// sw: columns col, col + sw, ... of the row `at` (its last index is col),
+/// from one load of L·sw contiguous ones, every sw-th lane picked
+/// (vector.shuffle) when sw > 1. With `masked`, the lanes past the row's W
+/// columns read 0.
+Value loadTap(ImplicitLocOpBuilder &b, Value x, ArrayRef<Value> at, int64_t L,
+              int64_t sw, int64_t W, bool masked) {
+  auto vIn = VectorType::get({L * sw}, b.getF32Type());
+  Value v;
+  if (masked) {
+    Value left = arith::SubIOp::create(
+        b, idx(b, W), arith::MinUIOp::create(b, at.back(), idx(b, W)));
+    Value m = vector::CreateMaskOp::create(
+        b, VectorType::get({L * sw}, b.getI1Type()), ValueRange{left});
+    v = vector::MaskedLoadOp::create(b, vIn, x, at, m, zeros(b, vIn));
+  } else {
+    v = vector::LoadOp::create(b, vIn, x, at);
+  }
+  if (sw == 1)
+    return v;
+  SmallVector<int64_t> pick;
+  for (int64_t l = 0; l < L; ++l)
+    pick.push_back(l * sw);
+  return vector::ShuffleOp::create(b, v, v, pick);
+}
+
 /// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
-/// filter per group) with unit strides along W: per output row, vectors
-/// of L outputs held in registers over the window (kh, kw in order), the
-/// last vector of a row masked.
+/// filter per group): per output row, vectors of L outputs held in
+/// registers over the window (kh, kw in order), the last vector of a row
+/// masked. Along a W stride sw > 1 each tap's inputs come from loadTap,
+/// and the vectors that could read past the row are masked.
 struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
   using FloatKernelPattern::FloatKernelPattern;
   LogicalResult matchAndRewrite(linalg::Conv2DNgchwGfchwOp op,
@@ -516,9 +543,10 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
                       ys = cast<MemRefType>(y.getType()).getShape();
     SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
         dl(op.getDilations().getValues<int64_t>());
-    if (xs[2] != 1 || ws[1] != 1 || st[1] != 1)
-      return rw.notifyMatchFailure(op, "not depthwise with unit W stride");
-    int64_t N = xs[0], G = xs[1], R = ws[3], S = ws[4], P = ys[3], Q = ys[4];
+    if (xs[2] != 1 || ws[1] != 1)
+      return rw.notifyMatchFailure(op, "not depthwise");
+    int64_t N = xs[0], G = xs[1], W = xs[4], R = ws[3], S = ws[4], P = ys[3],
+            Q = ys[4], sw = st[1];
     int64_t L = o.lanes;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
@@ -527,7 +555,12 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     auto vF32 = VectorType::get({L}, b.getF32Type());
     auto vMask = VectorType::get({L}, b.getI1Type());
     Value zeroV = zeros(b, vF32);
-    int64_t full = Q / L;
+    // Strided, vectors [0, full·L) read only inside the row: the last reads
+    // column (k+1)·L·sw - 1 + (S-1)·dw.
+    int64_t full =
+        sw == 1 ? Q / L
+                : std::min(Q / L, std::max<int64_t>(0, W - (S - 1) * dl[1]) /
+                                      (L * sw));
     // Outputs [q0, q0 + L) of row (n, g, p); masked past Q.
     auto vectorAt = [&](ImplicitLocOpBuilder &ib, ValueRange npg, Value q0,
                         bool masked) {
@@ -552,8 +585,16 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
               ib, vF32,
               memref::LoadOp::create(
                   ib, w, ValueRange{g, c0, c0, idx(ib, r), idx(ib, s)}));
-          Value col = arith::AddIOp::create(ib, q0, idx(ib, s * dl[1]));
-          Value xv = load(x, ValueRange{n, g, c0, h, col});
+          Value xv;
+          if (sw == 1) {
+            Value col = arith::AddIOp::create(ib, q0, idx(ib, s * dl[1]));
+            xv = load(x, ValueRange{n, g, c0, h, col});
+          } else {
+            Value col = arith::AddIOp::create(
+                ib, arith::MulIOp::create(ib, q0, idx(ib, sw)),
+                idx(ib, s * dl[1]));
+            xv = loadTap(ib, x, {n, g, c0, h, col}, L, sw, W, masked);
+          }
           acc =
               arith::AddFOp::create(ib, acc, arith::MulFOp::create(ib, wv, xv));
         }
@@ -580,10 +621,8 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
 
 /// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,
 /// vectors of L outputs combined over the window (kh, kw in order), as
-/// `combine(acc, x)` like the op's body. Along a W stride sw > 1 a window
-/// tap's L inputs come from one load of L·sw contiguous ones, every sw-th
-/// lane picked (vector.shuffle). Vectors that could read past the row are
-/// masked.
+/// `combine(acc, x)` like the op's body, each tap's inputs from loadTap.
+/// Vectors that could read past the row are masked.
 template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
   using FloatKernelPattern<OpT>::FloatKernelPattern;
   static Value combine(ImplicitLocOpBuilder &b, Value acc, Value x) {
@@ -624,14 +663,8 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     Value to = epi ? epi->target() : y;
     auto vOut = VectorType::get({L}, b.getF32Type());
-    auto vIn = VectorType::get({wide}, b.getF32Type());
     auto mOut = VectorType::get({L}, b.getI1Type());
-    auto mIn = VectorType::get({wide}, b.getI1Type());
-    Value zeroIn = zeros(b, vIn);
     Value zeroOut = zeros(b, vOut);
-    SmallVector<int64_t> pick;
-    for (int64_t l = 0; l < L; ++l)
-      pick.push_back(l * sw);
     // Vectors [0, safe·L) read only inside the row: the last reads column
     // (k+1)·L·sw - 1 + (S-1)·dw.
     int64_t safe =
@@ -657,19 +690,8 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
         Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
         for (int64_t s = 0; s < S; ++s) {
           Value col = arith::AddIOp::create(ib, w0, idx(ib, s * dl[1]));
-          Value v;
-          if (masked) {
-            Value left = arith::SubIOp::create(
-                ib, idx(ib, W), arith::MinUIOp::create(ib, col, idx(ib, W)));
-            Value m = vector::CreateMaskOp::create(ib, mIn, ValueRange{left});
-            v = vector::MaskedLoadOp::create(
-                ib, vIn, x, ValueRange{n, c, h, col}, m, zeroIn);
-          } else {
-            v = vector::LoadOp::create(ib, vIn, x, ValueRange{n, c, h, col});
-          }
-          if (sw > 1)
-            v = vector::ShuffleOp::create(ib, v, v, pick);
-          acc = combine(ib, acc, v);
+          acc = combine(ib, acc,
+                        loadTap(ib, x, {n, c, h, col}, L, sw, W, masked));
         }
       }
       if (epi)

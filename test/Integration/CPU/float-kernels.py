@@ -341,6 +341,11 @@ conv((1, 3, 9, 9), (5, 3, 3, 3), special=True)
 depthwise((2, 5, 10, 10), 3)
 depthwise((1, 7, 23, 19), 3, dilation=(2, 2))
 depthwise((2, 3, 12, 12), 3, stride=(2, 2))
+# Strided along W: whole vectors inside the row, then masked ones (rows of
+# 33 and 40 inputs), stride 3, a dilation, NaN and ±Inf.
+depthwise((2, 4, 33, 33), 3, stride=(2, 2))
+depthwise((1, 3, 16, 40), 3, stride=(1, 2), special=True)
+depthwise((1, 2, 20, 50), 3, stride=(2, 3), dilation=(1, 2))
 depthwise((1, 4, 9, 9), 5, special=True)
 pool("max", (2, 3, 8, 8), (2, 2), (2, 2))
 pool("max", (1, 2, 4, 4), (2, 2), (2, 2), special=True)
