@@ -159,13 +159,13 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     one image), or on the image itself when the filter is 1×1 with unit
     strides. With `threads` > 1 the column panels are shared among the
     threads (`scf.parallel`). A depthwise `linalg.conv_2d_ngchw_gfchw`
-    (one channel and one filter per group) with unit strides along W gets
-    a kernel of its own: vectors of an output row held over the window.
-    So do `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up
-    to 64 taps): per tap one vector load, or for a W stride s one load of
-    s·L contiguous inputs with every s-th lane picked, combined as the
-    op's body does (`maximumf`, `addf`) in the window's order. Vectors
-    that could read past their row are masked.
+    (one channel and one filter per group) gets a kernel of its own:
+    vectors of an output row held over the window. So do
+    `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up to 64
+    taps). Per tap one vector load, or for a W stride s one load of s·L
+    contiguous inputs with every s-th lane picked, combined as the op's
+    body does (`mulf` then `addf`, `maximumf`, `addf`) in the window's
+    order. Vectors that could read past their row are masked.
     Each kernel also takes the elementwise `linalg.generic` right after
     it (bias, activation, residual add; arith and math ops) that reads its
     output through the identity map: the body is applied to each vector
