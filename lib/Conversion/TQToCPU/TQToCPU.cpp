@@ -221,8 +221,8 @@ Value linearIndex(ImplicitLocOpBuilder &b, ValueRange idx,
 
 /// q = clamp(round(x / step), -m, m) with NaN -> 0, ±Inf -> ±m, step 0 -> 0
 /// (quantizeValue), as an i32; element by element when `x` is a vector
-/// (`m` a scalar, `step` a scalar or a vector like `x`). Stochastic rounding takes `noise`, of
-/// the type of `x`.
+/// (`m` a scalar, `step` a scalar or a vector like `x`). Stochastic rounding
+/// takes `noise`, of the type of `x`.
 Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
                     RoundingMode mode, Value noise = Value()) {
   Type i32 = b.getI32Type();
@@ -403,27 +403,67 @@ Value laneIndices(ImplicitLocOpBuilder &b, ValueRange idx,
 }
 
 /// Loops over `shape` with the last dim kQuantizeLanes at a time: `body`
-/// gets the index of each vector's first element and the mask of its lanes
-/// inside the shape. With `threads` > 1 the iterations must be independent.
+/// gets the index of each vector's first element and, for the last vector
+/// of a row when it is partial, the mask of its lanes inside the shape
+/// (null for whole vectors: plain loads and stores, as masked stores are
+/// slow on some x86 cores). With `threads` > 1 the iterations of the outer
+/// dims must be independent.
 void forEachVector(
     ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape, int64_t threads,
     function_ref<void(ImplicitLocOpBuilder &, ValueRange, Value)> body) {
-  SmallVector<Value> lbs(shape.size(), index(b, 0)),
-      steps(shape.size(), index(b, 1)), ubs;
-  for (int64_t s : shape)
+  SmallVector<Value> lbs(shape.size() - 1, index(b, 0)),
+      steps(shape.size() - 1, index(b, 1)), ubs;
+  for (int64_t s : shape.drop_back())
     ubs.push_back(index(b, s));
-  steps.back() = index(b, kQuantizeLanes);
-  auto maskVec = VectorType::get({kQuantizeLanes}, b.getI1Type());
+  int64_t last = shape.back(), whole = last / kQuantizeLanes * kQuantizeLanes;
   cpu::buildIndependentLoops(
       b, b.getLoc(), lbs, ubs, steps, threads,
-      [&](OpBuilder &nb, Location loc, ValueRange ivs) {
+      [&](OpBuilder &nb, Location loc, ValueRange outer) {
         ImplicitLocOpBuilder ib(loc, nb);
-        Value mask = vector::CreateMaskOp::create(
-            ib, maskVec,
-            ValueRange{arith::SubIOp::create(ib, index(ib, shape.back()),
-                                             ivs.back())});
-        body(ib, ivs, mask);
+        auto at = [&](Value col) {
+          SmallVector<Value> idx(outer.begin(), outer.end());
+          idx.push_back(col);
+          return idx;
+        };
+        if (whole > 0)
+          scf::ForOp::create(
+              ib, index(ib, 0), index(ib, whole), index(ib, kQuantizeLanes),
+              ValueRange{},
+              [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
+                ImplicitLocOpBuilder vb(fl, fb);
+                body(vb, at(col), Value());
+                scf::YieldOp::create(vb);
+              });
+        if (whole < last) {
+          Value mask = vector::ConstantMaskOp::create(
+              ib, VectorType::get({kQuantizeLanes}, ib.getI1Type()),
+              ArrayRef<int64_t>{last - whole});
+          body(ib, at(index(ib, whole)), mask);
+        }
       });
+}
+
+/// A vector of `type` from `mem` at `idx`: masked (0 elsewhere) when `mask`
+/// is not null.
+Value loadVector(ImplicitLocOpBuilder &b, VectorType type, Value mem,
+                 ValueRange idx, Value mask) {
+  if (!mask)
+    return vector::LoadOp::create(b, type, mem, idx);
+  return vector::MaskedLoadOp::create(
+      b, type, mem, idx, mask,
+      arith::ConstantOp::create(
+          b,
+          DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType()))));
+}
+
+/// Stores `v` into `mem` at `idx`, only the lanes of `mask` when it is not
+/// null.
+void storeVector(ImplicitLocOpBuilder &b, Value v, Value mem, ValueRange idx,
+                 Value mask) {
+  if (!mask)
+    vector::StoreOp::create(b, v, mem, idx);
+  else
+    vector::MaskedStoreOp::create(b, mem, idx, mask, v);
 }
 
 /// The vector form of emitQuantizeInMemoryOrder (below), on buffers whose
@@ -443,19 +483,16 @@ void emitQuantizeInMemoryOrderVectors(
     Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
     forEachVector(b, grid, threads,
                   [&](ImplicitLocOpBuilder &ib, ValueRange g, Value mask) {
-                    vector::MaskedStoreOp::create(ib, zmax, g, mask, zeros);
+                    storeVector(ib, zeros, zmax, g, mask);
                   });
     // A tile's elements are spread over the nest: one thread.
     forEachVector(
         b, shape, 1, [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
           SmallVector<Value> g = tileOf(ib, idx);
-          Value v =
-              vector::MaskedLoadOp::create(ib, f32Vec, x, idx, mask, zeros);
-          Value z =
-              vector::MaskedLoadOp::create(ib, f32Vec, zmax, g, mask, zeros);
-          vector::MaskedStoreOp::create(
-              ib, zmax, g, mask,
-              arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)));
+          Value v = loadVector(ib, f32Vec, x, idx, mask);
+          Value z = loadVector(ib, f32Vec, zmax, g, mask);
+          storeVector(ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)),
+                      zmax, g, mask);
         });
     forEachIndex(
         b, grid,
@@ -468,16 +505,14 @@ void emitQuantizeInMemoryOrderVectors(
   forEachVector(
       b, shape, threads,
       [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
-        Value step = vector::MaskedLoadOp::create(ib, f32Vec, steps,
-                                                  tileOf(ib, idx), mask, zeros);
-        Value v = vector::MaskedLoadOp::create(ib, f32Vec, x, idx, mask, zeros);
+        Value step = loadVector(ib, f32Vec, steps, tileOf(ib, idx), mask);
+        Value v = loadVector(ib, f32Vec, x, idx, mask);
         Value noise =
             rounding == RoundingMode::stochastic
                 ? stochasticNoise(ib, seed, laneIndices(ib, idx, shape))
                 : Value();
         Value qi = quantizeValue(ib, v, step, m, rounding, noise);
-        vector::MaskedStoreOp::create(ib, q, idx, mask,
-                                      arith::TruncIOp::create(ib, qVec, qi));
+        storeVector(ib, arith::TruncIOp::create(ib, qVec, qi), q, idx, mask);
       });
 }
 
