@@ -106,8 +106,9 @@ TiledToTensorsConverter::TiledToTensorsConverter() {
   addConversion([](Type t) { return t; });
   addConversion([](TiledType t,
                    SmallVectorImpl<Type> &out) -> std::optional<LogicalResult> {
-    if (!t.hasStaticShape() || t.getHasOffset() ||
-        t.getBitsKind() == BitsKind::per_tile)
+    // A per-tile width needs nothing at run time: the values are already
+    // quantized, and each tile's step is beside them.
+    if (!t.hasStaticShape() || t.getHasOffset())
       return failure();
     out.push_back(RankedTensorType::get(t.getShape(), containerType(t)));
     out.push_back(RankedTensorType::get(t.getGridShape(),
@@ -864,6 +865,8 @@ namespace {
 /// The bit width of a tiled result as an i32 value: the `bits` operand for a
 /// dynamic width, else the type's.
 Value bitsValue(ImplicitLocOpBuilder &b, TiledType t, Value bitsOperand) {
+  assert(t.getBitsKind() != BitsKind::per_tile &&
+         "checkSupported refuses per-tile widths computed at run time");
   if (t.getBitsKind() == BitsKind::dynamic)
     return bitsOperand;
   return arith::ConstantIntOp::create(b, b.getI32Type(), t.getBits());
@@ -1289,28 +1292,24 @@ LogicalResult checkSupported(Operation *op) {
       return fail("dynamic shapes are not lowered yet");
     if (tiled.getHasOffset())
       return fail("scales with offsets are not lowered yet");
-    if (tiled.getBitsKind() == BitsKind::per_tile)
-      return fail("per-tile bit widths are not lowered yet");
   }
-  if (auto q = dyn_cast<QuantizeOp>(op)) {
-    if (q.getBits() && !q.getBits().getType().isInteger(32))
-      return fail("per-tile bit widths are not lowered yet");
-  }
+  // Per-tile widths are read, as any tiled value is; only constants (and
+  // their transposes) are made with them.
+  if (!isa<ConstantOp, TransposeOp>(op))
+    for (Type t : op->getResultTypes())
+      if (auto tiled = dyn_cast<TiledType>(t);
+          tiled && tiled.getBitsKind() == BitsKind::per_tile)
+        return fail("per-tile bit widths computed at run time are not "
+                    "lowered yet (constants may have them)");
   if (auto m = dyn_cast<MatmulOp>(op)) {
     auto ta = dyn_cast<TiledType>(m.getLhs().getType());
     auto tb = dyn_cast<TiledType>(m.getRhs().getType());
     if ((!ta || !tb) && cpu::rankOf(m.getLhs().getType()) != 2)
       return fail("batched mixed tiled x float matmuls are not lowered yet");
   }
-  if (auto p = dyn_cast<PostprocessOp>(op)) {
-    if (p.getBits() && !p.getBits().getType().isInteger(32))
-      return fail("per-tile bit widths are not lowered yet");
-  }
   if (auto r = dyn_cast<RequantizeOp>(op)) {
     if (r.getRounding() == RoundingMode::stochastic)
       return fail("stochastic rounding is not lowered yet");
-    if (r.getBits() && !r.getBits().getType().isInteger(32))
-      return fail("per-tile bit widths are not lowered yet");
   }
   if (auto w = dyn_cast<WeightUpdateOp>(op))
     if (w.getRounding() == RoundingMode::stochastic)

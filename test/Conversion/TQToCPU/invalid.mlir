@@ -35,3 +35,14 @@ func.func @per_tile_search(%x: tensor<16x16xf32>) -> tensor<2x2xi32> {
   %n = tq.adaptive_bit_width %x for !tq.tiled<16x16xi16:per_tile, f32, tile = 8x8, dims = [0, 1], scale = f32> {low = 0.01 : f32, high = 0.05 : f32} : tensor<16x16xf32> -> tensor<2x2xi32>
   return %n : tensor<2x2xi32>
 }
+
+// -----
+
+// Per-tile widths are lowered for constants (their values are quantized at
+// compile time), not for a tensor quantized at run time.
+func.func @per_tile_quantize(%x: tensor<16x16xf32>, %n: tensor<2x2xi32>) -> tensor<16x16xf32> {
+  // expected-error @+1 {{'tq.quantize' op is not supported by tq-to-cpu: per-tile bit widths computed at run time are not lowered yet (constants may have them)}}
+  %q = tq.quantize %x bits(%n : tensor<2x2xi32>) : tensor<16x16xf32> -> !tq.tiled<16x16xi8:per_tile, f32, tile = 8x8, dims = [0, 1], scale = f32>
+  %d = tq.dequantize %q : !tq.tiled<16x16xi8:per_tile, f32, tile = 8x8, dims = [0, 1], scale = f32> -> tensor<16x16xf32>
+  return %d : tensor<16x16xf32>
+}

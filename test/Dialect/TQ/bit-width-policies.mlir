@@ -2,6 +2,7 @@
 // RUN: tq-opt %s -tq-insert-quantization="policy=adaptive low=0.01 high=0.05 max-bits=12" | FileCheck %s --check-prefix=ADAPT
 // RUN: tq-opt %s -tq-insert-quantization="policy=adaptive per-tile" | FileCheck %s --check-prefix=TILE
 // RUN: tq-opt %s -tq-quantize="policy=adaptive max-bits=8" | FileCheck %s --check-prefix=PIPE
+// RUN: tq-opt %s -tq-quantize="policy=adaptive per-tile run-time-search=false act-bits=6" | FileCheck %s --check-prefix=CONST
 // Bit-width policies (SPEC T8, A4) in tq-insert-quantization.
 
 // T8: the width follows the epoch argument: 4 bits up to epoch 75, then 8
@@ -31,6 +32,13 @@
 // PIPE-LABEL: func.func @layer
 // PIPE: tq.adaptive_bit_width %arg0
 // PIPE: tq.constant {{{.*}}tq.bit_width = {bits = {{[2-8]}} : i64
+
+// run-time-search=false: only the constant's widths are searched (per
+// tile); the activation keeps act-bits, with no run-time search.
+// CONST-LABEL: func.func @layer
+// CONST-NOT: tq.adaptive_bit_width
+// CONST: tq.quantize %arg0 : tensor<64x256xf32> -> !tq.tiled<64x256xi8:6, f32, tile = 32x32
+// CONST: tq.constant {{.*}}tile_bits = dense<2> : tensor<8x4xi8>{{.*}} : !tq.tiled<256x128xi4:per_tile
 
 func.func @layer(%x: tensor<64x256xf32>, %epoch: index {tq.epoch}) -> tensor<64x128xf32> {
   %w = arith.constant dense<0.5> : tensor<256x128xf32>

@@ -143,9 +143,10 @@ int64_t QuantizationOptions::maxBitsFor(Role role, bool isConstant) const {
     return bitsFor(role);
   case BitWidthPolicy::adaptive:
     // Constants get a fixed width (and tq-adaptive-bit-width keeps it safe
-    // for their consumers); a run-time width goes up to max-bits, which its
-    // type records (`?(M)`).
-    return isConstant ? bitsFor(role) : maxBits;
+    // for their consumers), and so does every tensor without
+    // run-time-search; a run-time width goes up to max-bits, which its type
+    // records (`?(M)`).
+    return isConstant || !runTimeSearch ? bitsFor(role) : maxBits;
   case BitWidthPolicy::schedule: {
     int64_t m = 2;
     for (const ScheduleEntry &e : schedule)
@@ -671,9 +672,9 @@ struct QuantizeComputeOp : RewritePattern {
   Value quantizeOperand(PatternRewriter &rewriter, Operation *computeOp,
                         Value input, TiledType type, Role role) const {
     Location loc = computeOp->getLoc();
-    bool runTime =
-        options.policy == BitWidthPolicy::schedule ||
-        (options.policy == BitWidthPolicy::adaptive && !isConstant(input));
+    bool runTime = options.policy == BitWidthPolicy::schedule ||
+                   (options.policy == BitWidthPolicy::adaptive &&
+                    !isConstant(input) && options.runTimeSearch);
     // Gradients may be rounded stochastically, each quantization with its
     // own seed.
     RoundingMode rounding = RoundingMode::nearest_even;
@@ -777,6 +778,7 @@ struct TQInsertQuantizationPass
     o.minBits = minBits;
     o.maxBits = maxBits;
     o.perTile = perTile;
+    o.runTimeSearch = runTimeSearch;
     if (!schedule.empty()) {
       std::string error;
       FailureOr<SmallVector<ScheduleEntry>> entries =
@@ -852,6 +854,11 @@ struct TQInsertQuantizationPass
       }
       chooseLayerTiles(root, o, layerTiles);
       o.layerTiles = &layerTiles;
+    }
+    if (!o.runTimeSearch && o.policy != BitWidthPolicy::adaptive) {
+      mlir::emitError(root->getLoc(),
+                      "run-time-search=false needs policy=adaptive");
+      return signalPassFailure();
     }
     if (failed(verifyQuantization(root, o)))
       return signalPassFailure(); // diagnostics name the option or op

@@ -143,7 +143,7 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
     | policy     | constant operands        | other operands |
     |------------|--------------------------|----------------|
     | `static`   | `weight-bits` etc.       | `act-bits`, `grad-bits` |
-    | `adaptive` | the role's width, refined at compile time by `tq-adaptive-bit-width` | `tq.adaptive_bit_width` at run time (`low`, `high`, `min-bits`, `max-bits`, `per-tile`) |
+    | `adaptive` | the role's width, refined at compile time by `tq-adaptive-bit-width` | `tq.adaptive_bit_width` at run time (`low`, `high`, `min-bits`, `max-bits`, `per-tile`); with `run-time-search=false`, `act-bits`, `grad-bits` |
     | `schedule` | by epoch (T8)            | by epoch: `schedule = 0-75:4,76-86:8` selects the width from the function argument marked `tq.epoch`; later epochs keep the last width |
 
     With `quantize=weights` (or `activations`) only one operand of a matmul
@@ -223,6 +223,10 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "policy=adaptive: largest width (sets the storage type)">,
     Option<"perTile", "per-tile", "bool", /*default=*/"false",
            "policy=adaptive: one width per tile">,
+    Option<"runTimeSearch", "run-time-search", "bool", /*default=*/"true",
+           "policy=adaptive: search the widths of the tensors computed at "
+           "run time too; false keeps them at act-bits and grad-bits and "
+           "searches only the constants' widths (at compile time)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
            "policy=schedule: epochs and widths, e.g. 0-75:4,76-86:8">,
     ListOption<"tileCandidates", "tile-candidates", "int64_t",

@@ -39,6 +39,9 @@ struct QuantizationOptions {
   double low = 0.005, high = 0.02;
   int64_t minBits = 2, maxBits = 8;
   bool perTile = false;
+  /// policy=adaptive: false keeps the tensors computed at run time at their
+  /// role's width; only constants are searched.
+  bool runTimeSearch = true;
   SmallVector<ScheduleEntry> schedule;
   /// policy=adaptive: tile sizes to choose from per layer (empty: `tile`).
   SmallVector<int64_t> tileCandidates;
