@@ -272,8 +272,8 @@ def TQCPUFreeBuffers : Pass<"tq-cpu-free-buffers", "::mlir::ModuleOp"> {
     it. Upstream `buffer-deallocation-pipeline` frees such a buffer at the
     end of its block, so every intermediate of the network stays alive
     until the end of the call, and its simplification pass compares every
-    allocation of a block with every other: 2.5 s of a 700-node network,
-    10 s at 1400 nodes.
+    allocation of a block with every other, a time quadratic in the
+    number of allocations.
 
     This pass frees a buffer right after the last op of its block that
     uses it or a view of it. It does so in every function whose
@@ -312,8 +312,7 @@ def TQCPUOutlineKernels : Pass<"tq-cpu-outline-kernels", "::mlir::ModuleOp"> {
     long block of loop nests, one or a few per layer. LLVM optimizes and
     generates code one function at a time, and several of its loop
     analyses cost more than linearly in the size of the function, so
-    compile time grew faster than the model (about 0.4 s per layer at 32
-    layers, against 0.13 s at 8).
+    compile time grew faster than the model.
 
     This pass moves every op with regions at the top level of a public
     function (a loop nest, a linalg op) into a private function that LLVM
