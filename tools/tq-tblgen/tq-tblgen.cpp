@@ -1,7 +1,8 @@
 //===- tq-tblgen.cpp - tile-quant's TableGen backends ---------------------===//
 //
-// mlir-tblgen's driver with tile-quant's own generators (PipelineGen.cpp):
-// the named pipelines' options and reference page.
+// mlir-tblgen's driver with tile-quant's own generators: the named
+// pipelines' options and reference page (PipelineGen.cpp), and a pass's
+// options read back as its options struct (PassOptionsGen.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -149,7 +149,7 @@ int64_t QuantizationOptions::maxBitsFor(Role role, bool isConstant) const {
     return isConstant || !runTimeSearch ? bitsFor(role) : maxBits;
   case BitWidthPolicy::schedule: {
     int64_t m = 2;
-    for (const ScheduleEntry &e : schedule)
+    for (const ScheduleEntry &e : scheduleEntries)
       m = std::max(m, e.bits);
     return m;
   }
@@ -315,7 +315,7 @@ LogicalResult mlir::tq::verifyQuantization(Operation *root,
     return mlir::emitError(root->getLoc(),
                            "policy=adaptive needs 0 <= low < high and 2 <= "
                            "min-bits <= max-bits <= 16");
-  if (o.policy == BitWidthPolicy::schedule && o.schedule.empty())
+  if (o.policy == BitWidthPolicy::schedule && o.scheduleEntries.empty())
     return mlir::emitError(root->getLoc(),
                            "policy=schedule needs a 'schedule' such as "
                            "0-75:4,76-86:8");
@@ -741,9 +741,9 @@ struct QuantizeComputeOp : RewritePattern {
       return arith::ConstantOp::create(rewriter, loc,
                                        rewriter.getI32IntegerAttr(v));
     };
-    Value bits = cst(options.schedule.back().bits);
+    Value bits = cst(options.scheduleEntries.back().bits);
     for (const ScheduleEntry &entry :
-         llvm::reverse(ArrayRef(options.schedule).drop_back())) {
+         llvm::reverse(ArrayRef(options.scheduleEntries).drop_back())) {
       Value inRange = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::sle, e, cst(entry.last));
       bits = arith::SelectOp::create(rewriter, loc, inRange, cst(entry.bits),
@@ -760,25 +760,12 @@ struct QuantizeComputeOp : RewritePattern {
 struct TQInsertQuantizationPass
     : mlir::tq::impl::TQInsertQuantizationBase<TQInsertQuantizationPass> {
   using Base::Base;
+#define GEN_PASS_OPTIONS_GETTER_TQINSERTQUANTIZATION
+#include "tq/Dialect/TQ/Transforms/PassOptions.h.inc"
 
   void runOnOperation() override {
     QuantizationOptions o;
-    o.tile = tile;
-    o.actBits = actBits;
-    o.weightBits = weightBits;
-    o.gradBits = gradBits;
-    o.gradRounding = gradRounding;
-    o.seed = seed;
-    o.scaleKind = scaleKind;
-    o.operands = operands;
-    o.granularity = granularity;
-    o.policy = policy;
-    o.low = low;
-    o.high = high;
-    o.minBits = minBits;
-    o.maxBits = maxBits;
-    o.perTile = perTile;
-    o.runTimeSearch = runTimeSearch;
+    static_cast<TQInsertQuantizationOptions &>(o) = getOptions();
     if (!schedule.empty()) {
       std::string error;
       FailureOr<SmallVector<ScheduleEntry>> entries =
@@ -788,10 +775,8 @@ struct TQInsertQuantizationPass
             << schedule << "': " << error;
         return signalPassFailure();
       }
-      o.schedule = std::move(*entries);
+      o.scheduleEntries = std::move(*entries);
     }
-    o.keepFloat.assign(keepFloat.begin(), keepFloat.end());
-    o.minChannels = minChannels;
     Operation *root = getOperation();
     llvm::DenseMap<Operation *, const CalibratedLayer *> calibrated;
     llvm::DenseMap<Operation *, std::string> layerNames = nameLayers(root);
@@ -838,7 +823,6 @@ struct TQInsertQuantizationPass
     if (failed(annotateRolesAndSplitDims(root)))
       return signalPassFailure();
     llvm::DenseMap<Operation *, int64_t> layerTiles;
-    o.tileCandidates.assign(tileCandidates.begin(), tileCandidates.end());
     for (int64_t v : o.tileCandidates)
       if (v <= 0) {
         mlir::emitError(root->getLoc(),

@@ -24,34 +24,15 @@ FailureOr<SmallVector<ScheduleEntry>> parseSchedule(StringRef text,
 /// Attribute on a function argument holding the training epoch.
 constexpr StringLiteral kEpochArgAttr = "tq.epoch";
 
-/// How tq-insert-quantization quantizes compute ops.
-struct QuantizationOptions {
-  int64_t tile = 32;
-  int64_t actBits = 8, weightBits = 8, gradBits = 8;
-  /// How gradients are rounded; stochastic rounding draws its noise from
-  /// `seed` (one more for each quantization).
-  RoundingMode gradRounding = RoundingMode::nearest_even;
-  uint64_t seed = 0;
-  ScaleKind scaleKind = ScaleKind::f32;
-  QuantizeOperands operands = QuantizeOperands::all;
-  Granularity granularity = Granularity::tile;
-  BitWidthPolicy policy = BitWidthPolicy::fixed;
-  double low = 0.005, high = 0.02;
-  int64_t minBits = 2, maxBits = 8;
-  bool perTile = false;
-  /// policy=adaptive: false keeps the tensors computed at run time at their
-  /// role's width; only constants are searched.
-  bool runTimeSearch = true;
-  SmallVector<ScheduleEntry> schedule;
-  /// policy=adaptive: tile sizes to choose from per layer (empty: `tile`).
-  SmallVector<int64_t> tileCandidates;
-  /// Tile sizes chosen per layer (owned by the caller).
+/// How tq-insert-quantization quantizes compute ops: the pass's options
+/// (declared once, in Passes.td), with the schedule parsed, and what the
+/// pass works out from the module.
+struct QuantizationOptions : TQInsertQuantizationOptions {
+  /// `schedule`, parsed.
+  SmallVector<ScheduleEntry> scheduleEntries;
+  /// Tile sizes chosen per layer from `tileCandidates` (owned by the
+  /// caller).
   const llvm::DenseMap<Operation *, int64_t> *layerTiles = nullptr;
-  /// Op names or layer names (see nameLayers) to leave in float.
-  std::vector<std::string> keepFloat;
-  /// Compute ops contracting fewer elements per output than this (the
-  /// input channels of a convolution, K of a matmul) stay in float.
-  int64_t minChannels = 0;
   /// Layer names by compute op (owned by the caller).
   const llvm::DenseMap<Operation *, std::string> *layerNames = nullptr;
   /// Calibrated layers (A8), by compute op: their operands are quantized
