@@ -11,7 +11,8 @@
 #   accuracy        docs/ONNX.md: the bundled models' accuracy on the CPU
 #                   and the PPU (python3 -m tq.models.evaluate all)
 #   granularity     docs/ONNX.md: V×V, 1×V, per-channel and per-tensor
-#                   scales side by side (python3 -m tq.models.granularity)
+#                   scales and per-tile widths side by side, on the four
+#                   bundled models (python3 -m tq.models.granularity)
 #   compile         docs/ONNX.md: compile time per phase (bench-compile.sh)
 #   ort             docs/CPU.md: against onnxruntime (bench-ort.sh)
 #   cpu-matmul      docs/CPU.md: the int8 kernel against oneDNN and
@@ -27,8 +28,9 @@
 #                   (bench-interval.sh, about five minutes)
 #   train           docs/Training.md: training against torch (bench-train.sh,
 #                   about fifteen minutes)
-# The sections after granularity measure time: their ratios hold within a
-# run, their milliseconds change from run to run.
+# The sections after granularity, and granularity's CPU ms column, measure
+# time: their ratios hold within a run, their milliseconds change from run
+# to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null

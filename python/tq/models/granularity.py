@@ -8,6 +8,8 @@ simulator's cycles for the whole batch where tq-to-ppu can run it.
 
     /usr/bin/python3 -m tq.models.granularity BUILD_DIR [MODEL ...]
 
+MODEL is digits, fashion, transformer or mobilenet (default: all).
+
 It prints a Markdown table (scripts/update-docs.sh granularity).
 """
 import math
@@ -32,12 +34,22 @@ VARIANTS = [("f32", None)] + [
     ("VxV with V=8, 4-bit", "tile=8 act-bits=4 weight-bits=4"),
     # The A4 search in a band that lands near 4 bits on these models (the
     # weights' widths: 4 and 5 on the digits CNN), with one V per layer
-    # among 8, 16 and 32 (tile-candidates). Per-tile widths (per-tile=true)
-    # are not in the table: tq-to-cpu does not lower their run-time search.
+    # among 8, 16 and 32 (tile-candidates).
     ("per-layer V (8, 16, 32), widths near 4 bits",
      f"tile={V} policy=adaptive tile-candidates=8,16,32 low=0.15 high=0.4 min-bits=2 "
      "max-bits=8"),
+    # The same band with a width per weight tile, searched at compile time;
+    # the activations keep a fixed width (run-time-search=false: tq-to-cpu
+    # does not lower a run-time per-tile search). A filter read through a
+    # tq.transpose (every NCHW convolution's) gets one width for the tensor.
+    *[(f"VxV, per-tile weight widths in the same band, {a}-bit activations",
+       f"tile={V} policy=adaptive per-tile=true run-time-search=false act-bits={a} "
+       "low=0.15 high=0.4 min-bits=2 max-bits=8") for a in (4, 8)],
 ]
+
+# The bundled models of the table: evaluate's, and the MobileNet-style CNN
+# (held out on Fashion-MNIST like the Fashion CNN).
+TABLE_MODELS = {**MODELS, "mobilenet": ("MobileNet-style CNN", "fashion_mobilenet.onnx")}
 
 # Bits of one scale (and of an offset) per tile, by scale kind.
 SCALE_BITS = {"f32": 32, "pow2": 8, "pow2_f32": 40}
@@ -98,16 +110,19 @@ def run(build, names):
     bindir = os.path.join(build, "bin")
     print(f"tq-quantize with tile={V} unless the variant says otherwise; accuracy "
           "on the CPU backend; bits per element include one scale per tile "
-          "(32 bits for f32 scales); PPU cycles for the whole held-out batch, "
-          "whose logits are the CPU's bits where it runs.\n")
+          "(32 bits for f32 scales, 8 more for a per-tile width); CPU time "
+          "for the whole held-out batch on 1 thread (median of 20 calls, "
+          "compilation excluded; it varies from run to run); PPU cycles for "
+          "the whole held-out batch, whose logits are the CPU's bits where it "
+          "runs.\n")
     print("| model | variant | accuracy | vs f32 | constant weights, bits/element | "
-          "tensors quantized at run time, bits/element | PPU cycles |")
-    print("|---|---|---|---|---|---|---|")
+          "tensors quantized at run time, bits/element | CPU ms | PPU cycles |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in names:
-        label, file = MODELS[name]
+        label, file = TABLE_MODELS[name]
         x, y = held_out(name, models)
         model = os.path.join(models, file)
-        rows = evaluate(build, model, "image", x, y, variants=VARIANTS)
+        rows = evaluate(build, model, "image", x, y, variants=VARIANTS, latency=True)
         # The quantized programs, for their types (evaluate keeps no text).
         flow = Flow(opt=os.path.join(bindir, "tq-opt"),
                     workdir=tempfile.mkdtemp(prefix="tq-granularity-"))
@@ -121,7 +136,8 @@ def run(build, names):
                 with open(flow.opt(imported, f"-tq-quantize={options}",
                                    out=f"q{i}.mlir")) as f:
                     weights, acts = bits_per_element(f.read())
-            unset = "at run time" if "policy=adaptive" in (options or "") else ""
+            unset = "at run time" if "policy=adaptive" in (options or "") and \
+                "run-time-search=false" not in options else ""
             fmt = lambda b: unset if b is None else f"{b:.2f}"  # noqa: E731
             if r.ppu_stats:
                 ppu = f"{r.ppu_stats['cycles']:,}" + ("" if r.ppu_same else " (DIFFER)")
@@ -129,16 +145,17 @@ def run(build, names):
                 ppu = "–" if options is None else "not on the PPU"
             delta = "" if options is None else f"{r.cpu - f32:+.2f}"
             print(f"| {label + f' ({len(y)} images)' if i == 0 else ''} | {variant} | "
-                  f"{r.cpu:.2f}% | {delta} | {fmt(weights)} | {fmt(acts)} | {ppu} |")
+                  f"{r.cpu:.2f}% | {delta} | {fmt(weights)} | {fmt(acts)} | "
+                  f"{r.cpu_ms:.2f} | {ppu} |")
 
 
 def main():
     if len(sys.argv) < 2:
         raise SystemExit("usage: python3 -m tq.models.granularity BUILD_DIR [MODEL ...]")
-    names = sys.argv[2:] or list(MODELS)
-    unknown = [n for n in names if n not in MODELS]
+    names = sys.argv[2:] or list(TABLE_MODELS)
+    unknown = [n for n in names if n not in TABLE_MODELS]
     if unknown:
-        raise SystemExit(f"unknown model '{unknown[0]}' ({', '.join(MODELS)})")
+        raise SystemExit(f"unknown model '{unknown[0]}' ({', '.join(TABLE_MODELS)})")
     run(sys.argv[1], names)
 
 
