@@ -171,17 +171,17 @@ def check(rows, f32_floor, four_bit_points, every_layer_points):
               any(b < MAX_BITS for b, _ in weights + runtime))
 
 
-def band_report(what, widths, low, high):
+def band_report(what, widths, low, high, min_bits=MIN_BITS, max_bits=MAX_BITS):
     """Where the A4 search left each (bits, error): inside [low, high], at
-    a bound with its error outside the band (the search wanted to go on),
-    or elsewhere (a wrong stop). The last line holds the variant to its
-    band."""
+    a bound (min_bits, max_bits) with its error outside the band (the
+    search wanted to go on), or elsewhere (a wrong stop). The last line
+    holds the variant to its band."""
     inside = sum(low <= e <= high for _, e in widths)
-    capped = sum(b == MAX_BITS and e > high for b, e in widths)
-    floored = sum(b == MIN_BITS and e < low for b, e in widths)
+    capped = sum(b == max_bits and e > high for b, e in widths)
+    floored = sum(b == min_bits and e < low for b, e in widths)
     wrong = len(widths) - inside - capped - floored
     return [f"{what}: {len(widths)}, {inside} with the error in [{low}, {high}], "
-            f"{capped} at {MAX_BITS} bits above it, {floored} at {MIN_BITS} bits below it, "
+            f"{capped} at {max_bits} bits above it, {floored} at {min_bits} bits below it, "
             f"{wrong} elsewhere",
             f"{what}: all in the band: {bool(widths) and inside == len(widths)}"]
 

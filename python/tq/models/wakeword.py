@@ -92,6 +92,7 @@ class TQ:
         self.flow = flow
         self.count = 0
         self.times = {}
+        self.bands = {}  # model file -> the band report of its weights' widths
 
     def _tool(self, phase, tool, *args):
         t = time.perf_counter()
@@ -115,6 +116,10 @@ class TQ:
             q = self.flow.path(f"q{self.count}.mlir")
             self._tool("quantize", "tq-opt", mlir, f"-tq-quantize={quantize}", "-o", q)
             mlir = q
+            if "policy=adaptive" in quantize:
+                with open(q) as f:
+                    self.bands[os.path.basename(model)] = weight_band(
+                        os.path.basename(model).replace(".onnx", ""), quantize, f.read())
         return mlir
 
     def run(self, mlir, inputs, outputs=1):
@@ -132,6 +137,19 @@ class TQ:
 
 SUMMARY = {"f32 rows": 0, "f32 within bound": 0, "heads": 0,
            "heads agreeing on >= 99% of frames": 0}
+
+
+def weight_band(name, options, text):
+    """Where the compile-time A4 search left the weights of a program
+    quantized with `options` (policy=adaptive): evaluate.band_report's
+    lines, for its band and width bounds, and whether any weight is below
+    8 bits."""
+    from tq.models.evaluate import _weight_widths, band_report
+    o = dict(kv.split("=", 1) for kv in options.split() if "=" in kv)
+    widths = [(b, e) for _, b, e in _weight_widths(text)]
+    return band_report(f"{name}: weight widths", widths, float(o["low"]), float(o["high"]),
+                       int(o.get("min-bits", 2)), int(o.get("max-bits", 8))) + [
+        f"{name}: some weight below 8 bits: {any(b < 8 for b, _ in widths)}"]
 
 
 def row(model, variant, got, want, seconds, decisions=False):
@@ -253,6 +271,11 @@ def main():
     if a.vad_chunks:
         vad_stream(ort, tq, M("silero_vad.onnx"), audio, min(a.vad_chunks, len(chunks)),
                    variants)
+    if tq.bands:
+        print("\nThe adaptive variant's weights (the A4 search at compile time):\n")
+        for lines in tq.bands.values():
+            for line in lines:
+                print("- " + line)
     print("\nsummary: " + ", ".join(f"{k} {v}" for k, v in SUMMARY.items()))
     print("\ntime per phase (s): " +
           ", ".join(f"{k} {v:.1f}" for k, v in tq.times.items()))
