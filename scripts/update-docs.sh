@@ -12,7 +12,8 @@
 #                   and the PPU (python3 -m tq.models.evaluate all)
 #   granularity     docs/ONNX.md: V×V, 1×V, per-channel and per-tensor
 #                   scales and per-tile widths side by side, on the four
-#                   bundled models (python3 -m tq.models.granularity)
+#                   bundled models and the openWakeWord ones
+#                   (python3 -m tq.models.granularity, about fifteen minutes)
 #   compile         docs/ONNX.md: compile time per phase (bench-compile.sh)
 #   ort             docs/CPU.md: against onnxruntime (bench-ort.sh)
 #   cpu-matmul      docs/CPU.md: the int8 kernel against oneDNN and
@@ -86,6 +87,7 @@ for s in "${sections[@]}"; do
     accuracy)
       generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.evaluate build all --markdown ;;
     granularity)
+      scripts/fetch-models.sh >/dev/null 2>&1 || true
       generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.granularity build ;;
     compile)
       scripts/fetch-models.sh >/dev/null 2>&1 || true

@@ -5,10 +5,14 @@ the 4-bit gap of square tiles. For each: held-out accuracy on the CPU
 backend, the bits per element of the quantized weights and activations
 (scales included, read from the quantized program's types), and the PPU
 simulator's cycles for the whole batch where tq-to-ppu can run it.
+After them, the published openWakeWord models when scripts/fetch-models.sh
+has cached them (tq.models.granularity_wakeword: two heads and the
+embedding model, about six minutes); otherwise one line says why not.
 
     /usr/bin/python3 -m tq.models.granularity BUILD_DIR [MODEL ...]
 
-MODEL is digits, fashion, transformer or mobilenet (default: all).
+MODEL is digits, fashion, transformer, mobilenet, wakeword-heads,
+wakeword-embedding or wakeword (both; default: all).
 
 It prints a Markdown table (scripts/update-docs.sh granularity).
 """
@@ -104,10 +108,62 @@ def bits_per_element(text):
     return tuple(b / e if e and known else None for e, b, known in sums.values())
 
 
-def run(build, names):
+def ppu_cell(options, r):
+    """The PPU cycles of an evaluate.Row: "–" for f32, "not on the PPU"
+    where tq-run --target=ppu failed, and "products on the host" where it
+    ran but simulated no multiply-accumulate (the partitioner kept every
+    product on the host, e.g. per-tile widths; the cycles would be noise)."""
+    if not r.ppu_stats:
+        return "–" if options is None else "not on the PPU"
+    if r.ppu_stats.get("mac_ops", 1) == 0:
+        return "products on the host"
+    return f"{r.ppu_stats['cycles']:,}" + ("" if r.ppu_same else " (DIFFER)")
+
+
+def print_rows(label, results):
+    """The Markdown rows of one model: `results` holds, per VARIANTS entry,
+    (evaluate.Row, quantized program text or None, a note appended to the
+    accuracy cell). "vs f32" is in points against the f32 row."""
+    f32 = results[0][0].cpu
+    for i, ((variant, options), (r, text, note)) in enumerate(zip(VARIANTS, results)):
+        weights, acts = bits_per_element(text) if text else (None, None)
+        unset = "at run time" if "policy=adaptive" in (options or "") and \
+            "run-time-search=false" not in options else ""
+        fmt = lambda b: unset if b is None else f"{b:.2f}"  # noqa: E731
+        delta = "" if options is None else f"{r.cpu - f32:+.2f}"
+        print(f"| {label if i == 0 else ''} | {variant} | {r.cpu:.2f}%{note} | {delta} | "
+              f"{fmt(weights)} | {fmt(acts)} | {r.cpu_ms:.2f} | {ppu_cell(options, r)} |",
+              flush=True)
+
+
+def bundled_rows(build, name):
+    """The rows of a bundled model (TABLE_MODELS): tq.models.evaluate on
+    its held-out set, then each variant quantized again for its types
+    (evaluate keeps no text)."""
     here = os.path.dirname(os.path.abspath(__file__))
     models = os.path.join(here, "..", "..", "..", "models")
     bindir = os.path.join(build, "bin")
+    label, file = TABLE_MODELS[name]
+    x, y = held_out(name, models)
+    model = os.path.join(models, file)
+    rows = evaluate(build, model, "image", x, y, variants=VARIANTS, latency=True)
+    flow = Flow(opt=os.path.join(bindir, "tq-opt"),
+                workdir=tempfile.mkdtemp(prefix="tq-granularity-"))
+    imported = flow.path("model.mlir")
+    flow.run(os.path.join(bindir, "tq-import-onnx"), model,
+             "--input-shape=image:" + "x".join(map(str, x.shape)), "-o", imported)
+    texts = []
+    for i, (_, options) in enumerate(VARIANTS):
+        text = None
+        if options:
+            with open(flow.opt(imported, f"-tq-quantize={options}", out=f"q{i}.mlir")) as f:
+                text = f.read()
+        texts.append(text)
+    print_rows(f"{label} ({len(y)} images)", [(r, t, "") for r, t in zip(rows, texts)])
+
+
+def run(build, names):
+    from tq.models import granularity_wakeword as wakeword
     print(f"tq-quantize with tile={V} unless the variant says otherwise; accuracy "
           "on the CPU backend; bits per element include one scale per tile "
           "(32 bits for f32 scales, 8 more for a per-tile width); CPU time "
@@ -115,47 +171,31 @@ def run(build, names):
           "compilation excluded; it varies from run to run); PPU cycles for "
           "the whole held-out batch, whose logits are the CPU's bits where it "
           "runs.\n")
+    real = [n for n in names if n in wakeword.MODELS]
+    skipped = real and wakeword.missing()
+    if real:  # never silently: the table says why they are not in it
+        print(f"The openWakeWord models are skipped: {skipped}.\n" if skipped
+              else wakeword.NOTE + "\n")
     print("| model | variant | accuracy | vs f32 | constant weights, bits/element | "
           "tensors quantized at run time, bits/element | CPU ms | PPU cycles |")
     print("|---|---|---|---|---|---|---|---|")
     for name in names:
-        label, file = TABLE_MODELS[name]
-        x, y = held_out(name, models)
-        model = os.path.join(models, file)
-        rows = evaluate(build, model, "image", x, y, variants=VARIANTS, latency=True)
-        # The quantized programs, for their types (evaluate keeps no text).
-        flow = Flow(opt=os.path.join(bindir, "tq-opt"),
-                    workdir=tempfile.mkdtemp(prefix="tq-granularity-"))
-        imported = flow.path("model.mlir")
-        flow.run(os.path.join(bindir, "tq-import-onnx"), model,
-                 f"--input-shape=image:" + "x".join(map(str, x.shape)), "-o", imported)
-        f32 = rows[0].cpu
-        for i, ((variant, options), r) in enumerate(zip(VARIANTS, rows)):
-            weights = acts = None
-            if options:
-                with open(flow.opt(imported, f"-tq-quantize={options}",
-                                   out=f"q{i}.mlir")) as f:
-                    weights, acts = bits_per_element(f.read())
-            unset = "at run time" if "policy=adaptive" in (options or "") and \
-                "run-time-search=false" not in options else ""
-            fmt = lambda b: unset if b is None else f"{b:.2f}"  # noqa: E731
-            if r.ppu_stats:
-                ppu = f"{r.ppu_stats['cycles']:,}" + ("" if r.ppu_same else " (DIFFER)")
-            else:
-                ppu = "–" if options is None else "not on the PPU"
-            delta = "" if options is None else f"{r.cpu - f32:+.2f}"
-            print(f"| {label + f' ({len(y)} images)' if i == 0 else ''} | {variant} | "
-                  f"{r.cpu:.2f}% | {delta} | {fmt(weights)} | {fmt(acts)} | "
-                  f"{r.cpu_ms:.2f} | {ppu} |")
+        if name in TABLE_MODELS:
+            bundled_rows(build, name)
+    if real and not skipped:
+        for label, results in wakeword.rows(build, real):
+            print_rows(label, results)
 
 
 def main():
     if len(sys.argv) < 2:
         raise SystemExit("usage: python3 -m tq.models.granularity BUILD_DIR [MODEL ...]")
-    names = sys.argv[2:] or list(TABLE_MODELS)
-    unknown = [n for n in names if n not in TABLE_MODELS]
+    from tq.models.granularity_wakeword import ALIASES, MODELS as REAL
+    known = [*TABLE_MODELS, *REAL, *ALIASES]
+    names = [m for n in sys.argv[2:] or [*TABLE_MODELS, *REAL] for m in ALIASES.get(n, [n])]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise SystemExit(f"unknown model '{unknown[0]}' ({', '.join(TABLE_MODELS)})")
+        raise SystemExit(f"unknown model '{unknown[0]}' ({', '.join(known)})")
     run(sys.argv[1], names)
 
 

@@ -69,7 +69,9 @@ def speech(work, seconds, seed=0):
         raw = os.path.join(work, f"s{i}.raw")
         subprocess.run(["espeak-ng", "-w", wav, "-s", str(140 + 10 * (i % 4)), phrase],
                        check=True, capture_output=True)
-        subprocess.run(["sox", wav, "-r", str(RATE), "-c", "1", "-b", "16", "-e", "signed",
+        # -R: repeatable (sox dithers its 16-bit output with a random seed
+        # otherwise, and the samples would move from run to run).
+        subprocess.run(["sox", "-R", wav, "-r", str(RATE), "-c", "1", "-b", "16", "-e", "signed",
                         "-t", "raw", raw], check=True, capture_output=True)
         voice = np.fromfile(raw, "<i2").astype(np.float32) / 32768
         gap = np.zeros(int(RATE * rng.uniform(0.3, 0.8)), np.float32)
