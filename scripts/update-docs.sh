@@ -14,6 +14,8 @@
 #                   scales and per-tile widths side by side, on the four
 #                   bundled models and the openWakeWord ones
 #                   (python3 -m tq.models.granularity, about fifteen minutes)
+#   conformance     docs/ONNX.md: the ONNX node tests of libonnx-testdata
+#                   (python3 -m tq.conformance, a few minutes)
 #   compile         docs/ONNX.md: compile time per phase (bench-compile.sh)
 #   ort             docs/CPU.md: against onnxruntime (bench-ort.sh)
 #   cpu-matmul      docs/CPU.md: the int8 kernel against oneDNN and
@@ -38,8 +40,8 @@ scripts/build.sh >/dev/null
 
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] &&
-  sections=(ppu-transpose accuracy granularity compile ort cpu-matmul profile mobilenet
-    wakeword interval train)
+  sections=(ppu-transpose accuracy granularity conformance compile ort cpu-matmul profile
+    mobilenet wakeword interval train)
 scripts/install-deps.sh base node train >/dev/null
 export PYTHONPATH=python:build/python
 
@@ -89,6 +91,8 @@ for s in "${sections[@]}"; do
     granularity)
       scripts/fetch-models.sh >/dev/null 2>&1 || true
       generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.granularity build ;;
+    conformance)
+      generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.conformance build --markdown ;;
     compile)
       scripts/fetch-models.sh >/dev/null 2>&1 || true
       generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.compile_time build ;;
@@ -111,7 +115,7 @@ for s in "${sections[@]}"; do
     train)
       generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.train_compare build/bin ;;
     *)
-      echo "update-docs: unknown section '$s' (ppu-transpose, accuracy, granularity, compile, ort, cpu-matmul, profile, mobilenet, wakeword, interval, train)" >&2
+      echo "update-docs: unknown section '$s' (ppu-transpose, accuracy, granularity, conformance, compile, ort, cpu-matmul, profile, mobilenet, wakeword, interval, train)" >&2
       exit 2 ;;
   esac
 done

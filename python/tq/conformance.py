@@ -140,6 +140,9 @@ def main():
     ap.add_argument("--report", default=None)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print the summary and the most common reasons a test is "
+                         "unsupported, for docs/ONNX.md (scripts/update-docs.sh)")
     a = ap.parse_args()
     bindir = os.path.join(a.build, "bin")
     tests = sorted(d for d in glob.glob(os.path.join(DATA, "test_*"))
@@ -165,6 +168,11 @@ def main():
     if a.report:
         with open(a.report, "w") as f:
             f.write(text)
+    if a.markdown:
+        print(f"    {summary}\n\nThe most common reasons a test is unsupported:\n")
+        for why, n in reasons.most_common(8):
+            print(f"- {n}: {why}")
+        return
     for line in lines:
         if not line.startswith("unsupported "):
             print(line)
