@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OptionCopy.h"
+
 #include "mlir/TableGen/GenInfo.h"
 #include "mlir/TableGen/Pass.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -39,13 +41,8 @@ static bool emitPassOptionGetters(const llvm::RecordKeeper &records,
                         pass.getArgument());
     os << llvm::formatv("{0}Options getOptions() const {{\n", name);
     os << llvm::formatv("  {0}Options result;\n", name);
-    for (const PassOption &o : pass.getOptions()) {
-      if (o.isListOption())
-        os << llvm::formatv("  result.{0}.assign({0}.begin(), {0}.end());\n",
-                            o.getCppVariableName());
-      else
-        os << llvm::formatv("  result.{0} = {0};\n", o.getCppVariableName());
-    }
+    for (const PassOption &o : pass.getOptions())
+      tq::tblgen::emitOptionCopy(o, "  ", os);
     os << "  return result;\n}\n";
     os << llvm::formatv("#undef GEN_PASS_OPTIONS_GETTER_{0}\n", name.upper());
     os << llvm::formatv("#endif // GEN_PASS_OPTIONS_GETTER_{0}\n\n",

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OptionCopy.h"
+
 #include "mlir/TableGen/GenInfo.h"
 #include "mlir/TableGen/Pass.h"
 #include "llvm/ADT/StringMap.h"
@@ -126,11 +128,7 @@ static void emitPassOptionsGetter(const Pipeline &pipeline, const Pass &pass,
     });
     if (!shared)
       continue;
-    if (p.isListOption())
-      os << llvm::formatv("    result.{0}.assign({0}.begin(), {0}.end());\n",
-                          p.getCppVariableName());
-    else
-      os << llvm::formatv("    result.{0} = {0};\n", p.getCppVariableName());
+    tq::tblgen::emitOptionCopy(p, "    ", os);
   }
   os << "    return result;\n  }\n";
 }
