@@ -169,7 +169,7 @@ def main():
         with open(a.report, "w") as f:
             f.write(text)
     if a.markdown:
-        print(f"    {summary}\n\nThe most common reasons a test is unsupported:\n")
+        print(f"{summary}\n\nThe most common reasons a test is unsupported:\n")
         for why, n in reasons.most_common(8):
             print(f"- {n}: {why}")
         return
