@@ -345,6 +345,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   pipeline.target = options.target;
   pipeline.threads = options.threads;
   pipeline.outlineKernels = options.outlineKernels;
+  pipeline.splitBatch = options.splitBatch;
   pipeline.profile = options.profile;
   if (options.profile && options.keepObject) {
     errs << name << ": error: profiling is for the JIT only (the program "

@@ -72,6 +72,12 @@ static std::unique_ptr<Pass> loopNestCanonicalizer() {
 void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
                                   const ToCPUPipelineOptions &o) {
   pm.addPass(loopNestCanonicalizer());
+  // The profiler's clock is one per program, not per thread.
+  if (o.threads > 1 && o.splitBatch && !o.profile) {
+    TQCPUSplitBatchOptions split;
+    split.chunks = o.threads;
+    pm.addNestedPass<func::FuncOp>(createTQCPUSplitBatch(split));
+  }
   if (o.profile)
     pm.addPass(createTQCPUProfileKinds());
   pm.addPass(createConvertTQToCPU(o.getConvertTQToCPUOptions()));

@@ -122,6 +122,13 @@ static cl::opt<bool>
                             "own function (tq-to-cpu outline-kernels)"),
                    cl::init(true));
 static cl::opt<bool>
+    splitBatch(cl::cat(toolOptions), "split-batch",
+               cl::desc("with --num-threads above 1, share whole images "
+                        "among the threads where the program allows "
+                        "(tq-to-cpu split-batch); false: share each "
+                        "layer's loops"),
+               cl::init(true));
+static cl::opt<bool>
     verifyEach(cl::cat(toolOptions), "verify-each",
                cl::desc("verify the IR after each tq-to-cpu pass (by "
                         "default the program and the lowered module are "
@@ -270,6 +277,7 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.threads = threads;
   options.outlineKernels = outlineKernels;
+  options.splitBatch = splitBatch;
   options.verifyEach = verifyEach;
   bool profiling = profileFormat.getNumOccurrences() > 0;
   if (profiling && profileFormat != "" && profileFormat != "table" &&

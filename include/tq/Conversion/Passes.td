@@ -206,9 +206,15 @@ def TQCPUShareLoops : Pass<"tq-cpu-share-loops"> {
     a plain loop that LLVM vectorizes. A nest that executes fewer than
     about 16384 ops, or one inside another parallel loop, becomes
     sequential (sharing it costs more than it saves); the kernels' own
-    parallel loops, with far more work, are kept as they are. `convert-scf-to-openmp` then
-    runs the parallel loops on the OpenMP threads. Each iteration computes
-    what it did before: the results are the same bits.
+    parallel loops, with far more work, are kept as they are.
+
+    The shares of a batch split by `tq-cpu-split-batch` (an `scf.forall`
+    after bufferization) become one `scf.parallel`, kept parallel however
+    little it holds; the loops of the kernels called only from inside it
+    become sequential, since each share already has its thread.
+    `convert-scf-to-openmp` then runs the parallel loops on the OpenMP
+    threads. Each iteration computes what it did before: the results are
+    the same bits.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"2",
@@ -240,6 +246,54 @@ def TQCPULoopOrder : Pass<"tq-cpu-loop-order"> {
     that it vectorizes.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def TQCPUSplitBatch : Pass<"tq-cpu-split-batch", "::mlir::func::FuncOp"> {
+  let summary = "Share whole images among the threads: one parallel loop per call";
+  let description = [{
+    With more than one thread, sharing each layer's loops among the threads
+    costs a fork and a join per loop nest, and at batch 64 the layers of a
+    small network are too short for that to pay. This pass instead splits
+    the batch of a public function into `chunks` equal shares and runs the
+    whole network once per share, in an `scf.forall` whose iterations the
+    threads share (one fork and join per call):
+
+    ```mlir
+    func.func @main(%x: tensor<64x1x28x28xf32>) -> tensor<64x10xf32> {
+      ...                                    // the network on 64 images
+    }
+    // becomes
+    func.func @main(%x: tensor<64x1x28x28xf32>) -> tensor<64x10xf32> {
+      %0 = scf.forall (%t) in (2) shared_outs(%o = ...) -> tensor<64x10xf32> {
+        %s = tensor.extract_slice %x[%t * 32, 0, 0, 0] [32, 1, 28, 28] ...
+        ...                                  // the network on 32 images
+        scf.forall.in_parallel { tensor.parallel_insert_slice ... }
+      }
+      return %0 : tensor<64x10xf32>
+    }
+    ```
+
+    The results are the same bits: the pass splits only a function in which
+    every value either does not depend on the batch or has one batch dim
+    (dim 0 of the arguments and results, followed through each op) that
+    every op treats independently, and in which no V×V tile (or other
+    quantization tile) straddles two shares. Quantization with run-time
+    widths, given scales, a refresh flag or stochastic rounding, a reduction
+    over the batch, an op the pass does not know, or a batch that does not
+    divide into `chunks` tile-aligned shares leave the function as it is.
+    Ops that do not depend on the batch (constants) are repeated in each
+    share.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"2",
+           "Shares of the batch (the threads)">
+  ];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "Functions whose batch was split">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def TQCPUDistinctResults : Pass<"tq-cpu-distinct-results", "::mlir::func::FuncOp"> {

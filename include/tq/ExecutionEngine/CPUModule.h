@@ -81,6 +81,9 @@ struct CompileOptions {
   /// tq-to-cpu's outline-kernels option (one function per distinct loop
   /// nest, compiled once).
   bool outlineKernels = true;
+  /// tq-to-cpu's split-batch option: with threads, whole images shared
+  /// among them where the program allows.
+  bool splitBatch = true;
   /// Time every kernel call (tq-to-cpu's profile option; implies
   /// outlineKernels); see CPUModule::profile. JIT only: the program calls
   /// back into this library.

@@ -55,7 +55,9 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
   let summary = "Lower a tq program to the LLVM dialect for this CPU (or "
                 "another target)";
   let description = [{
-    `convert-tq-to-cpu`, one-shot bufferization (function results become
+    With threads, the batch split into one share per thread where the
+    program allows (`tq-cpu-split-batch`), then `convert-tq-to-cpu`,
+    one-shot bufferization (function results become
     out-parameters), buffer deallocation, the CPU kernels of the float ops
     (`tq-cpu-float-kernels`), one function per distinct loop nest, the
     loops shared among the threads, and the conversions of every remaining
@@ -66,6 +68,10 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
       [Option<"outlineKernels", "outline-kernels", "bool", /*default=*/"true",
               "One function per distinct loop nest (tq-cpu-outline-kernels); "
               "off compiles each public function as one">,
+       Option<"splitBatch", "split-batch", "bool", /*default=*/"true",
+              "With threads, share whole images among them, one parallel "
+              "loop per call (tq-cpu-split-batch), where the program "
+              "allows; not with profile">,
        Option<"profile", "profile", "bool", /*default=*/"false",
               "Time every kernel call (tq-cpu-profile-kinds, "
               "tq-cpu-outline-kernels{profile}); implies outline-kernels. "

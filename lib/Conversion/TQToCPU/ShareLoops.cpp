@@ -6,7 +6,9 @@
 #include "tq/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -118,16 +120,50 @@ struct TQCPUShareLoopsPass
           << int64_t(threads);
       return signalPassFailure();
     }
+    IRRewriter rw(&getContext());
+    // The shares of a split batch (tq-cpu-split-batch) are the threads'
+    // work: their loop stays parallel, and the kernels called from it
+    // (and from nowhere else) run on the thread that calls them.
+    SmallVector<scf::ForallOp> shares;
+    getOperation()->walk([&](scf::ForallOp op) { shares.push_back(op); });
+    DenseSet<Operation *> sharedLoops;
+    for (scf::ForallOp op : shares) {
+      scf::ParallelOp par;
+      rw.setInsertionPoint(op);
+      if (failed(scf::forallToParallelLoop(rw, op, &par))) {
+        op.emitError("tq-cpu-share-loops: cannot lower this scf.forall");
+        return signalPassFailure();
+      }
+      sharedLoops.insert(par);
+    }
+    DenseMap<StringAttr, bool> onlyInShares;
+    getOperation()->walk([&](func::CallOp call) {
+      bool inShare = false;
+      for (Operation *p = call->getParentOp(); p && !inShare;
+           p = p->getParentOp())
+        inShare = sharedLoops.contains(p);
+      auto [it, first] =
+          onlyInShares.try_emplace(call.getCalleeAttr().getAttr(), inShare);
+      if (!first)
+        it->second &= inShare;
+    });
+    auto inShareOnly = [&](Operation *op) {
+      auto f = op->getParentOfType<func::FuncOp>();
+      return f && onlyInShares.lookup(f.getSymNameAttr());
+    };
     // Each loop is decided once, outer loops first (a loop nested in a
     // parallel one is sequential).
     SmallVector<std::pair<scf::ParallelOp, unsigned>> plan;
     getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
-      unsigned keep = op.getNumReductions() != 0 ? op.getNumLoops()
-                                                 : sharedDims(op, threads);
+      if (sharedLoops.contains(op))
+        return;
+      unsigned keep = inShareOnly(op) ? 0
+                      : op.getNumReductions() != 0
+                          ? op.getNumLoops()
+                          : sharedDims(op, threads);
       if (keep < op.getNumLoops())
         plan.push_back({op, keep});
     });
-    IRRewriter rw(&getContext());
     for (auto [op, keep] : plan)
       split(op, keep, rw);
   }

@@ -79,3 +79,53 @@ func.func @kernel(%x: memref<7x2x4096xf32>) {
   }
   return
 }
+
+// The shares of a split batch (an scf.forall after bufferization) become
+// one scf.parallel that stays parallel however little it holds; a kernel
+// called only from inside it runs on the calling thread (its loop becomes
+// sequential), one also called from outside keeps its parallel loop.
+// CHECK-LABEL: func.func private @share_only
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK-LABEL: func.func private @also_outside
+// CHECK: scf.parallel
+// CHECK-LABEL: func.func @shares
+// CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c2{{.*}}) step (%c1{{.*}}) {
+// CHECK: func.call @share_only
+// CHECK: func.call @also_outside
+func.func private @share_only(%x: memref<64x16x28xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c28 = arith.constant 28 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%n, %c, %w) = (%c0, %c0, %c0) to (%c64, %c16, %c28) step (%c1, %c1, %c1) {
+    %v = memref.load %x[%n, %c, %w] : memref<64x16x28xf32>
+    %d = arith.addf %v, %v : f32
+    memref.store %d, %x[%n, %c, %w] : memref<64x16x28xf32>
+    scf.reduce
+  }
+  return
+}
+func.func private @also_outside(%x: memref<64x16x28xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c28 = arith.constant 28 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%n, %c, %w) = (%c0, %c0, %c0) to (%c64, %c16, %c28) step (%c1, %c1, %c1) {
+    %v = memref.load %x[%n, %c, %w] : memref<64x16x28xf32>
+    %d = arith.mulf %v, %v : f32
+    memref.store %d, %x[%n, %c, %w] : memref<64x16x28xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @shares(%a: memref<64x16x28xf32>, %b: memref<64x16x28xf32>) {
+  scf.forall (%t) in (2) {
+    func.call @share_only(%a) : (memref<64x16x28xf32>) -> ()
+    func.call @also_outside(%a) : (memref<64x16x28xf32>) -> ()
+  }
+  func.call @also_outside(%b) : (memref<64x16x28xf32>) -> ()
+  return
+}

@@ -1,9 +1,11 @@
 # RUN: %python %s %tq_build | FileCheck %s
 # The bundled models at batch 64, f32 and 8-bit V=32, compiled for 1 and for
-# 2 threads: the outputs are the same bits. With 2 threads the
-# quantizations, tile transposes, im2col rows, the kernels' blocks and the
-# float loop nests are shared among the threads; each element is still
-# computed by one thread in the same order.
+# 2 threads: the outputs are the same bits. With 2 threads each thread runs
+# the whole network on 32 of the 64 images (tq-cpu-split-batch); with
+# --split-batch=false the quantizations, tile transposes, im2col rows, the
+# kernels' blocks and the float loop nests are shared among the threads
+# instead. Either way each element is computed by one thread in the same
+# order.
 import os
 import sys
 import tempfile
@@ -33,19 +35,24 @@ for name, x in (("digits_cnn", x_digits), ("fashion_cnn", x_fashion),
     np.save(xin, x)
     for variant, src in (("f32", imported), ("8-bit", quantized)):
         ys = []
-        for threads in (1, 2):
-            y = flow.path(f"y-{name}-{variant}-{threads}.npy")
+        for threads, split in ((1, "true"), (2, "true"), (2, "false")):
+            y = flow.path(f"y-{name}-{variant}-{threads}-{split}.npy")
             flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
-                     f"--output={y}", f"--num-threads={threads}")
+                     f"--output={y}", f"--num-threads={threads}",
+                     f"--split-batch={split}")
             ys.append(np.load(y))
-        same = ys[0].tobytes() == ys[1].tobytes()
-        print(f"{name} {variant}: 2 threads give the same bits as 1: {same}")
+        same = [ys[0].tobytes() == y.tobytes() for y in ys[1:]]
+        split = "scf.forall" in flow.run(
+            "opt", src, "--pass-pipeline=builtin.module(func.func("
+            "tq-cpu-split-batch{chunks=2}))")
+        print(f"{name} {variant}: batch split {split}; 2 threads give the same "
+              f"bits as 1: images shared {same[0]}, loops shared {same[1]}")
 
-# CHECK: digits_cnn f32: 2 threads give the same bits as 1: True
-# CHECK: digits_cnn 8-bit: 2 threads give the same bits as 1: True
-# CHECK: fashion_cnn f32: 2 threads give the same bits as 1: True
-# CHECK: fashion_cnn 8-bit: 2 threads give the same bits as 1: True
-# CHECK: digits_transformer f32: 2 threads give the same bits as 1: True
-# CHECK: digits_transformer 8-bit: 2 threads give the same bits as 1: True
-# CHECK: fashion_mobilenet f32: 2 threads give the same bits as 1: True
-# CHECK: fashion_mobilenet 8-bit: 2 threads give the same bits as 1: True
+# CHECK: digits_cnn f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: digits_cnn 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: fashion_cnn f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: fashion_cnn 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: digits_transformer f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: digits_transformer 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: fashion_mobilenet f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: fashion_mobilenet 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True

@@ -1,0 +1,127 @@
+// RUN: tq-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(tq-cpu-split-batch{chunks=2}))" | FileCheck %s
+// RUN: not tq-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(tq-cpu-split-batch{chunks=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// A public function on 64 images becomes an scf.forall over two shares of
+// 32, each running the body on its images; test/Integration/CPU/threads.py
+// checks on the bundled models that the bits do not change.
+
+// BAD: tq-cpu-split-batch: chunks must be at least 1, got 0
+
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME: (%[[X:.*]]: tensor<64x40xf32>) -> tensor<64x10xf32>
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<64x10xf32>
+// CHECK: %[[R:.*]] = scf.forall (%[[T:.*]]) in (2) shared_outs(%[[O:.*]] = %[[OUT]])
+// CHECK: %[[AT:.*]] = arith.muli %[[T]], %c32
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[X]][%[[AT]], 0] [32, 40] [1, 1]
+// CHECK: %[[C:.*]] = linalg.copy ins(%[[S]] : tensor<32x40xf32>)
+// CHECK: tq.quantize %[[C]] : tensor<32x40xf32> -> !tq.tiled<32x40xi8:8, f32, tile = 32x32, dims = [0, 1]{{.*}}>
+// CHECK: tq.matmul {{.*}} -> tensor<32x10xf32>
+// CHECK: linalg.fill {{.*}} -> tensor<32x10xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} outs({{.*}} : tensor<32x10xf32>)
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[Y]] into %[[O]][%[[AT]], 0] [32, 10] [1, 1]
+// CHECK: return %[[R]]
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @mlp(%x: tensor<64x40xf32>) -> tensor<64x10xf32> {
+  %w = tq.constant {scales = dense<0.01> : tensor<1x2xf32>, values = dense<3> : tensor<10x40xi8>} : !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %b = arith.constant dense<0.5> : tensor<10xf32>
+  %zero = arith.constant 0.0 : f32
+  %q = tq.quantize %x : tensor<64x40xf32> -> !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %m = tq.matmul %q, %w {transpose_b} : !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x10xf32>
+  %e = tensor.empty() : tensor<64x10xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x10xf32>) -> tensor<64x10xf32>
+  %y = linalg.generic {indexing_maps = [#map, #bias, #map], iterator_types = ["parallel", "parallel"]} ins(%m, %b : tensor<64x10xf32>, tensor<10xf32>) outs(%f : tensor<64x10xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %r = arith.maximumf %s, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<64x10xf32>
+  return %y : tensor<64x10xf32>
+}
+
+// -----
+
+// Tokens of an image on the rows (64 images of 8): a share is 256 rows,
+// eight whole tiles of 32, and the batched product keeps its images.
+// CHECK-LABEL: func.func @tokens
+// CHECK: scf.forall
+// CHECK: tensor.collapse_shape {{.*}} : tensor<32x8x16xf32> into tensor<256x16xf32>
+// CHECK: tq.quantize {{.*}} -> !tq.tiled<256x16xi8:8, f32, tile = 32x32, dims = [0, 1]{{.*}}>
+// CHECK: tensor.expand_shape {{.*}} output_shape [32, 8, 16] : tensor<256x16xf32> into tensor<32x8x16xf32>
+// CHECK: tq.transpose {{.*}} -> !tq.tiled<32x16x8xi8:8, f32, tile = 32x32, dims = [1, 2]{{.*}}>
+// CHECK: tq.matmul {{.*}} -> tensor<32x8x8xf32>
+func.func @tokens(%x: tensor<64x8x16xf32>) -> tensor<64x8x8xf32> {
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<64x8x16xf32> into tensor<512x16xf32>
+  %q = tq.quantize %c : tensor<512x16xf32> -> !tq.tiled<512x16xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %d = tq.dequantize %q : !tq.tiled<512x16xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<512x16xf32>
+  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [64, 8, 16] : tensor<512x16xf32> into tensor<64x8x16xf32>
+  %k = tq.quantize %e : tensor<64x8x16xf32> -> !tq.tiled<64x8x16xi8:8, f32, tile = 32x32, dims = [1, 2]>
+  %kt = tq.transpose %k [0, 2, 1] : !tq.tiled<64x8x16xi8:8, f32, tile = 32x32, dims = [1, 2]> -> !tq.tiled<64x16x8xi8:8, f32, tile = 32x32, dims = [1, 2]>
+  %s = tq.matmul %k, %kt : !tq.tiled<64x8x16xi8:8, f32, tile = 32x32, dims = [1, 2]>, !tq.tiled<64x16x8xi8:8, f32, tile = 32x32, dims = [1, 2]> -> tensor<64x8x8xf32>
+  return %s : tensor<64x8x8xf32>
+}
+
+// -----
+
+// Shares of 24 rows would cut a 32-row tile in two: not split.
+// CHECK-LABEL: func.func @straddle
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @straddle(%x: tensor<48x40xf32>) -> tensor<48x40xf32> {
+  %q = tq.quantize %x : tensor<48x40xf32> -> !tq.tiled<48x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %d = tq.dequantize %q : !tq.tiled<48x40xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<48x40xf32>
+  return %d : tensor<48x40xf32>
+}
+
+// -----
+
+// A width chosen at run time is one per tensor: not split.
+// CHECK-LABEL: func.func @runtime_width
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @runtime_width(%x: tensor<64x32xf32>, %n: i32) -> tensor<64x32xf32> {
+  %q = tq.quantize %x bits(%n : i32) : tensor<64x32xf32> -> !tq.tiled<64x32xi16:?, f32, tile = 32x32, dims = [0, 1]>
+  %d = tq.dequantize %q : !tq.tiled<64x32xi16:?, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x32xf32>
+  return %d : tensor<64x32xf32>
+}
+
+// -----
+
+// A sum over the images: not split.
+// CHECK-LABEL: func.func @over_images
+// CHECK-NOT: scf.forall
+// CHECK: return
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d1)>
+func.func @over_images(%x: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %s = linalg.generic {indexing_maps = [#in, #sum], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<64x16xf32>) outs(%f : tensor<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %e2 = tensor.empty() : tensor<64x16xf32>
+  %y = linalg.generic {indexing_maps = [#in, #sum, #in], iterator_types = ["parallel", "parallel"]} ins(%x, %s : tensor<64x16xf32>, tensor<16xf32>) outs(%e2 : tensor<64x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64x16xf32>
+  return %y : tensor<64x16xf32>
+}
+
+// -----
+
+// 3 images do not make two equal shares; a private function is not split.
+// CHECK-LABEL: func.func @odd
+// CHECK-NOT: scf.forall
+// CHECK-LABEL: func.func private @inner
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @odd(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  return %x : tensor<3x8xf32>
+}
+func.func private @inner(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
+  return %x : tensor<64x8xf32>
+}
