@@ -53,7 +53,8 @@ def main():
 def summarize(rows):
     """One line per batch size: the range of each variant's ratio to ORT and
     how many rows meet the speed targets (8-bit at most 1.0x ORT at batch 1,
-    0.5x at batch 64; f32 at most 1.25x)."""
+    0.5x at batch 64; f32 at most 1.25x); then the thread scaling at batch
+    64 (target: 2 threads at least 1.8x faster than 1)."""
     print()
     for batch, target in ((1, 1.0), (64, 0.5)):
         sel = [r for r in rows if r["batch"] == batch]
@@ -65,6 +66,19 @@ def summarize(rows):
               f"{sum(v <= target for v in q)} of {len(q)} rows at or below {target}; "
               f"tq f32 / ORT {min(f):.2f} to {max(f):.2f}, "
               f"{sum(v <= 1.25 for v in f)} of {len(f)} at or below 1.25")
+    # Thread scaling at batch 64: each model's time on 1 thread over its
+    # time on 2 (target: at least 1.8 for tile-quant).
+    one = {r["name"]: r["ms"] for r in rows if r["batch"] == 64 and r["threads"] == 1}
+    two = {r["name"]: r["ms"] for r in rows if r["batch"] == 64 and r["threads"] == 2}
+    names = [n for n in one if n in two]
+    if names:
+        parts = []
+        for variant in ("tq 8-bit", "tq f32", "ORT"):
+            sp = [one[n][variant] / two[n][variant] for n in names]
+            parts.append(f"{variant} " + ", ".join(f"{n} {v:.2f}" for n, v in zip(names, sp))
+                         + (f" ({sum(v >= 1.8 for v in sp)} of {len(sp)} at or above 1.8)"
+                            if variant != "ORT" else ""))
+        print("- batch 64, 1 thread's time / 2 threads': " + "; ".join(parts))
 
 
 def compare(flow, bindir, ort, name, model, x, threads):
@@ -91,7 +105,9 @@ def compare(flow, bindir, ort, name, model, x, threads):
     o = ort_ms
     print(f"| {name} | {batch} | {threads} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
           f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {agree:.1f}% |")
-    return {"batch": batch, "f32": times["f32"] / o, "8-bit": times["8-bit"] / o}
+    return {"name": name, "batch": batch, "threads": threads,
+            "f32": times["f32"] / o, "8-bit": times["8-bit"] / o,
+            "ms": {"ORT": o, "tq f32": times["f32"], "tq 8-bit": times["8-bit"]}}
 
 
 if __name__ == "__main__":
