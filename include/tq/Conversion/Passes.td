@@ -141,7 +141,7 @@ def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
 }
 
 def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
-  let summary = "Register-blocked f32 kernels for float matmuls, convolutions and pooling";
+  let summary = "Register-blocked f32 kernels for float matmuls, convolutions, pooling and layout transposes";
   let description = [{
     The float layers left between the quantized ones (the first and last
     layers, `keep-float`, a whole f32 model) are `linalg.matmul`,
@@ -174,6 +174,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     the generic is read per vector when it runs along the stored vector's
     dims, or once per row when it depends only on the outer dims (a bias
     per channel). The same scalar ops on each lane: the same bits.
+    An elementwise generic that reads an NHWC buffer as NCHW and writes an
+    NCHW one (the layout transpose after `tq.conv2d`, with the bias and
+    activation fused into it) becomes a blocked transpose: per image,
+    blocks of L channels × L pixels, L row loads transposed in registers
+    by log2(L) rounds of shuffles, then the body on each channel's L
+    pixels and one store (masked past the last channel or pixel).
     A `memref.copy` into or out of a strided view (a padded tensor's
     interior) becomes a `linalg.copy`, loops whose innermost one has unit
     stride, instead of the runtime's element-by-element `memrefCopy`.

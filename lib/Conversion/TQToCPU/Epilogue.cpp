@@ -29,7 +29,7 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
       !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
       !outType.getElementType().isF32())
     return std::nullopt;
-  int64_t rank = outType.getRank(), firstVector = rank - vectorDims;
+  int64_t rank = outType.getRank();
   Value target = g.getDpsInits()[0];
   if (target != out) {
     // `out` is a buffer only the kernel, the generic and its dealloc use,
@@ -49,7 +49,11 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
           !isa<memref::DeallocOp>(user))
         return std::nullopt;
   }
-  VectorEpilogue e;
+  std::optional<VectorEpilogue> e =
+      classify(g, out, AffineMap::getMultiDimIdentityMap(rank, g.getContext()),
+               vectorDims);
+  if (!e)
+    return std::nullopt;
   // A target allocated between the kernel and the generic is allocated
   // before the kernel instead (prepare), if its sizes are known there.
   if (auto alloc = target.getDefiningOp<memref::AllocOp>();
@@ -60,14 +64,25 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
           def && def->getBlock() == kernel->getBlock() &&
           !def->isBeforeInBlock(kernel))
         return std::nullopt;
-    e.targetAlloc = alloc;
+    e->targetAlloc = alloc;
   }
+  return e;
+}
+
+std::optional<VectorEpilogue> VectorEpilogue::classify(linalg::GenericOp g,
+                                                       Value out,
+                                                       AffineMap outMap,
+                                                       int64_t vectorDims) {
+  auto targetType = cast<MemRefType>(g.getDpsInits()[0].getType());
+  ArrayRef<int64_t> domain = targetType.getShape();
+  int64_t rank = targetType.getRank(), firstVector = rank - vectorDims;
+  VectorEpilogue e;
   e.generic = g;
   e.vectorDims = vectorDims;
   for (OpOperand *in : g.getDpsInputOperands()) {
     AffineMap m = g.getMatchingIndexingMap(in);
     if (in->get() == out) {
-      if (!m.isIdentity())
+      if (m != outMap)
         return std::nullopt;
       e.kinds.push_back(Kind::output);
       continue;
@@ -108,7 +123,7 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
         !t.hasStaticShape() || !t.getLayout().isIdentity())
       return std::nullopt;
     for (int64_t k = 0; k < vectorDims; ++k)
-      if (t.getShape()[vectorAt + k] != outType.getShape()[firstVector + k])
+      if (t.getShape()[vectorAt + k] != domain[firstVector + k])
         return std::nullopt;
     e.kinds.push_back(Kind::vector);
   }
@@ -122,6 +137,23 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
   if (!g.getBody()->getTerminator()->getOperand(0).getType().isF32())
     return std::nullopt;
   return e;
+}
+
+std::optional<VectorEpilogue>
+VectorEpilogue::matchTransposed(linalg::GenericOp g, AffineMap sourceMap,
+                                int64_t vectorDims) {
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumDpsInputs() < 1 || g.getNumParallelLoops() != g.getNumLoops() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      g.getMatchingIndexingMap(g.getDpsInputOperand(0)) != sourceMap)
+    return std::nullopt;
+  auto target = dyn_cast<MemRefType>(g.getDpsInits()[0].getType());
+  if (!target || !target.hasStaticShape() || !target.getLayout().isIdentity() ||
+      !target.getElementType().isF32() ||
+      !g.getBody()->getArgument(g.getNumDpsInputs()).use_empty() ||
+      llvm::is_contained(g.getDpsInputs(), g.getDpsInits()[0]))
+    return std::nullopt;
+  return classify(g, g.getDpsInputs()[0], sourceMap, vectorDims);
 }
 
 void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {

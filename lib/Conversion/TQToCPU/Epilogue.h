@@ -30,6 +30,15 @@ public:
   static std::optional<VectorEpilogue> match(Operation *kernel, Value out,
                                              int64_t vectorDims);
 
+  /// A generic on buffers that reads its first input through `sourceMap`
+  /// (a permutation) where the target is written through the identity,
+  /// with the body as match() accepts it: the first input plays the
+  /// kernel's output (apply's `acc`), and the caller loads it, transposed.
+  /// The target is a separate buffer whose old values the body does not
+  /// read.
+  static std::optional<VectorEpilogue>
+  matchTransposed(linalg::GenericOp g, AffineMap sourceMap, int64_t vectorDims);
+
   /// Views of the vector operands with the vector dims collapsed, built at
   /// `b`'s insertion point (before the kernel's loops).
   void prepare(ImplicitLocOpBuilder &b);
@@ -50,6 +59,12 @@ public:
   }
 
 private:
+  /// The operands and body of `g`, whose operand `out` (read through
+  /// `outMap`) is the kernel's output.
+  static std::optional<VectorEpilogue> classify(linalg::GenericOp g, Value out,
+                                                AffineMap outMap,
+                                                int64_t vectorDims);
+
   enum class Kind { output, scalar, vector };
   linalg::GenericOp generic;
   int64_t vectorDims = 1;

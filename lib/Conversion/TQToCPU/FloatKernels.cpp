@@ -619,6 +619,136 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
   }
 };
 
+/// The rows of an L×L block (L vectors of L lanes) transposed: log2(L)
+/// rounds of two-input shuffles, the round of half-width h swapping the
+/// off-diagonal h×h blocks of every 2h×2h block.
+SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b,
+                                  SmallVector<Value> rows) {
+  int64_t L = rows.size();
+  for (int64_t h = L / 2; h >= 1; h /= 2) {
+    SmallVector<Value> next(rows);
+    for (int64_t i = 0; i < L; ++i) {
+      if (i & h)
+        continue;
+      SmallVector<int64_t> lo, hi;
+      for (int64_t j = 0; j < L; ++j) {
+        int64_t block = j / (2 * h) * (2 * h), pos = j % (2 * h);
+        lo.push_back(pos < h ? block + pos : L + block + pos - h);
+        hi.push_back(pos < h ? block + h + pos : L + block + pos);
+      }
+      next[i] = vector::ShuffleOp::create(b, rows[i], rows[i + h], lo);
+      next[i + h] = vector::ShuffleOp::create(b, rows[i], rows[i + h], hi);
+    }
+    rows = std::move(next);
+  }
+  return rows;
+}
+
+/// An all-parallel linalg.generic that writes an NCHW buffer from an NHWC
+/// one: the layout transpose after tq.conv2d, with the bias and the
+/// activation fused into it. Per image, blocks of L channels × L pixels:
+/// L loads of L channels (one per pixel), transposed in registers, then
+/// the body on each channel's L pixels (VectorEpilogue) and one store.
+/// Each element gets the body's ops on the same values: the same bits.
+struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
+  using FloatKernelPattern::FloatKernelPattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rw) const override {
+    if (op.getNumLoops() != 4)
+      return rw.notifyMatchFailure(op, "not 4-D");
+    AffineMap nhwc = AffineMap::getPermutationMap(
+        ArrayRef<unsigned>{0, 2, 3, 1}, op.getContext());
+    std::optional<VectorEpilogue> epi =
+        VectorEpilogue::matchTransposed(op, nhwc, 2);
+    Value x = op.getDpsInputs()[0];
+    if (!epi || !isKernelOperand(x, 4) ||
+        !cast<MemRefType>(x.getType()).getLayout().isIdentity())
+      return rw.notifyMatchFailure(op, "not an NHWC to NCHW elementwise op");
+    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape();
+    int64_t N = xs[0], HW = xs[1] * xs[2], C = xs[3], L = o.lanes;
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    epi->prepare(b);
+    Value src = collapse(b, x, {{0}, {1, 2}, {3}});
+    Value dst = collapse(b, epi->target(), {{0}, {1}, {2, 3}});
+    auto vF32 = VectorType::get({L}, b.getF32Type());
+    auto vMask = VectorType::get({L}, b.getI1Type());
+    auto maskOf = [&](ImplicitLocOpBuilder &mb, int64_t valid) -> Value {
+      if (valid == L)
+        return Value();
+      return vector::CreateMaskOp::create(mb, vMask,
+                                          ValueRange{idx(mb, valid)});
+    };
+    // Channels [c0, c0 + cValid) × pixels [hw0, hw0 + hwValid) of image n;
+    // rows past the image repeat its last pixel and are not stored.
+    auto block = [&](ImplicitLocOpBuilder &kb, Value n, Value c0, Value hw0,
+                     int64_t cValid, int64_t hwValid) {
+      Value cMask = maskOf(kb, cValid), hwMask = maskOf(kb, hwValid);
+      Value zero = zeros(kb, vF32);
+      SmallVector<Value> rows;
+      for (int64_t i = 0; i < L; ++i) {
+        Value p =
+            arith::AddIOp::create(kb, hw0, idx(kb, std::min(i, hwValid - 1)));
+        rows.push_back(
+            cMask ? vector::MaskedLoadOp::create(
+                        kb, vF32, src, ValueRange{n, p, c0}, cMask, zero)
+                        .getResult()
+                  : vector::LoadOp::create(kb, vF32, src, ValueRange{n, p, c0})
+                        .getResult());
+      }
+      SmallVector<Value> cols = transposeBlock(kb, rows);
+      for (int64_t j = 0; j < cValid; ++j) {
+        Value c = arith::AddIOp::create(kb, c0, idx(kb, j));
+        Value v = epi->apply(kb, cols[j], ValueRange{n, c}, hw0, hwMask);
+        if (hwMask)
+          vector::MaskedStoreOp::create(kb, dst, ValueRange{n, c, hw0}, hwMask,
+                                        v);
+        else
+          vector::StoreOp::create(kb, v, dst, ValueRange{n, c, hw0});
+      }
+    };
+    // Full blocks in loops, the last partial ones on their own.
+    auto image = [&](ImplicitLocOpBuilder &ib, Value n) {
+      auto cBlocks = [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cValid) {
+        if (HW / L > 0)
+          scf::buildLoopNest(cb, cb.getLoc(), ValueRange{idx(cb, 0)},
+                             ValueRange{idx(cb, HW / L * L)},
+                             ValueRange{idx(cb, L)},
+                             [&](OpBuilder &nb, Location l, ValueRange hw) {
+                               ImplicitLocOpBuilder hb(l, nb);
+                               block(hb, n, c0, hw[0], cValid, L);
+                             });
+        if (HW % L != 0)
+          block(cb, n, c0, idx(cb, HW / L * L), cValid, HW % L);
+      };
+      if (C / L > 0)
+        scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
+                           ValueRange{idx(ib, C / L * L)},
+                           ValueRange{idx(ib, L)},
+                           [&](OpBuilder &nb, Location l, ValueRange c) {
+                             ImplicitLocOpBuilder cb(l, nb);
+                             cBlocks(cb, c[0], L);
+                           });
+      if (C % L != 0)
+        cBlocks(ib, idx(ib, C / L * L), C % L);
+    };
+    if (o.threads > 1 && N > 1) {
+      auto par =
+          scf::ParallelOp::create(b, ValueRange{idx(b, 0)},
+                                  ValueRange{idx(b, N)}, ValueRange{idx(b, 1)});
+      ImplicitLocOpBuilder ib(b.getLoc(), b.getContext());
+      ib.setInsertionPoint(par.getBody()->getTerminator());
+      image(ib, par.getInductionVars()[0]);
+    } else {
+      auto loop = scf::ForOp::create(b, idx(b, 0), idx(b, N), idx(b, 1));
+      ImplicitLocOpBuilder ib(b.getLoc(), b.getContext());
+      ib.setInsertionPoint(loop.getBody()->getTerminator());
+      image(ib, loop.getInductionVar());
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 /// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,
 /// vectors of L outputs combined over the window (kh, kw in order), as
 /// `combine(acc, x)` like the op's body, each tap's inputs from loadTap.
@@ -773,6 +903,7 @@ void mlir::tq::populateCPUFloatKernelPatterns(
   patterns
       .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
            ConvKernel, DepthwiseKernel, PoolKernel<linalg::PoolingNchwMaxOp>,
-           PoolKernel<linalg::PoolingNchwSumOp>>(patterns.getContext(), o);
+           PoolKernel<linalg::PoolingNchwSumOp>, NhwcToNchwKernel>(
+          patterns.getContext(), o);
   patterns.add<StridedCopy>(patterns.getContext());
 }

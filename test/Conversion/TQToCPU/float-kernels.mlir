@@ -298,3 +298,39 @@ func.func @kept_epilogues(%a: memref<6x5xf32>, %b: memref<5x20xf32>, %out: memre
   }
   return
 }
+
+// -----
+
+// The layout transpose after tq.conv2d (NHWC read as NCHW) with its bias
+// and ReLU: per image, blocks of 8 channels x 8 pixels, 8 row loads
+// transposed by 3 rounds of 8 shuffles, the body on each channel's
+// pixels. 20 channels: two whole blocks and a tail of 4 (masked loads,
+// 4 stores); 15 pixels: one whole block and a tail of 7 (masked stores).
+// CHECK-LABEL: func.func @nhwc_to_nchw
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2
+// CHECK: scf.for %[[C0:.*]] = %c0 to %c16 step %c8
+// CHECK: scf.for %[[P:.*]] = %c0 to %c8 step %c8
+// CHECK-COUNT-8: vector.load %{{.*}}[%[[N]], %{{.*}}, %[[C0]]] : memref<2x15x20xf32>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: memref.load %{{.*}}[%[[C0]]] : memref<20xf32>
+// CHECK: arith.addf %{{.*}} : vector<8xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}[%[[N]], %[[C0]], %[[P]]] : memref<2x20x15xf32>, vector<8xf32>
+// CHECK: vector.maskedstore
+// CHECK: vector.maskedload
+// PAR-LABEL: func.func @nhwc_to_nchw
+// PAR: scf.parallel (%{{.*}}) = (%c0) to (%c2)
+#nhwc = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+#chan = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @nhwc_to_nchw(%x: memref<2x3x5x20xf32>, %b: memref<20xf32>, %y: memref<2x20x3x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#nhwc, #chan, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %b : memref<2x3x5x20xf32>, memref<20xf32>) outs(%y : memref<2x20x3x5xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -1,7 +1,7 @@
 # RUN: %python %s tq-run | FileCheck %s
 # The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul,
 # conv_2d_nchw_fchw, depthwise conv_2d_ngchw_gfchw, pooling_nchw_max and
-# pooling_nchw_sum on f32) compiled by tq-to-cpu and run on every SIMD path,
+# pooling_nchw_sum on f32, and the NHWC to NCHW elementwise generic) compiled by tq-to-cpu and run on every SIMD path,
 # bit for bit against numpy summing each output in the op's order with
 # separately rounded f32 multiplies and adds: shapes that are not multiples
 # of the micro-tile (rows past 6, a masked last panel), a nonzero
@@ -323,6 +323,38 @@ func.func @main({", ".join(names)}, %bias: {ty(bias.shape)}, %resid: {ty_}) -> {
     check(f"{kernel} + {body} special={special}", src, [*ins, bias, res], want)
 
 
+def transposed(xshape, body, special=False):
+    """The layout transpose after tq.conv2d: an NHWC input read as NCHW by
+    a generic that applies `body` with a per-channel %b and an NCHW %res
+    (tq-cpu-float-kernels' L x L register transpose)."""
+    n, h, w, c = xshape
+    x = data(xshape, special)
+    bias, res = data((c,), special), data((n, c, h, w), special)
+    ir_body, ref = EPILOGUES[body]
+    with np.errstate(all="ignore"):
+        want = ref(x.transpose(0, 3, 1, 2), bias.reshape(1, c, 1, 1), res)
+    d = "(d0, d1, d2, d3)"
+    tx, to, tb = ty(xshape), ty((n, c, h, w)), ty((c,))
+    src = f"""
+func.func @main(%in: {tx}, %bias: {tb}, %resid: {to}) -> {to} {{
+  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %six = arith.constant 6.0 : f32
+  %e = tensor.empty() : {to}
+  %z = linalg.generic {{indexing_maps = [affine_map<{d} -> (d0, d2, d3, d1)>,
+      affine_map<{d} -> (d1)>, affine_map<{d} -> {d}>, affine_map<{d} -> {d}>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%in, %bias, %resid : {tx}, {tb}, {to}) outs(%e : {to}) {{
+    ^bb0(%o: f32, %b: f32, %res: f32, %out: f32):{ir_body}
+      linalg.yield %r : f32
+  }} -> {to}
+  return %z : {to}
+}}"""
+    check(f"nhwc->nchw {xshape} + {body} special={special}", src, [x, bias, res], want)
+
+
 matmul(1, 1, 1)
 matmul(6, 16, 8)
 matmul(10, 40, 7)
@@ -359,6 +391,12 @@ pool("sum", (1, 3, 7, 7), (7, 7), (1, 1))
 for kernel in ("conv", "matmul", "depthwise", "pool"):
     for body in EPILOGUES:
         fused(kernel, body, special=(body != "bias_relu"))
+
+# Channels and pixels that are whole blocks of 16 (and of 8), a channel
+# tail (20, 3) and a pixel tail (15, 49), images of one pixel.
+for xshape in ((1, 4, 4, 16), (2, 3, 5, 20), (3, 7, 7, 8), (2, 1, 1, 3)):
+    for body in EPILOGUES:
+        transposed(xshape, body, special=(body != "bias_relu"))
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
