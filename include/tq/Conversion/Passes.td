@@ -157,7 +157,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     A convolution is one product per image, F × (C·KH·KW) by
     (C·KH·KW) × (OH·OW), on the image's columns (im2col into a buffer of
     one image), or on the image itself when the filter is 1×1 with unit
-    strides. With `threads` > 1 the column panels are shared among the
+    strides. When a `linalg.pooling_nchw_max` (and the fill of its output)
+    follows the convolution (and its elementwise generic) and is the last
+    reader of its output, each image's output goes to a buffer of one
+    image and is pooled right away, while it is in cache: the whole output
+    is never allocated. The convolutions are rewritten before the other
+    ops for this. With `threads` > 1 the column panels are shared among the
     threads (`scf.parallel`). A depthwise `linalg.conv_2d_ngchw_gfchw`
     (one channel and one filter per group) gets a kernel of its own:
     vectors of an output row held over the window. So do

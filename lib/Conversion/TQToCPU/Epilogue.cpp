@@ -8,11 +8,7 @@
 using namespace mlir;
 using namespace mlir::tq;
 
-/// The op after `op`, past the deallocations of buffers whose last use came
-/// before it (tq-cpu-free-buffers puts them right after that use) and the
-/// allocations made for the ops after it (bufferization puts them right
-/// before their first use).
-static Operation *nextPastAllocations(Operation *op) {
+Operation *mlir::tq::nextPastAllocations(Operation *op) {
   Operation *next = op->getNextNode();
   while (isa_and_nonnull<memref::DeallocOp, memref::AllocOp>(next))
     next = next->getNextNode();

@@ -75,6 +75,12 @@ private:
   Operation *targetAlloc = nullptr;
 };
 
+/// The op after `op`, past the deallocations of buffers whose last use came
+/// before it (tq-cpu-free-buffers puts them right after that use) and the
+/// allocations made for the ops after it (bufferization puts them right
+/// before their first use).
+Operation *nextPastAllocations(Operation *op);
+
 /// The metadata of a location that names a kernel and its epilogue.
 constexpr llvm::StringLiteral kFusedLayersLoc = "tq.fused_layers";
 

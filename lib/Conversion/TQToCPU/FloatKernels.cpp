@@ -199,8 +199,9 @@ Value collapse(ImplicitLocOpBuilder &b, Value v,
   return memref::CollapseShapeOp::create(b, v, groups).getResult();
 }
 
-/// `v[i]` of a memref with a leading dim, rank-reduced.
-Value slice(ImplicitLocOpBuilder &b, Value v, Value i) {
+/// `v[i]` of a memref with a leading dim, rank-reduced, or with that dim
+/// kept (of size 1) with `keepDim`.
+Value slice(ImplicitLocOpBuilder &b, Value v, Value i, bool keepDim = false) {
   auto t = cast<MemRefType>(v.getType());
   int64_t rank = t.getRank();
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
@@ -209,6 +210,8 @@ Value slice(ImplicitLocOpBuilder &b, Value v, Value i) {
   sizes.push_back(b.getIndexAttr(1));
   for (int64_t d : t.getShape().drop_front())
     sizes.push_back(b.getIndexAttr(d));
+  if (keepDim)
+    return memref::SubViewOp::create(b, v, offsets, sizes, strides).getResult();
   auto type = memref::SubViewOp::inferRankReducedResultType(
       t.getShape().drop_front(), t, offsets, sizes, strides);
   return memref::SubViewOp::create(b, cast<MemRefType>(type), v, offsets, sizes,
@@ -252,10 +255,86 @@ void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
     rw.eraseOp(epi->op());
 }
 
+/// The linalg.pooling_nchw_max (and the fill of its output just before it)
+/// right after `last` that reads `out`, an allocation nothing else reads
+/// after it: a convolution can pool each image as soon as it has it.
+struct FollowingPool {
+  linalg::FillOp fill;
+  linalg::PoolingNchwMaxOp pool;
+
+  static std::optional<FollowingPool> match(Operation *last, Value out) {
+    FollowingPool f;
+    Operation *next = nextPastAllocations(last);
+    f.fill = dyn_cast_or_null<linalg::FillOp>(next);
+    f.pool = dyn_cast_or_null<linalg::PoolingNchwMaxOp>(
+        f.fill ? f.fill->getNextNode() : next);
+    if (!f.fill || !f.pool || !f.pool.hasPureBufferSemantics() ||
+        f.pool.getDpsInputs()[0] != out ||
+        f.fill.getDpsInits()[0] != f.pool.getDpsInits()[0] ||
+        !out.getDefiningOp<memref::AllocOp>())
+      return std::nullopt;
+    for (Value v : f.pool->getOperands())
+      if (v != out &&
+          !isKernelOperand(v, cast<MemRefType>(v.getType()).getRank()))
+        return std::nullopt;
+    // The pool's buffers must exist before the kernel: allocations with no
+    // operands (moved there), or values from before.
+    for (Value v : f.pool->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->getBlock() == last->getBlock() &&
+          last->isBeforeInBlock(def) &&
+          !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
+        return std::nullopt;
+    }
+    for (Operation *user : out.getUsers())
+      if (user != f.pool.getOperation() && !isa<memref::DeallocOp>(user) &&
+          !user->isBeforeInBlock(f.pool))
+        return std::nullopt;
+    return f;
+  }
+
+  /// Allocations the pool needs, moved to `b`'s insertion point.
+  void hoist(ImplicitLocOpBuilder &b, Operation *last) {
+    for (Value v : pool->getOperands())
+      if (auto alloc = v.getDefiningOp<memref::AllocOp>();
+          alloc && alloc->getBlock() == last->getBlock() &&
+          last->isBeforeInBlock(alloc))
+        alloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+  }
+
+  /// The pool on image `n`, whose output (1 × C × H × W) is `from`.
+  void emit(ImplicitLocOpBuilder &b, Value from, Value n) {
+    Value to = slice(b, pool.getDpsInits()[0], n, /*keepDim=*/true);
+    linalg::FillOp::create(b, fill.getInputs()[0], to);
+    linalg::PoolingNchwMaxOp::create(
+        b, TypeRange{}, ValueRange{from, pool.getDpsInputs()[1]},
+        ValueRange{to}, pool.getStrides(), pool.getDilations());
+  }
+
+  /// Erases the fill and the pool, and `out` if nothing else reads it.
+  void erase(Value out, PatternRewriter &rw) {
+    rw.eraseOp(pool);
+    rw.eraseOp(fill);
+    if (llvm::all_of(out.getUsers(),
+                     [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
+      for (Operation *u : llvm::make_early_inc_range(out.getUsers()))
+        rw.eraseOp(u);
+      rw.eraseOp(out.getDefiningOp());
+    }
+  }
+};
+
 struct KernelOptions {
   int64_t lanes = 8;
   int64_t threads = 1;
 };
+
+KernelOptions kernelOptions(const CPUCodegenOptions &options) {
+  KernelOptions o;
+  o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
+  o.threads = options.threads;
+  return o;
+}
 
 template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
   FloatKernelPattern(MLIRContext *ctx, KernelOptions o)
@@ -352,12 +431,25 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     if (!inPlace)
       cols = memref::AllocOp::create(
           b, MemRefType::get({s.K, s.N}, b.getF32Type()));
+    // A max pooling of the output next: each image goes to a buffer of one
+    // image, pooled while it is in cache; the whole output is never
+    // written.
+    Value result = epi ? epi->target() : y;
+    std::optional<FollowingPool> pool;
+    if (fill)
+      pool = FollowingPool::match(epi ? epi->op() : op, result);
+    Value one;
+    if (pool) {
+      pool->hoist(b, epi ? epi->op() : op);
+      one = memref::AllocOp::create(
+          b, MemRefType::get({1, F, P, Q}, b.getF32Type()));
+    }
     auto loop = scf::ForOp::create(b, idx(b, 0), idx(b, N), idx(b, 1));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
       Value n = loop.getInductionVar();
-      Value xn = slice(b, x, n), yn = slice(b, y, n);
+      Value xn = slice(b, x, n);
       Value Bm;
       if (inPlace) {
         Bm = collapse(b, xn, {{0}, {1, 2}});
@@ -435,14 +527,25 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
                        Value col, Value mask) {
         return epi->apply(ib, acc, ValueRange{n, row}, col, mask);
       };
-      Value to = epi ? collapse(b, slice(b, epi->target(), n), {{0}, {1, 2}})
-                     : Value();
-      emitGemm(b, s, A, Bm, collapse(b, yn, {{0}, {1, 2}}), fill,
-               epi ? StoreEpilogue(store) : nullptr, to);
+      Value Cm, to;
+      if (pool) {
+        Cm = to = collapse(b, one, {{0, 1}, {2, 3}});
+      } else {
+        Cm = collapse(b, slice(b, y, n), {{0}, {1, 2}});
+        if (epi)
+          to = collapse(b, slice(b, epi->target(), n), {{0}, {1, 2}});
+      }
+      emitGemm(b, s, A, Bm, Cm, fill, epi ? StoreEpilogue(store) : nullptr, to);
+      if (pool)
+        pool->emit(b, one, n);
     }
     if (cols)
       memref::DeallocOp::create(b, cols);
+    if (pool)
+      memref::DeallocOp::create(b, one);
     eraseWithEpilogue(op, epi, rw);
+    if (pool)
+      pool->erase(result, rw);
     return success();
   }
 };
@@ -885,6 +988,13 @@ struct TQCPUFloatKernelsPass
     CPUCodegenOptions o;
     o.target = *t;
     o.threads = threads;
+    // The convolutions first: one takes the max pooling after it, which
+    // the driver (bottom-up) would otherwise lower on its own before.
+    RewritePatternSet convs(&getContext());
+    convs.add<ConvKernel>(&getContext(), kernelOptions(o));
+    if (failed(applyPatternsGreedily(getOperation(), std::move(convs),
+                                     mlir::tq::loopNestRewriteConfig())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateCPUFloatKernelPatterns(patterns, o);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
@@ -897,9 +1007,7 @@ struct TQCPUFloatKernelsPass
 
 void mlir::tq::populateCPUFloatKernelPatterns(
     RewritePatternSet &patterns, const CPUCodegenOptions &options) {
-  KernelOptions o;
-  o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
-  o.threads = options.threads;
+  KernelOptions o = kernelOptions(options);
   patterns
       .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
            ConvKernel, DepthwiseKernel, PoolKernel<linalg::PoolingNchwMaxOp>,

@@ -334,3 +334,30 @@ func.func @nhwc_to_nchw(%x: memref<2x3x5x20xf32>, %b: memref<20xf32>, %y: memref
   }
   return
 }
+
+// -----
+
+// A max pooling right after a convolution: each image's output goes to a
+// buffer of one image, pooled (vectors of 8 pooled outputs, the row of 3
+// masked) before the next image; the whole output is never allocated.
+// CHECK-LABEL: func.func @conv_then_pool
+// CHECK-NOT: memref<2x4x6x6xf32>
+// CHECK: %[[ONE:.*]] = memref.alloc() : memref<1x4x6x6xf32>
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2
+// CHECK: vector.store %{{.*}}, %{{.*}} : memref<4x36xf32{{.*}}>, vector<8xf32>
+// CHECK: memref.subview %{{.*}}[%[[N]], 0, 0, 0] [1, 4, 3, 3]
+// CHECK: vector.maskedload %[[ONE]]
+// CHECK: vector.maskedstore
+// CHECK: memref.dealloc %[[ONE]]
+// CHECK-NOT: linalg.
+func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: memref<2x2xf32>, %p: memref<2x4x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %y = memref.alloc() : memref<2x4x6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x6x6xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x6x6xf32>)
+  linalg.fill ins(%ninf : f32) outs(%p : memref<2x4x3x3xf32>)
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%y, %k : memref<2x4x6x6xf32>, memref<2x2xf32>) outs(%p : memref<2x4x3x3xf32>)
+  memref.dealloc %y : memref<2x4x6x6xf32>
+  return
+}

@@ -1,7 +1,8 @@
 # RUN: %python %s tq-run | FileCheck %s
 # The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul,
 # conv_2d_nchw_fchw, depthwise conv_2d_ngchw_gfchw, pooling_nchw_max and
-# pooling_nchw_sum on f32, and the NHWC to NCHW elementwise generic) compiled by tq-to-cpu and run on every SIMD path,
+# pooling_nchw_sum on f32, a convolution with the max pooling after it, and
+# the NHWC to NCHW elementwise generic) compiled by tq-to-cpu and run on every SIMD path,
 # bit for bit against numpy summing each output in the op's order with
 # separately rounded f32 multiplies and adds: shapes that are not multiples
 # of the micro-tile (rows past 6, a masked last panel), a nonzero
@@ -211,6 +212,56 @@ func.func @main({args}) -> {ty_} {{
           inputs, want)
 
 
+def conv_pool(xshape, wshape, k, stride, relu=True, special=False):
+    """A convolution (filled with 0), its bias and ReLU, then a max pooling
+    (filled with -inf): the convolution pools each image as it has it."""
+    x, w = data(xshape, special), data(wshape, special)
+    bias = data((wshape[0],), special)
+    with np.errstate(all="ignore"):
+        y = ref_conv(x, w, np.zeros(wshape[0], np.float32), (1, 1), (1, 1))
+        if relu:
+            y = ref_max(y + bias.reshape(1, -1, 1, 1), np.float32(0))
+        n, c, h, wd = y.shape
+        p, q = (h - k) // stride + 1, (wd - k) // stride + 1
+        want = np.full((n, c, p, q), -np.inf, np.float32)
+        for ri in range(k):
+            for si in range(k):
+                want = ref_max(want, y[:, :, ri:ri + stride * (p - 1) + 1:stride,
+                                       si:si + stride * (q - 1) + 1:stride])
+    tx, tw, tb, ty_, tp = (ty(x.shape), ty(w.shape), ty(bias.shape), ty(y.shape),
+                           ty(want.shape))
+    epilogue = f"""%r = linalg.generic {{indexing_maps = [affine_map<(n, f, p, q) -> (n, f, p, q)>,
+      affine_map<(n, f, p, q) -> (f)>, affine_map<(n, f, p, q) -> (n, f, p, q)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%y, %bias : {ty_}, {tb}) outs(%y : {ty_}) {{
+    ^bb0(%v: f32, %b: f32, %o: f32):
+      %s = arith.addf %v, %b : f32
+      %m = arith.maximumf %s, %zero : f32
+      linalg.yield %m : f32
+  }} -> {ty_}""" if relu else "%r = arith.addf %zero, %zero : f32"
+    pooled = "%r" if relu else "%y"
+    src = f"""
+func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {tp} {{
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : {ty_}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {ty_}) -> {ty_}
+  %y = linalg.conv_2d_nchw_fchw {{strides = dense<1> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%x, %w : {tx}, {tw}) outs(%f : {ty_}) -> {ty_}
+  {epilogue}
+  %pe = tensor.empty() : {tp}
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : {tp}) -> {tp}
+  %k = tensor.empty() : tensor<{k}x{k}xf32>
+  %z = linalg.pooling_nchw_max {{strides = dense<{stride}> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins({pooled}, %k : {ty_}, tensor<{k}x{k}xf32>) outs(%pf : {tp}) -> {tp}
+  return %z : {tp}
+}}"""
+    check(f"conv {xshape} {wshape} + pool {k}/{stride} relu={relu} special={special}",
+          src, [x, w, bias], want)
+
+
 def ref_min(a, b):
     """arith.minimumf: NaN if either is NaN, and -0 < +0."""
     return -ref_max(-a, -b)
@@ -391,6 +442,12 @@ pool("sum", (1, 3, 7, 7), (7, 7), (1, 1))
 for kernel in ("conv", "matmul", "depthwise", "pool"):
     for body in EPILOGUES:
         fused(kernel, body, special=(body != "bias_relu"))
+
+# A max pooling after a convolution (with and without its bias and ReLU),
+# pooled image by image: whole and ragged windows, NaN and Inf.
+conv_pool((3, 1, 12, 12), (16, 1, 3, 3), 2, 2)
+conv_pool((2, 3, 11, 13), (5, 3, 3, 3), 3, 2, special=True)
+conv_pool((2, 2, 8, 8), (4, 2, 1, 1), 2, 2, relu=False)
 
 # Channels and pixels that are whole blocks of 16 (and of 8), a channel
 # tail (20, 3) and a pixel tail (15, 49), images of one pixel.
