@@ -843,14 +843,16 @@ Value cpu::emitPermute(ImplicitLocOpBuilder &b, Value src,
   for (int64_t d : perm)
     shape.push_back(t.getShape()[d]);
   Value out = cpu::allocBuffer(b, b.getLoc(), shape, t.getElementType());
+  // In the output's order: each thread writes its own rows (in the input's
+  // order, two threads would write into the same cache lines).
   forEachIndex(
-      b, t.getShape(),
+      b, shape,
       [&](ImplicitLocOpBuilder &b, ValueRange idx) {
-        SmallVector<Value> to;
-        for (int64_t d : perm)
-          to.push_back(idx[d]);
-        memref::StoreOp::create(b, memref::LoadOp::create(b, src, idx), out,
-                                to);
+        SmallVector<Value> from(perm.size());
+        for (auto [i, d] : llvm::enumerate(perm))
+          from[d] = idx[i];
+        memref::StoreOp::create(b, memref::LoadOp::create(b, src, from), out,
+                                idx);
       },
       threads);
   return out;

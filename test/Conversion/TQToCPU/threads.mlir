@@ -42,10 +42,13 @@ func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 
 
 // -----
 
+// The element loops run in the output's order: each thread writes rows
+// of its own.
 // CHECK-LABEL: func.func @transpose
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c16, %c32)
-// CHECK: memref.store %{{.*}} : memref<32x16xi8>
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c1{{.*}}, %c2)
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%c0, %c0) to (%c32, %c16)
+// CHECK: memref.load %{{.*}}[%[[J]], %[[I]]] : memref<16x32xi8>
+// CHECK: memref.store %{{.*}}[%[[I]], %[[J]]] : memref<32x16xi8>
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c2, %c1{{.*}})
 // CHECK: memref.store %{{.*}} : memref<2x1xf32>
 func.func @transpose(%q: !tq.tiled<16x32xi8:8, f32, tile = 16x16, dims = [0, 1]>) -> !tq.tiled<32x16xi8:8, f32, tile = 16x16, dims = [0, 1]> {
   %t = tq.transpose %q [1, 0] : !tq.tiled<16x32xi8:8, f32, tile = 16x16, dims = [0, 1]> -> !tq.tiled<32x16xi8:8, f32, tile = 16x16, dims = [0, 1]>

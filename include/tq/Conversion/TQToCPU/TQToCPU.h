@@ -128,7 +128,7 @@ void buildIndependentLoops(
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i]
-/// (independent loops, see buildIndependentLoops).
+/// (independent loops in the copy's order, see buildIndependentLoops).
 Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm,
                   int64_t threads = 1);
 /// `memref.alloc` of a static shape.
