@@ -59,7 +59,7 @@ def main():
     ap.add_argument("model", nargs="?", default="fashion_cnn")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--f32", action="store_true", help="profile the float program")
     a = ap.parse_args()
     r = profile(os.path.join(a.build, "bin"), a.model, a.batch, a.threads, a.repeat,
