@@ -288,7 +288,8 @@ struct FollowingPool {
     }
     for (Operation *user : out.getUsers())
       if (user != f.pool.getOperation() && !isa<memref::DeallocOp>(user) &&
-          !user->isBeforeInBlock(f.pool))
+          (user->getBlock() != f.pool->getBlock() ||
+           !user->isBeforeInBlock(f.pool)))
         return std::nullopt;
     return f;
   }
@@ -809,44 +810,36 @@ struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
           vector::StoreOp::create(kb, v, dst, ValueRange{n, c, hw0});
       }
     };
-    // Full blocks in loops, the last partial ones on their own.
-    auto image = [&](ImplicitLocOpBuilder &ib, Value n) {
-      auto cBlocks = [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cValid) {
-        if (HW / L > 0)
-          scf::buildLoopNest(cb, cb.getLoc(), ValueRange{idx(cb, 0)},
-                             ValueRange{idx(cb, HW / L * L)},
-                             ValueRange{idx(cb, L)},
-                             [&](OpBuilder &nb, Location l, ValueRange hw) {
-                               ImplicitLocOpBuilder hb(l, nb);
-                               block(hb, n, c0, hw[0], cValid, L);
-                             });
-        if (HW % L != 0)
-          block(cb, n, c0, idx(cb, HW / L * L), cValid, HW % L);
-      };
-      if (C / L > 0)
-        scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
-                           ValueRange{idx(ib, C / L * L)},
-                           ValueRange{idx(ib, L)},
-                           [&](OpBuilder &nb, Location l, ValueRange c) {
-                             ImplicitLocOpBuilder cb(l, nb);
-                             cBlocks(cb, c[0], L);
+    // [0, extent) in blocks of L: the whole ones in a loop, then the last
+    // partial one on its own, `body` given its start and length.
+    using BlockBody =
+        llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)>;
+    auto blocks = [&](ImplicitLocOpBuilder &ob, int64_t extent,
+                      BlockBody body) {
+      if (extent / L > 0)
+        scf::buildLoopNest(ob, ob.getLoc(), ValueRange{idx(ob, 0)},
+                           ValueRange{idx(ob, extent / L * L)},
+                           ValueRange{idx(ob, L)},
+                           [&](OpBuilder &nb, Location l, ValueRange iv) {
+                             ImplicitLocOpBuilder lb(l, nb);
+                             body(lb, iv[0], L);
                            });
-      if (C % L != 0)
-        cBlocks(ib, idx(ib, C / L * L), C % L);
+      if (extent % L != 0)
+        body(ob, idx(ob, extent / L * L), extent % L);
     };
-    if (o.threads > 1 && N > 1) {
-      auto par =
-          scf::ParallelOp::create(b, ValueRange{idx(b, 0)},
-                                  ValueRange{idx(b, N)}, ValueRange{idx(b, 1)});
-      ImplicitLocOpBuilder ib(b.getLoc(), b.getContext());
-      ib.setInsertionPoint(par.getBody()->getTerminator());
-      image(ib, par.getInductionVars()[0]);
-    } else {
-      auto loop = scf::ForOp::create(b, idx(b, 0), idx(b, N), idx(b, 1));
-      ImplicitLocOpBuilder ib(b.getLoc(), b.getContext());
-      ib.setInsertionPoint(loop.getBody()->getTerminator());
-      image(ib, loop.getInductionVar());
-    }
+    // The images are independent (shared among the threads).
+    cpu::buildIndependentLoops(
+        b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
+        ValueRange{idx(b, 1)}, o.threads,
+        [&](OpBuilder &nb, Location l, ValueRange iv) {
+          ImplicitLocOpBuilder ib(l, nb);
+          blocks(ib, C, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
+            blocks(cb, HW,
+                   [&](ImplicitLocOpBuilder &hb, Value hw0, int64_t hwn) {
+                     block(hb, iv[0], c0, hw0, cn, hwn);
+                   });
+          });
+        });
     rw.eraseOp(op);
     return success();
   }

@@ -157,10 +157,9 @@ struct TQCPUShareLoopsPass
     getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
       if (sharedLoops.contains(op))
         return;
-      unsigned keep = inShareOnly(op) ? 0
-                      : op.getNumReductions() != 0
-                          ? op.getNumLoops()
-                          : sharedDims(op, threads);
+      unsigned keep = inShareOnly(op)              ? 0
+                      : op.getNumReductions() != 0 ? op.getNumLoops()
+                                                   : sharedDims(op, threads);
       if (keep < op.getNumLoops())
         plan.push_back({op, keep});
     });

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "tq-cpu-split-batch"
@@ -159,8 +161,8 @@ private:
         r.setType(t);
       }
     }
-    for (auto [from, to, d] : llvm::zip(op->getResults(), c->getResults(),
-                                        dims)) {
+    for (auto [from, to, d] :
+         llvm::zip(op->getResults(), c->getResults(), dims)) {
       map.map(from, to);
       batch[from] = d;
     }
@@ -184,6 +186,15 @@ private:
       deferred.insert(op);
       return success();
     }
+    // A region that reads a value from above must see it whole: refused
+    // when that value has a batch dim (or is not cloned yet).
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(op->getRegions(), above);
+    for (Value v : above) {
+      Operation *def = v.getDefiningOp();
+      if (known(v) || (def && deferred.contains(def)))
+        return failure();
+    }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
       return visitLinalg(linalgOp, b);
     // Every other op needs its operands cloned first (deferred ones whole).
@@ -197,9 +208,13 @@ private:
       }
       anyBatch |= known(v).has_value();
     }
+    // Without the batch, the op runs once per share: only if it has no
+    // effects to repeat.
     if (!anyBatch)
-      return emit(op, mapped(op),
-                  SmallVector<MaybeBatch>(op->getNumResults()), b);
+      return isMemoryEffectFree(op)
+                 ? emit(op, mapped(op),
+                        SmallVector<MaybeBatch>(op->getNumResults()), b)
+                 : failure();
     if (auto pad = dyn_cast<tensor::PadOp>(op)) {
       BatchDim d = *known(pad.getSource());
       if (pad.getStaticLow()[d.dim] != 0 || pad.getStaticHigh()[d.dim] != 0)
@@ -261,9 +276,8 @@ private:
       MaybeBatch d = known(v);
       if (!d)
         continue;
-      auto dimExpr =
-          dyn_cast<AffineDimExpr>(op.getMatchingIndexingMap(&operand)
-                                      .getResult(d->dim));
+      auto dimExpr = dyn_cast<AffineDimExpr>(
+          op.getMatchingIndexingMap(&operand).getResult(d->dim));
       if (!dimExpr || (loop && *loop != dimExpr.getPosition()) ||
           (loop && factor != d->factor))
         return failure();
@@ -316,8 +330,7 @@ private:
     Value whole = extract ? extract.getSource() : insert.getDest();
     MaybeBatch d = known(src);
     auto full = cast<RankedTensorType>(whole.getType());
-    if (!d || cast<RankedTensorType>(src.getType()).getRank() !=
-                  full.getRank())
+    if (!d || cast<RankedTensorType>(src.getType()).getRank() != full.getRank())
       return failure();
     if (op.getStaticOffsets()[d->dim] != 0 ||
         op.getStaticSizes()[d->dim] != full.getDimSize(d->dim) ||
@@ -404,8 +417,8 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
     return false;
   // Every argument and result: a static tensor of N images on dim 0.
   int64_t N = -1;
-  for (Type t : llvm::concat<const Type>(f.getArgumentTypes(),
-                                         f.getResultTypes())) {
+  for (Type t :
+       llvm::concat<const Type>(f.getArgumentTypes(), f.getResultTypes())) {
     auto r = dyn_cast<RankedTensorType>(t);
     if (!r || !r.hasStaticShape() || r.getRank() == 0 ||
         (N >= 0 && r.getDimSize(0) != N))
@@ -423,17 +436,17 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
   SmallVector<Value> outs;
   for (Type t : f.getResultTypes()) {
     auto r = cast<RankedTensorType>(t);
-    outs.push_back(tensor::EmptyOp::create(b, loc, r.getShape(),
-                                           r.getElementType()));
+    outs.push_back(
+        tensor::EmptyOp::create(b, loc, r.getShape(), r.getElementType()));
   }
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunks)}, outs,
       std::nullopt);
   OpBuilder ib(forall.getBody(), forall.getBody()->begin());
   // This share's first image.
-  Value first = arith::MulIOp::create(
-      ib, loc, forall.getInductionVar(0),
-      arith::ConstantIndexOp::create(ib, loc, share));
+  Value first =
+      arith::MulIOp::create(ib, loc, forall.getInductionVar(0),
+                            arith::ConstantIndexOp::create(ib, loc, share));
   auto slice = [&](RankedTensorType full) {
     SmallVector<OpFoldResult> offsets(full.getRank(), ib.getIndexAttr(0)),
         sizes, strides(full.getRank(), ib.getIndexAttr(1));
@@ -456,8 +469,7 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
     args.push_back(linalg::CopyOp::create(ib, loc, s, e).getResult(0));
   }
   Splitter splitter(N, share);
-  FailureOr<SmallVector<Value>> results =
-      splitter.clone(body, ops, args, ib);
+  FailureOr<SmallVector<Value>> results = splitter.clone(body, ops, args, ib);
   if (failed(results)) {
     forall->erase();
     for (Value o : outs)
@@ -466,8 +478,7 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
   }
   OpBuilder tb = OpBuilder::atBlockEnd(forall.getBody());
   tb.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [r, out] :
-       llvm::zip(*results, forall.getRegionIterArgs())) {
+  for (auto [r, out] : llvm::zip(*results, forall.getRegionIterArgs())) {
     auto full = cast<RankedTensorType>(out.getType());
     auto [offsets, sizes, strides] = slice(full);
     tensor::ParallelInsertSliceOp::create(tb, loc, r, out, offsets, sizes,

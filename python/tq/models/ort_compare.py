@@ -75,23 +75,20 @@ def summarize(rows):
     print()
     real = [r for r in rows if r["real"]]
     rows = [r for r in rows if not r["real"]]
-    for batch, target in ((1, 1.0), (64, 0.5)):
-        sel = [r for r in rows if r["batch"] == batch]
-        if not sel:
-            continue
+    def line(label, sel, target):
         q = [r["8-bit"] for r in sel]
         f = [r["f32"] for r in sel]
-        print(f"- batch {batch}: tq 8-bit / ORT {min(q):.2f} to {max(q):.2f}, "
+        print(f"- {label}: tq 8-bit / ORT {min(q):.2f} to {max(q):.2f}, "
               f"{sum(v <= target for v in q)} of {len(q)} rows at or below {target}; "
               f"tq f32 / ORT {min(f):.2f} to {max(f):.2f}, "
               f"{sum(v <= 1.25 for v in f)} of {len(f)} at or below 1.25")
+
+    for batch, target in ((1, 1.0), (64, 0.5)):
+        sel = [r for r in rows if r["batch"] == batch]
+        if sel:
+            line(f"batch {batch}", sel, target)
     if real:
-        q = [r["8-bit"] for r in real]
-        f = [r["f32"] for r in real]
-        print(f"- real model: tq 8-bit / ORT {min(q):.2f} to {max(q):.2f}, "
-              f"{sum(v <= 0.7 for v in q)} of {len(q)} rows at or below 0.7; "
-              f"tq f32 / ORT {min(f):.2f} to {max(f):.2f}, "
-              f"{sum(v <= 1.25 for v in f)} of {len(f)} at or below 1.25")
+        line("real model", real, 0.7)
     # Thread scaling at batch 64: each model's time on 1 thread over its
     # time on 2 (target: at least 1.8 for tile-quant).
     one = {r["name"]: r["ms"] for r in rows if r["batch"] == 64 and r["threads"] == 1}

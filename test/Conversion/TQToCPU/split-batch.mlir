@@ -125,3 +125,33 @@ func.func @odd(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
 func.func private @inner(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
   return %x : tensor<64x8xf32>
 }
+
+// -----
+
+// An op with effects that does not read the batch would run once per
+// share: not split.
+// CHECK-LABEL: func.func @effects
+// CHECK-NOT: scf.forall
+// CHECK: call @log()
+func.func private @log()
+func.func @effects(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
+  func.call @log() : () -> ()
+  return %x : tensor<64x8xf32>
+}
+
+// -----
+
+// A region that reads an image tensor from above (here not through the
+// op's operands): not split.
+// CHECK-LABEL: func.func @region_reads_images
+// CHECK-NOT: scf.forall
+// CHECK: scf.if
+func.func @region_reads_images(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
+  %true = arith.constant true
+  %r = scf.if %true -> (tensor<64x8xf32>) {
+    scf.yield %x : tensor<64x8xf32>
+  } else {
+    scf.yield %x : tensor<64x8xf32>
+  }
+  return %r : tensor<64x8xf32>
+}
