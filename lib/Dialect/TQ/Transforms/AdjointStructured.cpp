@@ -7,7 +7,14 @@
 //   Y = conv(X, W)   dX = col2im(dY·W), dW = dYᵀ·im2col(X)
 //
 // so that tq-quantize quantizes each of them on V×V tiles and
-// tq-fold-transposes reads a stored tensor's tiles transposed. Pooling
+// tq-fold-transposes reads a stored tensor's tiles transposed. A
+// convolution with unit strides and dilations gets two convolutions
+// instead, which read X and dY as they are stored (no im2col in f32):
+//
+//   dW = (Xᵀ ⋆ dYᵀ)ᵀ         the batch is the contraction: [C, N] ⋆ [F, N]
+//   dX = pad(dY, K − 1) ⋆ flip(W)ᵀ
+//
+// Pooling
 // routes dY to the taps of each window: all of them for a sum, the first
 // maximum in window order for a max (as torch does).
 //
@@ -80,6 +87,89 @@ SmallVector<int64_t> i64s(DenseIntElementsAttr attr) {
   return llvm::to_vector(attr.getValues<int64_t>());
 }
 
+/// `x` padded with `value`, `low[d]` and `high[d]` elements on each dim d.
+Value padWith(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+              ArrayRef<int64_t> high, Value value) {
+  SmallVector<int64_t> shape = shapeOf(x);
+  SmallVector<OpFoldResult> lo, hi;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    size += low[d] + high[d];
+    lo.push_back(b.getIndexAttr(low[d]));
+    hi.push_back(b.getIndexAttr(high[d]));
+  }
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, b.getF32Type()), x, lo, hi, value);
+}
+
+/// flip(W)ᵀ[c, f, i, j] = W[f, c, KH − 1 − i, KW − 1 − j].
+Value flipFilter(OpBuilder &b, Location loc, Value w) {
+  SmallVector<int64_t> ws = shapeOf(w);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  AffineMap read =
+      AffineMap::get(4, 0, {d1, d0, ws[2] - 1 - d2, ws[3] - 1 - d3}, ctx);
+  Value init = tensor::EmptyOp::create(b, loc, {ws[1], ws[0], ws[2], ws[3]},
+                                       b.getF32Type());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), w, init,
+             ArrayRef<AffineMap>{read, b.getMultiDimIdentityMap(4)},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, args[0]);
+             })
+      .getResult(0);
+}
+
+/// The gradients of a convolution with unit strides and dilations, as
+/// convolutions. When X is a padding of a source tensor by a constant on H
+/// and W, Xᵀ is the transposed source padded again (tq-quantize then reads
+/// the source's tiles, as the forward does), and dX is computed for the
+/// source directly, without the border the padding's gradient would drop.
+void emitUnitConvAdjoint(AdjointContext &ctx, linalg::Conv2DNchwFchwOp conv) {
+  OpBuilder &b = ctx.builder;
+  Location loc = conv.getLoc();
+  Value x = conv.getInputs()[0], w = conv.getInputs()[1];
+  Value gY = ctx.grads.lookup(conv.getResult(0));
+  SmallVector<int64_t> ws = shapeOf(w);
+  Value src = x, padValue;
+  SmallVector<int64_t> low(4, 0), high(4, 0);
+  if (auto p = x.getDefiningOp<tensor::PadOp>()) {
+    ArrayRef<int64_t> lo = p.getStaticLow(), hi = p.getStaticHigh();
+    padValue = p.getConstantPaddingValue();
+    if (p.getLow().empty() && p.getHigh().empty() && padValue && !lo[0] &&
+        !lo[1] && !hi[0] && !hi[1]) {
+      src = p.getSource();
+      low.assign(lo.begin(), lo.end());
+      high.assign(hi.begin(), hi.end());
+    }
+  }
+  if (ctx.isActive(w)) {
+    Value xT = emitTranspose(b, loc, src, {1, 0, 2, 3});
+    if (src != x)
+      xT = padWith(b, loc, xT, low, high, padValue);
+    Value gWT = emitConv(b, loc, xT, emitTranspose(b, loc, gY, {1, 0, 2, 3}),
+                         forwardRole(ctx, x), Role::output_grad);
+    ctx.grads.accumulate(b, loc, w, emitTranspose(b, loc, gWT, {1, 0, 2, 3}));
+  }
+  if (ctx.isActive(x)) {
+    SmallVector<int64_t> gLow{0, 0, ws[2] - 1, ws[3] - 1}, gHigh = gLow;
+    bool viaSource = src != x;
+    for (int d = 2; d < 4; ++d)
+      viaSource = viaSource && low[d] <= gLow[d] && high[d] <= gHigh[d];
+    if (viaSource)
+      for (int d = 2; d < 4; ++d) {
+        gLow[d] -= low[d];
+        gHigh[d] -= high[d];
+      }
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    Value gX =
+        emitConv(b, loc, padWith(b, loc, gY, gLow, gHigh, zero),
+                 flipFilter(b, loc, w), Role::output_grad, forwardRole(ctx, w));
+    ctx.grads.accumulate(b, loc, viaSource ? src : x, gX);
+  }
+}
+
 } // namespace
 
 LogicalResult mlir::tq::emitMatmulAdjoint(AdjointContext &ctx, Operation *op) {
@@ -117,6 +207,13 @@ LogicalResult mlir::tq::emitConvAdjoint(AdjointContext &ctx, Operation *op) {
   int64_t n = ys[0], f = ys[1], oh = ys[2], ow = ys[3];
   int64_t c = ws[1], kh = ws[2], kw = ws[3];
   int64_t rows = n * oh * ow, cols = c * kh * kw;
+  if (llvm::all_of(strides, [](int64_t s) { return s == 1; }) &&
+      llvm::all_of(dilations, [](int64_t d) { return d == 1; })) {
+    emitUnitConvAdjoint(ctx, conv);
+    if (ctx.isActive(init))
+      ctx.grads.accumulate(b, loc, init, gY);
+    return success();
+  }
 
   // dY as the [N·OH·OW, F] matrix of the GEMM form.
   Value gYMat = reshape(b, loc, emitTranspose(b, loc, gY, {0, 2, 3, 1}),

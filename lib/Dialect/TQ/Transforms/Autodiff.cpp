@@ -72,6 +72,25 @@ Value mlir::tq::emitMatmul(OpBuilder &b, Location loc, Value a, Value bm,
   return mm.getResult(0);
 }
 
+Value mlir::tq::emitConv(OpBuilder &b, Location loc, Value input, Value filter,
+                         Role inputRole, Role filterRole) {
+  auto it = cast<RankedTensorType>(input.getType());
+  auto ft = cast<RankedTensorType>(filter.getType());
+  auto type = RankedTensorType::get({it.getDimSize(0), ft.getDimSize(0),
+                                     it.getDimSize(2) - ft.getDimSize(2) + 1,
+                                     it.getDimSize(3) - ft.getDimSize(3) + 1},
+                                    it.getElementType());
+  auto ones = DenseIntElementsAttr::get(
+      RankedTensorType::get({2}, b.getI64Type()), ArrayRef<int64_t>{1, 1});
+  auto conv = linalg::Conv2DNchwFchwOp::create(
+      b, loc, TypeRange{type}, ValueRange{input, filter},
+      ValueRange{emitZeros(b, loc, type)}, ones, ones);
+  MLIRContext *ctx = b.getContext();
+  conv->setAttr(kRolesAttr, b.getArrayAttr({RoleAttr::get(ctx, inputRole),
+                                            RoleAttr::get(ctx, filterRole)}));
+  return conv.getResult(0);
+}
+
 Value mlir::tq::emitStridedAccumulate(OpBuilder &b, Location loc, Value acc,
                                       Value tap, ArrayRef<int64_t> offsets,
                                       ArrayRef<int64_t> strides) {

@@ -83,6 +83,45 @@ struct FoldOperandTranspose : OpRewritePattern<MatmulOp> {
   int64_t *numFolded;
 };
 
+/// quantize(linalg.transpose(x)) -> tq.transpose(quantize(x)): the same
+/// tiles (so the same scales and integers, with nearest rounding) quantized
+/// in x's layout, where the quantization sharing below finds the forward
+/// pass's tiles of x. Only where tq.transpose can move those tiles back:
+/// square tiles, or a permutation keeping the split dims in order.
+struct QuantizeBeforeTranspose : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getInput().getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || op.getScales() || op.getBits())
+      return failure();
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    TiledType type = op.getResult().getType();
+    ArrayRef<int64_t> dims = type.getSplitDims(), tile = type.getTileShape();
+    SmallVector<int64_t> sourceDims{perm[dims[0]], perm[dims[1]]},
+        sourceTile(tile);
+    if (sourceDims[0] > sourceDims[1]) {
+      std::swap(sourceDims[0], sourceDims[1]);
+      std::swap(sourceTile[0], sourceTile[1]);
+    }
+    Value source = transpose.getInput();
+    TiledType sourceType =
+        type.cloneWith(cast<RankedTensorType>(source.getType()).getShape(),
+                       sourceTile, sourceDims);
+    std::string why;
+    FailureOr<TiledType> back = getTransposedType(sourceType, perm, why);
+    if (failed(back) || *back != type)
+      return failure();
+    Value q = QuantizeOp::create(rewriter, op.getLoc(), sourceType, source,
+                                 Value(), Value(), Value(), op.getRounding(),
+                                 op.getSeedAttr());
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, type, q,
+                                             transpose.getPermutationAttr());
+    return success();
+  }
+};
+
 struct TQFoldTransposesPass
     : mlir::tq::impl::TQFoldTransposesBase<TQFoldTransposesPass> {
   using Base::Base;
@@ -110,6 +149,8 @@ struct TQFoldTransposesPass
 void mlir::tq::populateFoldTransposesPatterns(RewritePatternSet &patterns,
                                               int64_t *numFolded) {
   patterns.add<FoldOperandTranspose>(patterns.getContext(), numFolded);
+  patterns.add<QuantizeBeforeTranspose>(patterns.getContext());
+  TransposeOp::getCanonicalizationPatterns(patterns, patterns.getContext());
 }
 
 int64_t mlir::tq::shareQuantizations(Operation *root) {

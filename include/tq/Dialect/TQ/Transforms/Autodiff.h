@@ -67,6 +67,10 @@ Value emitTranspose(OpBuilder &b, Location loc, Value x,
 /// the roles (SPEC T2) of its operands for tq-quantize.
 Value emitMatmul(OpBuilder &b, Location loc, Value a, Value bm, Role aRole,
                  Role bRole);
+/// The NCHW convolution of `input` by `filter` (FCHW) with unit strides and
+/// dilations and no padding, into zeros, marked with its operands' roles.
+Value emitConv(OpBuilder &b, Location loc, Value input, Value filter,
+               Role inputRole, Role filterRole);
 /// Adds `tap` into the strided window of `acc` starting at `offsets` with
 /// `strides` (the shape of `tap`), as col2im and pooling gradients do.
 Value emitStridedAccumulate(OpBuilder &b, Location loc, Value acc, Value tap,

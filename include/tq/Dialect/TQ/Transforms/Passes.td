@@ -260,6 +260,10 @@ def TQFoldTransposes : Pass<"tq-fold-transposes"> {
     1. `tq.matmul` of `tq.quantize(linalg.transpose(%x))` or of
        `tq.transpose(%q)` (swapping the two innermost dims) reads `%x` /
        `%q` with the operand's transpose flag flipped instead.
+       Any other `tq.quantize(linalg.transpose(%x))` becomes
+       `tq.transpose(tq.quantize(%x))` where `tq.transpose` can move the
+       tiles (square tiles, or split dims kept in order): the backward
+       convolutions of a training step read the forward's tiles this way.
     2. When one value is quantized into several types, the first
        quantization is kept and the others become `tq.requantize` of it: the
        float data of a layer is gone once it is quantized, as on the PPU.

@@ -91,8 +91,10 @@ void populateQuantizeConstantsPatterns(RewritePatternSet &patterns,
 ///   - tq.matmul(tq.quantize(linalg.transpose(x))) -> tq.matmul(tq.quantize(x))
 ///     with the operand's transpose flag flipped
 ///   - tq.matmul(tq.transpose(q)) -> tq.matmul(q), flag flipped
-/// when the permutation swaps the two innermost dims. `numFolded`
-/// (optional) counts them.
+/// when the permutation swaps the two innermost dims (`numFolded`, optional,
+/// counts them), and
+///   - tq.quantize(linalg.transpose(x)) -> tq.transpose(tq.quantize(x)) for
+///     any permutation tq.transpose allows on the tiles.
 void populateFoldTransposesPatterns(RewritePatternSet &patterns,
                                     int64_t *numFolded = nullptr);
 
