@@ -67,6 +67,33 @@ func.func @nchw(%x: tensor<2x8x3x3xf32>) -> tensor<2x3x3x8xf32> {
 
 // -----
 
+// One quantization read in two layouts (a training step's forward NHWC and
+// its backward CNHW): each layout quantizes its own transpose on the host.
+
+!y4 = !tq.tiled<2x8x3x3xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+!yn = !tq.tiled<2x3x3x8xi8:8, f32, tile = 8x8, dims = [0, 3], scale = f32>
+!yc = !tq.tiled<8x3x3x2xi8:8, f32, tile = 8x8, dims = [0, 3], scale = f32>
+
+// CHECK-LABEL: func.func @two_layouts(
+// CHECK: func.func @two_layouts_cpu
+// CHECK-DAG: linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
+// CHECK-DAG: linalg.transpose {{.*}} permutation = [1, 2, 3, 0]
+// CHECK: func.func @two_layouts_ppu
+// CHECK-DAG: tq.quantize %{{.*}} : tensor<2x3x3x8xf32> -> !tq.tiled<2x3x3x8xi8:8, f32, tile = 8x8, dims = [0, 3], scale = f32>
+// CHECK-DAG: tq.quantize %{{.*}} : tensor<8x3x3x2xf32> -> !tq.tiled<8x3x3x2xi8:8, f32, tile = 8x8, dims = [0, 3], scale = f32>
+// CHECK-NOT: tq.transpose
+// CHECK: return
+func.func @two_layouts(%x: tensor<2x8x3x3xf32>) -> (tensor<2x3x3x8xf32>, tensor<8x3x3x2xf32>) {
+  %q = tq.quantize %x : tensor<2x8x3x3xf32> -> !y4
+  %n = tq.transpose %q [0, 2, 3, 1] : !y4 -> !yn
+  %c = tq.transpose %q [1, 2, 3, 0] : !y4 -> !yc
+  %rn = tq.dequantize %n : !yn -> tensor<2x3x3x8xf32>
+  %rc = tq.dequantize %c : !yc -> tensor<8x3x3x2xf32>
+  return %rn, %rc : tensor<2x3x3x8xf32>, tensor<8x3x3x2xf32>
+}
+
+// -----
+
 // A function with nothing for the PPU stays whole, on the host.
 
 // CHECK-LABEL: func.func @host_only(

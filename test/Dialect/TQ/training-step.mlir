@@ -80,16 +80,20 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK: %[[DR:.*]] = linalg.matmul {tq.roles = [#tq.role<output_grad>, #tq.role<weight>]} ins(%[[DY]], %[[W2T]] :
 // CHECK: %[[RT:.*]] = linalg.transpose ins(%[[R]] : tensor<4x4xf32>)
 // CHECK: %[[DW2:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[RT]], %[[DY]] :
-// ReLU: dY where the input is positive.
-// CHECK: %[[DHB:.*]] = linalg.generic {{.*}} ins(%[[DR]], %[[HB]] :
-// CHECK: arith.cmpf ogt
-// CHECK: arith.select
-// The bias gradient: dY summed over the batch (a reduction on d0).
-// CHECK: %[[DH:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[DHB]], %[[H]], %[[B1]] :
-// CHECK: %[[DB1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[DHB]], %[[H]], %[[B1]] :
+// ReLU: dY where its output is positive (the input is then read by the
+// ReLU alone).
+// CHECK: %[[DHB:.*]] = linalg.generic {{.*}} ins(%[[DR]], %[[R]] :
+// CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[RV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[POS:.*]] = arith.cmpf ogt, %[[RV]], %cst
+// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[POS]], %[[G]], %cst
+// CHECK-NEXT: linalg.yield %[[SEL]]
+// The bias add passes dY to its other input as it is; the bias gradient is
+// dY summed over the batch (a reduction on d0).
+// CHECK-NOT: outs({{.*}} : tensor<4x4xf32>)
+// CHECK: %[[DB1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[DHB]] : tensor<4x4xf32>)
 // CHECK: } -> tensor<4xf32>
 // CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<4x3xf32>)
-// CHECK: %[[DW1:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[XT]], %[[DH]] :
+// CHECK: %[[DW1:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[XT]], %[[DHB]] :
 // The update: v = 0.9 v + g, p = p - lr v, fused per parameter.
 // CHECK: %[[U1:.*]]:2 = linalg.generic {{.*}} ins(%[[W1]], %[[DW1]], %[[LR]]
 // CHECK: arith.mulf {{.*}}, %cst
@@ -158,3 +162,61 @@ func.func @main(%x: tensor<2x4x6x6xf32>) -> tensor<2x3xf32> {
 // CHECK: %[[DYT:.*]] = linalg.transpose ins(%[[DYMAT]] : tensor<8x3xf32>)
 // CHECK: %[[DW:.*]] = linalg.matmul {tq.roles = [#tq.role<output_grad>, #tq.role<activation>]} ins(%[[DYT]], %[[COLMAT]] : tensor<3x8xf32>, tensor<8x36xf32>)
 // CHECK: tensor.expand_shape %[[DW]] {{\[}}[0], [1, 2, 3]] output_shape [3, 4, 3, 3]
+
+// -----
+
+// Two unit-stride convolutions on zero-padded inputs. Their gradients are
+// convolutions too: dW = (Xᵀ ⋆ dYᵀ)ᵀ contracts the batch, with Xᵀ the
+// transposed source of the padding, padded again; dX = pad(dY, 2 − 1) ⋆
+// flip(W)ᵀ is the gradient of the padding's source (4×4, not the padded
+// 6×6). The first convolution reads the input, which has no gradient.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%x: tensor<2x1x4x4xf32>) -> tensor<2x3xf32> {
+  %w1 = arith.constant dense<0.1> : tensor<2x1x3x3xf32> loc("c1.weight")
+  %w2 = arith.constant dense<0.2> : tensor<3x2x3x3xf32> loc("c2.weight")
+  %zero = arith.constant 0.0 : f32
+  %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x1x4x4xf32> to tensor<2x1x6x6xf32>
+  %e1 = tensor.empty() : tensor<2x2x4x4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %y1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xp, %w1 : tensor<2x1x6x6xf32>, tensor<2x1x3x3xf32>) outs(%f1 : tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %y1p = tensor.pad %y1 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x2x4x4xf32> to tensor<2x2x6x6xf32>
+  %e2 = tensor.empty() : tensor<2x3x4x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %y2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%y1p, %w2 : tensor<2x2x6x6xf32>, tensor<3x2x3x3xf32>) outs(%f2 : tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %k = tensor.empty() : tensor<4x4xf32>
+  %pe = tensor.empty() : tensor<2x3x1x1xf32>
+  %pf = linalg.fill ins(%zero : f32) outs(%pe : tensor<2x3x1x1xf32>) -> tensor<2x3x1x1xf32>
+  %p = linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%y2, %k : tensor<2x3x4x4xf32>, tensor<4x4xf32>) outs(%pf : tensor<2x3x1x1xf32>) -> tensor<2x3x1x1xf32>
+  %c = tensor.collapse_shape %p [[0], [1, 2, 3]] : tensor<2x3x1x1xf32> into tensor<2x3xf32>
+  return %c : tensor<2x3xf32>
+}
+
+// CHECK: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
+// CHECK: func.func @train_step(
+// CHECK-SAME: %[[W1:[^:]*]]: tensor<2x1x3x3xf32> {tq.name = "c1.weight", tq.parameter}
+// CHECK-SAME: %[[W2:[^:]*]]: tensor<3x2x3x3xf32> {tq.name = "c2.weight", tq.parameter}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x1x4x4xf32>
+// CHECK: %[[Y1:.*]] = linalg.conv_2d_nchw_fchw
+// CHECK: linalg.conv_2d_nchw_fchw
+// The second convolution: dW2, then dX2 for the source of its padding.
+// CHECK: %[[Y1T:.*]] = linalg.transpose ins(%[[Y1]] : tensor<2x2x4x4xf32>) {{.*}} permutation = [1, 0, 2, 3]
+// CHECK: %[[Y1TP:.*]] = tensor.pad %[[Y1T]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[DY2T:.*]] = linalg.transpose ins(%[[DY2:[^ ]*]] : tensor<2x3x4x4xf32>) {{.*}} permutation = [1, 0, 2, 3]
+// CHECK: %[[DW2T:.*]] = linalg.conv_2d_nchw_fchw {{{.*}}tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[Y1TP]], %[[DY2T]] : tensor<2x2x6x6xf32>, tensor<3x2x4x4xf32>) {{.*}} -> tensor<2x3x3x3xf32>
+// CHECK: %[[DW2:.*]] = linalg.transpose ins(%[[DW2T]] : tensor<2x3x3x3xf32>) {{.*}} permutation = [1, 0, 2, 3]
+// CHECK: %[[DY2P:.*]] = tensor.pad %[[DY2]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[FLIPPED:.*]] = linalg.generic {indexing_maps = [#[[FLIP]], {{.*}}} ins(%[[W2]] : tensor<3x2x3x3xf32>) outs({{.*}} : tensor<2x3x3x3xf32>)
+// CHECK: %[[DY1:.*]] = linalg.conv_2d_nchw_fchw {{{.*}}tq.roles = [#tq.role<output_grad>, #tq.role<weight>]} ins(%[[DY2P]], %[[FLIPPED]] : tensor<2x3x6x6xf32>, tensor<2x3x3x3xf32>) {{.*}} -> tensor<2x2x4x4xf32>
+// The first: dW1 only, from the input's transpose.
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<2x1x4x4xf32>) {{.*}} permutation = [1, 0, 2, 3]
+// CHECK: %[[XTP:.*]] = tensor.pad %[[XT]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[DY1T:.*]] = linalg.transpose ins(%[[DY1]] : tensor<2x2x4x4xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[XTP]], %[[DY1T]] : tensor<1x2x6x6xf32>, tensor<2x2x4x4xf32>) {{.*}} -> tensor<1x2x3x3xf32>
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK: return

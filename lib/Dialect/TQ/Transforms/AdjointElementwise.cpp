@@ -12,9 +12,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::tq;
@@ -135,6 +139,57 @@ FailureOr<SmallVector<unsigned>> readDims(AffineMap map,
   return dims;
 }
 
+/// Whether `generic` is a ReLU, max(x, 0) of its one input read in place.
+bool isRelu(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *max = yield->getOperand(0).getDefiningOp();
+  if (!max || max->getBlock() != &body ||
+      !isa<arith::MaximumFOp, arith::MaxNumFOp>(max))
+    return false;
+  for (Operation &op : body.without_terminator())
+    if (&op != max && !op.hasTrait<OpTrait::ConstantLike>())
+      return false;
+  Value x = body.getArgument(0);
+  Value a = max->getOperand(0), c = max->getOperand(1);
+  if (a != x)
+    std::swap(a, c);
+  return a == x && matchPattern(c, m_AnyZeroFloat());
+}
+
+/// dX = dY where Y = max(X, 0) is positive, else 0, read from Y (as torch
+/// does): X is then needed by the ReLU alone, and fuses into it.
+void emitReluAdjoint(AdjointContext &ctx, linalg::GenericOp relu) {
+  OpBuilder &b = ctx.builder;
+  Location loc = relu.getLoc();
+  Value y = relu.getResult(0), gY = ctx.grads.lookup(y);
+  auto type = cast<RankedTensorType>(y.getType());
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  Value g = linalg::GenericOp::create(
+                b, loc, type, ValueRange{gY, y}, init,
+                ArrayRef<AffineMap>{id, id, id},
+                SmallVector<utils::IteratorType>(type.getRank(),
+                                                 utils::IteratorType::parallel),
+                [](OpBuilder &nb, Location nloc, ValueRange args) {
+                  Value zero = arith::ConstantOp::create(
+                      nb, nloc, nb.getF32FloatAttr(0.0));
+                  Value positive = arith::CmpFOp::create(
+                      nb, nloc, arith::CmpFPredicate::OGT, args[1], zero);
+                  linalg::YieldOp::create(
+                      nb, nloc,
+                      arith::SelectOp::create(nb, nloc, positive, args[0], zero)
+                          .getResult());
+                })
+                .getResult(0);
+  ctx.grads.accumulate(b, loc, relu.getDpsInputOperand(0)->get(), g);
+}
+
 } // namespace
 
 LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
@@ -157,6 +212,11 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
   if (!outMap.isIdentity() || !resultType.getElementType().isF32())
     return op->emitOpError("needs an f32 result with an identity map for its "
                            "gradient rule");
+  if (isRelu(generic) && resultType.getElementType().isF32()) {
+    if (ctx.isActive(generic.getDpsInputOperand(0)->get()))
+      emitReluAdjoint(ctx, generic);
+    return success();
+  }
 
   unsigned numInputs = generic.getNumDpsInputs();
   unsigned numLoops = generic.getNumLoops();
@@ -188,6 +248,12 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
                                            utils::IteratorType::reduction);
     for (unsigned d : *dims)
       iters[d] = utils::IteratorType::parallel;
+    // Without a reduction each element is written once: no zeros to add to.
+    bool reduces = llvm::is_contained(iters, utils::IteratorType::reduction);
+    Value init = reduces ? emitZeros(b, loc, gradType)
+                         : tensor::EmptyOp::create(b, loc, gradType.getShape(),
+                                                   gradType.getElementType());
+    bool passesThrough = false;
     SmallVector<AffineMap> maps{outMap};
     SmallVector<Value> inputs{gY};
     for (unsigned i = 0; i < numInputs; ++i) {
@@ -198,7 +264,7 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
 
     Operation *failedOp = nullptr;
     auto grad = linalg::GenericOp::create(
-        b, loc, gradType, inputs, emitZeros(b, loc, gradType), maps, iters,
+        b, loc, gradType, inputs, init, maps, iters,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
           IRMapping mapping;
           for (unsigned i = 0; i < numInputs; ++i)
@@ -212,16 +278,45 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
               failedOp = &bodyOp;
           }
           Value yielded = mapping.lookup(body.getTerminator()->getOperand(0));
-          Value acc = args.back();
-          if (Value t = tangents.get(yielded))
-            acc = arith::AddFOp::create(
-                nb, nloc, acc, arith::MulFOp::create(nb, nloc, args[0], t));
-          linalg::YieldOp::create(nb, nloc, acc);
+          Value t = tangents.get(yielded);
+          Value term =
+              t ? arith::MulFOp::create(nb, nloc, args[0], t).getResult()
+                : arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0.0))
+                      .getResult();
+          if (!reduces && t && matchPattern(t, m_OneFloat())) {
+            term = args[0];
+            passesThrough = inMap.isIdentity() && gradType == gY.getType();
+          }
+          linalg::YieldOp::create(
+              nb, nloc,
+              reduces ? arith::AddFOp::create(nb, nloc, args.back(), term)
+                            .getResult()
+                      : term);
         });
     if (failedOp)
       return failedOp->emitOpError("has no derivative rule (in the body of an "
                                    "element-wise op being differentiated)");
+    // The forward's ops the gradient does not need go, and with them the
+    // inputs only they read (a bias add's gradient reads dY alone).
+    SmallVector<Operation *> bodyOps;
+    for (Operation &o : grad.getRegion().front().without_terminator())
+      bodyOps.push_back(&o);
+    for (Operation *o : llvm::reverse(bodyOps))
+      if (isOpTriviallyDead(o))
+        o->erase();
+    IRRewriter rewriter(b);
+    rewriter.setInsertionPoint(grad);
+    // (It replaces `grad` itself when it changes anything.)
+    FailureOr<linalg::GenericOp> slim =
+        linalg::deduplicateOperandsAndRemoveDeadResults(rewriter, grad, false);
+    if (succeeded(slim))
+      grad = *slim;
     Value g = grad.getResult(0);
+    if (passesThrough) {
+      // ∂f/∂in_k = 1 read in place (a bias add's main input): dY as it is.
+      grad.erase();
+      g = gY;
+    }
     if (gradType != inType) {
       // Put the size-1 dims back: each joins the group of the next read dim
       // (trailing ones join the last group).

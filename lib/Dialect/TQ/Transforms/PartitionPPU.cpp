@@ -31,7 +31,9 @@ namespace {
 
 /// tq.transpose(tq.quantize(x)) -> tq.quantize(linalg.transpose(x)): the
 /// transposed tensor split on the permuted dims has the same tiles, so the
-/// same steps and values, and the permutation moves to the host.
+/// same steps and values, and the permutation moves to the host. A
+/// quantization shared by several transposes (the forward's and the
+/// backward's layouts of one activation) becomes one per layout.
 struct HoistLayoutTranspose : OpRewritePattern<TransposeOp> {
   HoistLayoutTranspose(MLIRContext *ctx, int64_t *count)
       : OpRewritePattern(ctx), count(count) {}
@@ -39,7 +41,7 @@ struct HoistLayoutTranspose : OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto q = op.getInput().getDefiningOp<QuantizeOp>();
-    if (!q || !q->hasOneUse() || q.getScales() ||
+    if (!q || q.getScales() ||
         q.getRounding() == RoundingMode::stochastic)
       return rewriter.notifyMatchFailure(op, "not a plain quantize");
     auto type = cast<TiledType>(op.getType());
@@ -56,7 +58,8 @@ struct HoistLayoutTranspose : OpRewritePattern<TransposeOp> {
     nq.setRounding(q.getRounding());
     if (q.getBits()) // one run-time width for the tensor: layout-free
       nq.getBitsMutable().assign(q.getBits());
-    rewriter.eraseOp(q);
+    if (q->use_empty())
+      rewriter.eraseOp(q);
     if (count)
       ++*count;
     return success();
