@@ -220,3 +220,45 @@ func.func @main(%x: tensor<2x1x4x4xf32>) -> tensor<2x3xf32> {
 // CHECK: linalg.conv_2d_nchw_fchw {{{.*}}tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[XTP]], %[[DY1T]] : tensor<1x2x6x6xf32>, tensor<2x2x4x4xf32>) {{.*}} -> tensor<1x2x3x3xf32>
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: return
+
+// -----
+
+// A 2×2 max pool of stride 2: its windows do not overlap, so one generic
+// routes dY to the first maximum of each window and writes one tensor per
+// tap, each placed into its strided view of dX.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#chan = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<2x12xf32> {
+  %b = arith.constant dense<0.5> : tensor<3x1x1xf32> loc("bias")
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x3x4x4xf32>
+  %h = linalg.generic {indexing_maps = [#id, #chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %b : tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) outs(%e : tensor<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4x4xf32>
+  %k = tensor.empty() : tensor<2x2xf32>
+  %pe = tensor.empty() : tensor<2x3x2x2xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%h, %k : tensor<2x3x4x4xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %c = tensor.collapse_shape %p [[0], [1, 2, 3]] : tensor<2x3x2x2xf32> into tensor<2x12xf32>
+  return %c : tensor<2x12xf32>
+}
+
+// CHECK: func.func @train_step(%{{[^:]*}}: tensor<3x1x1xf32> {tq.name = "bias", tq.parameter}
+// CHECK: %[[H:.*]] = linalg.generic
+// CHECK: %[[P:.*]] = linalg.pooling_nchw_max
+// CHECK: %[[T0:.*]] = tensor.extract_slice %[[H]][0, 0, 0, 0] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[T1:.*]] = tensor.extract_slice %[[H]][0, 0, 0, 1] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[T2:.*]] = tensor.extract_slice %[[H]][0, 0, 1, 0] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[T3:.*]] = tensor.extract_slice %[[H]][0, 0, 1, 1] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[R:.*]]:4 = linalg.generic {{.*}} ins(%[[T0]], %[[T1]], %[[T2]], %[[T3]], %[[P]], %{{.*}} :
+// CHECK-COUNT-4: arith.cmpf oeq
+// CHECK: linalg.yield
+// CHECK: %[[Z:.*]] = linalg.fill
+// CHECK: %[[G0:.*]] = tensor.insert_slice %[[R]]#0 into %[[Z]][0, 0, 0, 0] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[G1:.*]] = tensor.insert_slice %[[R]]#1 into %[[G0]][0, 0, 0, 1] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[G2:.*]] = tensor.insert_slice %[[R]]#2 into %[[G1]][0, 0, 1, 0] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[G3:.*]] = tensor.insert_slice %[[R]]#3 into %[[G2]][0, 0, 1, 1] [2, 3, 2, 2] [1, 1, 2, 2]
+// The bias gradient sums dX over all but the channels.
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%[[G3]] : tensor<2x3x4x4xf32>)

@@ -66,21 +66,84 @@ Value trailingSlice(OpBuilder &b, Location loc, Value x, int64_t i, int64_t j) {
                                         strides);
 }
 
-/// The window tap (kh, kw) of an NCHW input: the [N, C, OH, OW] elements it
-/// meets, `x[n, c, oh·sh + kh·dh, ow·sw + kw·dw]`.
+/// The strided view of an NCHW input that window tap (kh, kw) meets: the
+/// [N, C, OH, OW] elements `x[n, c, oh·sh + kh·dh, ow·sw + kw·dw]`.
+struct TapView {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+
+  TapView(OpBuilder &b, ArrayRef<int64_t> yShape, int64_t kh, int64_t kw,
+          ArrayRef<int64_t> windowStrides, ArrayRef<int64_t> dilations)
+      : offsets{b.getIndexAttr(0), b.getIndexAttr(0),
+                b.getIndexAttr(kh * dilations[0]),
+                b.getIndexAttr(kw * dilations[1])},
+        strides{b.getIndexAttr(1), b.getIndexAttr(1),
+                b.getIndexAttr(windowStrides[0]),
+                b.getIndexAttr(windowStrides[1])} {
+    for (int64_t s : yShape)
+      sizes.push_back(b.getIndexAttr(s));
+  }
+};
+
+/// The elements of `x` that window tap (kh, kw) meets.
 Value windowTap(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> yShape,
                 int64_t kh, int64_t kw, ArrayRef<int64_t> strides,
                 ArrayRef<int64_t> dilations) {
-  SmallVector<OpFoldResult> off{b.getIndexAttr(0), b.getIndexAttr(0),
-                                b.getIndexAttr(kh * dilations[0]),
-                                b.getIndexAttr(kw * dilations[1])};
-  SmallVector<OpFoldResult> sizes,
-      str{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(strides[0]),
-          b.getIndexAttr(strides[1])};
-  for (int64_t s : yShape)
-    sizes.push_back(b.getIndexAttr(s));
+  TapView v(b, yShape, kh, kw, strides, dilations);
   auto type = RankedTensorType::get(yShape, b.getF32Type());
-  return tensor::ExtractSliceOp::create(b, loc, type, x, off, sizes, str);
+  return tensor::ExtractSliceOp::create(b, loc, type, x, v.offsets, v.sizes,
+                                        v.strides);
+}
+
+/// The gradient of a max pool whose windows do not overlap: one
+/// linalg.generic over the windows routes dY to the first tap equal to the
+/// maximum (in window order) and writes one tensor per tap, each placed
+/// into its strided view of dX (no view meets another).
+Value emitDisjointMaxPoolAdjoint(OpBuilder &b, Location loc, Value x, Value y,
+                                 Value gY, ArrayRef<int64_t> window,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> dilations) {
+  SmallVector<int64_t> ys = shapeOf(y);
+  int64_t taps = window[0] * window[1];
+  SmallVector<Value> ins, outs;
+  for (int64_t i = 0; i < window[0]; ++i)
+    for (int64_t j = 0; j < window[1]; ++j) {
+      ins.push_back(windowTap(b, loc, x, ys, i, j, strides, dilations));
+      outs.push_back(tensor::EmptyOp::create(b, loc, ys, b.getF32Type()));
+    }
+  ins.append({y, gY});
+  SmallVector<AffineMap> maps(ins.size() + outs.size(),
+                              b.getMultiDimIdentityMap(4));
+  auto routed = linalg::GenericOp::create(
+      b, loc, SmallVector<Type>(taps, y.getType()), ins, outs, maps,
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value zero =
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0.0));
+        Value yes = arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(true));
+        Value max = args[taps], g = args[taps + 1], found;
+        SmallVector<Value> routedTaps;
+        for (int64_t t = 0; t < taps; ++t) {
+          Value eq = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                           args[t], max);
+          Value take = found ? arith::AndIOp::create(
+                                   nb, nloc, eq,
+                                   arith::XOrIOp::create(nb, nloc, found, yes))
+                                   .getResult()
+                             : eq;
+          routedTaps.push_back(
+              arith::SelectOp::create(nb, nloc, take, g, zero));
+          found = found ? arith::OrIOp::create(nb, nloc, found, eq).getResult()
+                        : eq;
+        }
+        linalg::YieldOp::create(nb, nloc, routedTaps);
+      });
+  Value gX = emitZeros(b, loc, cast<RankedTensorType>(x.getType()));
+  for (int64_t t = 0; t < taps; ++t) {
+    TapView v(b, ys, t / window[1], t % window[1], strides, dilations);
+    gX = tensor::InsertSliceOp::create(b, loc, routed.getResult(t), gX,
+                                       v.offsets, v.sizes, v.strides);
+  }
+  return gX;
 }
 
 SmallVector<int64_t> i64s(DenseIntElementsAttr attr) {
@@ -293,6 +356,15 @@ LogicalResult mlir::tq::emitPoolAdjoint(AdjointContext &ctx, Operation *op) {
   if (!ctx.isActive(x))
     return success();
   bool isMax = isa<linalg::PoolingNchwMaxOp>(op);
+  bool disjoint = true;
+  for (int d = 0; d < 2; ++d)
+    disjoint &= strides[d] >= (window[d] - 1) * dilations[d] + 1;
+  if (isMax && disjoint) {
+    ctx.grads.accumulate(b, loc, x,
+                         emitDisjointMaxPoolAdjoint(b, loc, x, y, gY, window,
+                                                    strides, dilations));
+    return success();
+  }
   auto i1Type = RankedTensorType::get(ys, b.getI1Type());
   Value found;
   if (isMax) {
