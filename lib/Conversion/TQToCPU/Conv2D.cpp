@@ -38,8 +38,14 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     ArrayRef<int64_t> stride = op.getStrides(), dil = op.getDilations(),
                       pad = op.getPadding();
 
+    // A filter with whole C-tiles of channels is already B transposed,
+    // [k][(r·S + s)·C + c]: the kernel packs it from where it is. A constant
+    // filter is packed at compile time.
+    bool filterIsBT =
+        C % ct == 0 && !op.getFilter().getDefiningOp<ConstantOp>();
     KernelShape s;
-    s.transA = s.transB = false;
+    s.transA = false;
+    s.transB = filterIsBT;
     s.bf16 = op.getScaleProduct() == ScaleProduct::bf16;
     s.M = N * P * Q;
     s.N = K;
@@ -183,9 +189,12 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
                                im2colRow);
 
     // The filter as B[((r·S + s)·CT + t)·ct + c'][k] and its steps
-    // SB[(r·S + s)·CT + t][k-tile].
+    // SB[(r·S + s)·CT + t][k-tile] (both transposed with filterIsBT).
     int64_t gn = llvm::divideCeil(K, s.tileNB);
-    Value sb = cpu::allocBuffer(b, b.getLoc(), {s.KT, gn}, f32);
+    Value sb = cpu::allocBuffer(b, b.getLoc(),
+                                filterIsBT ? SmallVector<int64_t>{gn, s.KT}
+                                           : SmallVector<int64_t>{s.KT, gn},
+                                f32);
     scf::buildLoopNest(
         b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0), idx(0)},
         ValueRange{idx(gn), idx(R), idx(S), idx(CT)},
@@ -202,7 +211,8 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
                   cIndex(ib, CT)),
               iv[3]);
           memref::StoreOp::create(ib, memref::LoadOp::create(ib, sw, iv), sb,
-                                  ValueRange{kt, iv[0]});
+                                  filterIsBT ? ValueRange{iv[0], kt}
+                                             : ValueRange{kt, iv[0]});
         });
     auto filterIndex = [&](int64_t k, int64_t j) {
       int64_t t = k / ct, c = t % CT * ct + k % ct, rs = t / CT;
@@ -224,6 +234,10 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
               packConstantB(
                   s, value,
                   e.packedBType(TiledToTensorsConverter::containerType(tw)))));
+    } else if (filterIsBT) {
+      Value wv = cpu::toBuffer(b, b.getLoc(), adaptor.getFilter()[0]);
+      bd = memref::CollapseShapeOp::create(
+          b, wv, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
     } else {
       Value wv = cpu::toBuffer(b, b.getLoc(), adaptor.getFilter()[0]);
       Type wElem = TiledToTensorsConverter::containerType(tw);

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::tq;
@@ -43,8 +44,11 @@ struct VNNIDot final : DotTarget {
   int64_t group() const override { return 4; }
   int64_t packValue(int64_t w) const override { return int8_t(w ^ 0x80); }
   Value packValue(ImplicitLocOpBuilder &b, Value w) const override {
-    return arith::XOrIOp::create(
-        b, w, arith::ConstantIntOp::create(b, w.getType(), 0x80));
+    // One value, or a vector of them.
+    TypedAttr bit = b.getIntegerAttr(getElementTypeOrSelf(w.getType()), 0x80);
+    if (auto v = dyn_cast<VectorType>(w.getType()))
+      bit = DenseElementsAttr::get(v, cast<Attribute>(bit));
+    return arith::XOrIOp::create(b, w, arith::ConstantOp::create(b, bit));
   }
   int64_t offset(bool nibbles) const override { return nibbles ? 8 : 128; }
   SmallVector<Value> loadB(ImplicitLocOpBuilder &b, const KernelShape &s,

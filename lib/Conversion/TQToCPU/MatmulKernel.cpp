@@ -168,6 +168,35 @@ Value KernelEmitter::packB(Value bData) {
   Type elem = pt.getElementType();
   Value out = cpu::allocBuffer(b, b.getLoc(), pt.getShape(), elem);
   int64_t rows = bt.getShape()[0], cols = bt.getShape()[1];
+  int64_t g = s.group();
+  if (s.transB && !s.nibbles && g > 1 && s.kt % g == 0 && s.Kp() == s.K &&
+      elem == bt.getElementType()) {
+    // B stored N×K, of whole K-tiles of whole groups: each group of g k of
+    // one column is g consecutive elements of a row of B, moved as one
+    // vector (rows past N are zeros).
+    auto vg = VectorType::get({g}, elem);
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0)},
+        ValueRange{idx(s.panels()), idx(s.Kp() / g), idx(s.NR())},
+        ValueRange{idx(1), idx(1), idx(1)},
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          Value j = arith::AddIOp::create(
+              ib, arith::MulIOp::create(ib, iv[0], cIndex(ib, s.NR())), iv[2]);
+          Value inside = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, j,
+                                               cIndex(ib, s.N));
+          Value row = arith::MinUIOp::create(ib, j, cIndex(ib, rows - 1));
+          Value k = arith::MulIOp::create(ib, iv[1], cIndex(ib, g));
+          Value v = vector::LoadOp::create(ib, vg, bData, ValueRange{row, k});
+          Value zeros = arith::ConstantOp::create(
+              ib, vg, DenseElementsAttr::get(vg, ib.getIntegerAttr(elem, 0)));
+          v = arith::SelectOp::create(ib, inside, v, zeros);
+          Value col = arith::MulIOp::create(ib, iv[2], cIndex(ib, g));
+          vector::StoreOp::create(ib, s.target().packValue(ib, v), out,
+                                  ValueRange{iv[0], iv[1], col});
+        });
+    return out;
+  }
   SmallVector<Value> lbs(3, idx(0)), steps(3, idx(1));
   SmallVector<Value> ubs = {idx(pt.getShape()[0]), idx(pt.getShape()[1]),
                             idx(pt.getShape()[2])};
@@ -178,7 +207,7 @@ Value KernelEmitter::packB(Value bData) {
         // iv = (panel, group, n*g+kk) for groups of g k; generic:
         // (panel, kp, n).
         Value n, kp;
-        if (int64_t g = s.group(); g > 1) {
+        if (g > 1) {
           n = arith::DivUIOp::create(ib, iv[2], cIndex(ib, g));
           kp = arith::AddIOp::create(
               ib, arith::MulIOp::create(ib, iv[1], cIndex(ib, g)),

@@ -72,6 +72,7 @@ public:
   virtual Type packedAElement(Type stored) const { return stored; }
   /// Packed B's value for weight `w` (at compile time, and in the IR).
   virtual int64_t packValue(int64_t w) const { return w; }
+  /// `w` (one value or a vector of them) as packed B holds it.
   virtual Value packValue(ImplicitLocOpBuilder &b, Value w) const { return w; }
   /// The offset packed weights carry (VNNI: 128, or 8 for nibbles), paid
   /// back per row and K-tile; 0 for none.

@@ -106,6 +106,9 @@ for v, (M, N, K) in ((8, (13, 37, 21)), (16, (20, 36, 40)), (32, (33, 65, 70)),
     case(M, N, K, v)
 case(20, 36, 40, 16, trans_a=True)
 case(20, 36, 40, 16, trans_b=True)
+# Bᵀ of whole K-tiles packed a group of k at a time, a panel past N.
+case(20, 36, 48, 16, trans_b=True, threads=(1, 2))
+case(9, 16, 96, 32, trans_b=True, bits=(8, 12))
 case(25, 19, 33, 8, trans_a=True, trans_b=True)
 case(20, 36, 40, 16, bf16=True)
 case(45, 70, 96, 32, const_b=True, threads=(1, 2))
@@ -226,4 +229,4 @@ print(f"matmul cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases per target: 29, mismatches: 0
+# CHECK: matmul cases per target: 32, mismatches: 0
