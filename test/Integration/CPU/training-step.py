@@ -9,9 +9,10 @@
 #  3. the 8-bit step (tq-quantize, V×V tiles): the same bits on the CPU and
 #     on the PPU simulator, updates within cosine 0.98 of the f32 ones, and 0
 #     requantizations for V×V tiles against some for 1×V vectors (SPEC T4).
-# The models: the bundled digits CNN (conv, ReLU, max pool, Gemm), and one
+# The models: the bundled digits CNN (conv, ReLU, max pool, Gemm), one
 # exported here with a strided dilated convolution, an overlapping max
-# pool, an average pool, sigmoid and tanh.
+# pool, an average pool, sigmoid and tanh, and one whose max pool leaves a
+# row and a column out of every window.
 import os
 import re
 import subprocess
@@ -132,6 +133,29 @@ torch.onnx.export(extra, torch.zeros(1, 2, 16, 16), extra_onnx, input_names=["x"
                   dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
 # CHECK: extra: 6 parameters, {{.*}}: same as torch
 check_against_torch("extra", extra_onnx, Extra(), (2, 16, 16), 5)
+
+
+
+class Ragged(torch.nn.Module):
+    """A 2x2 max pool of stride 2 on 7x7: the last row and column are in no
+    window (their gradient is 0)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(1, 4, 3, padding=1)
+        self.fc = torch.nn.Linear(4 * 3 * 3, 3)
+
+    def forward(self, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(self.c(x)), 2)
+        return self.fc(x.flatten(1))
+
+
+ragged_onnx = os.path.join(work, "ragged.onnx")
+torch.onnx.export(Ragged(), torch.zeros(1, 1, 7, 7), ragged_onnx, input_names=["x"],
+                  output_names=["logits"], opset_version=13,
+                  dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+# CHECK: ragged: 4 parameters, {{.*}}: same as torch
+check_against_torch("ragged", ragged_onnx, Ragged(), (1, 7, 7), 3)
 
 # Finite differences on the extra model: with momentum and decay 0 and
 # lr = 1, p - p' is the gradient g; L(p ± εd) is the loss at lr = 0.

@@ -102,13 +102,27 @@ Value emitDisjointMaxPoolAdjoint(OpBuilder &b, Location loc, Value x, Value y,
                                  Value gY, ArrayRef<int64_t> window,
                                  ArrayRef<int64_t> strides,
                                  ArrayRef<int64_t> dilations) {
-  SmallVector<int64_t> ys = shapeOf(y);
+  SmallVector<int64_t> ys = shapeOf(y), xs = shapeOf(x);
   int64_t taps = window[0] * window[1];
+  // Windows that tile X exactly write every element of dX: no zeros.
+  bool tiles = true;
+  for (int d = 0; d < 2; ++d)
+    tiles &= dilations[d] == 1 && strides[d] == window[d] &&
+             xs[2 + d] == ys[2 + d] * strides[d];
+  auto xType = cast<RankedTensorType>(x.getType());
+  Value gX =
+      tiles ? tensor::EmptyOp::create(b, loc, xs, b.getF32Type()).getResult()
+            : emitZeros(b, loc, xType);
+  // Each tap's result is written where it goes in dX (its strided view),
+  // so that bufferization puts it there in place.
+  auto yType = cast<RankedTensorType>(y.getType());
   SmallVector<Value> ins, outs;
   for (int64_t i = 0; i < window[0]; ++i)
     for (int64_t j = 0; j < window[1]; ++j) {
       ins.push_back(windowTap(b, loc, x, ys, i, j, strides, dilations));
-      outs.push_back(tensor::EmptyOp::create(b, loc, ys, b.getF32Type()));
+      TapView v(b, ys, i, j, strides, dilations);
+      outs.push_back(tensor::ExtractSliceOp::create(
+          b, loc, yType, gX, v.offsets, v.sizes, v.strides));
     }
   ins.append({y, gY});
   SmallVector<AffineMap> maps(ins.size() + outs.size(),
@@ -137,7 +151,6 @@ Value emitDisjointMaxPoolAdjoint(OpBuilder &b, Location loc, Value x, Value y,
         }
         linalg::YieldOp::create(nb, nloc, routedTaps);
       });
-  Value gX = emitZeros(b, loc, cast<RankedTensorType>(x.getType()));
   for (int64_t t = 0; t < taps; ++t) {
     TapView v(b, ys, t / window[1], t % window[1], strides, dilations);
     gX = tensor::InsertSliceOp::create(b, loc, routed.getResult(t), gX,
