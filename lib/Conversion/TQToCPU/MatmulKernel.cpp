@@ -169,7 +169,7 @@ Value KernelEmitter::packB(Value bData) {
   Value out = cpu::allocBuffer(b, b.getLoc(), pt.getShape(), elem);
   int64_t rows = bt.getShape()[0], cols = bt.getShape()[1];
   int64_t g = s.group();
-  if (s.transB && !s.nibbles && g > 1 && s.kt % g == 0 && s.Kp() == s.K &&
+  if (s.transB && !s.nibbles && g > 1 && s.Kp() == s.K && cols == s.K &&
       elem == bt.getElementType()) {
     // B stored N×K, of whole K-tiles of whole groups: each group of g k of
     // one column is g consecutive elements of a row of B, moved as one

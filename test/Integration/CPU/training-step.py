@@ -11,8 +11,9 @@
 #     requantizations for V×V tiles against some for 1×V vectors (SPEC T4).
 # The models: the bundled digits CNN (conv, ReLU, max pool, Gemm), one
 # exported here with a strided dilated convolution, an overlapping max
-# pool, an average pool, sigmoid and tanh, and one whose max pool leaves a
-# row and a column out of every window.
+# pool, an average pool, sigmoid and tanh, one whose max pool leaves a
+# row and a column out of every window, and one with rectangular kernels
+# and paddings.
 import os
 import re
 import subprocess
@@ -135,7 +136,6 @@ torch.onnx.export(extra, torch.zeros(1, 2, 16, 16), extra_onnx, input_names=["x"
 check_against_torch("extra", extra_onnx, Extra(), (2, 16, 16), 5)
 
 
-
 class Ragged(torch.nn.Module):
     """A 2x2 max pool of stride 2 on 7x7: the last row and column are in no
     window (their gradient is 0)."""
@@ -156,6 +156,32 @@ torch.onnx.export(Ragged(), torch.zeros(1, 1, 7, 7), ragged_onnx, input_names=["
                   dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
 # CHECK: ragged: 4 parameters, {{.*}}: same as torch
 check_against_torch("ragged", ragged_onnx, Ragged(), (1, 7, 7), 3)
+
+
+
+class Uneven(torch.nn.Module):
+    """Rectangular kernels and padding on activations with a gradient: a
+    3x2 kernel padded 2 on H and 0 on W, then a 2x2 kernel padded 2, more
+    than its size - 1."""
+
+    def __init__(self):
+        super().__init__()
+        self.c0 = torch.nn.Conv2d(1, 2, 1)
+        self.c1 = torch.nn.Conv2d(2, 3, (3, 2), padding=(2, 0))
+        self.c2 = torch.nn.Conv2d(3, 2, 2, padding=2)
+        self.fc = torch.nn.Linear(2 * 10 * 8, 3)
+
+    def forward(self, x):
+        x = torch.tanh(self.c1(torch.tanh(self.c0(x))))
+        return self.fc(torch.tanh(self.c2(x)).flatten(1))
+
+
+uneven_onnx = os.path.join(work, "uneven.onnx")
+torch.onnx.export(Uneven(), torch.zeros(1, 1, 5, 6), uneven_onnx, input_names=["x"],
+                  output_names=["logits"], opset_version=13,
+                  dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+# CHECK: uneven: 8 parameters, {{.*}}: same as torch
+check_against_torch("uneven", uneven_onnx, Uneven(), (1, 5, 6), 3)
 
 # Finite differences on the extra model: with momentum and decay 0 and
 # lr = 1, p - p' is the gradient g; L(p ± εd) is the loss at lr = 0.

@@ -161,8 +161,9 @@ bool isRelu(linalg::GenericOp generic) {
   return a == x && matchPattern(c, m_AnyZeroFloat());
 }
 
-/// dX = dY where Y = max(X, 0) is positive, else 0, read from Y (as torch
-/// does): X is then needed by the ReLU alone, and fuses into it.
+/// dX = 0 where Y = max(X, 0) is at most 0, else dY, read from Y as torch
+/// does (a NaN passes dY): X is then needed by the ReLU alone, and fuses
+/// into it.
 void emitReluAdjoint(AdjointContext &ctx, linalg::GenericOp relu) {
   OpBuilder &b = ctx.builder;
   Location loc = relu.getLoc();
@@ -180,7 +181,7 @@ void emitReluAdjoint(AdjointContext &ctx, linalg::GenericOp relu) {
                   Value zero = arith::ConstantOp::create(
                       nb, nloc, nb.getF32FloatAttr(0.0));
                   Value positive = arith::CmpFOp::create(
-                      nb, nloc, arith::CmpFPredicate::OGT, args[1], zero);
+                      nb, nloc, arith::CmpFPredicate::UGT, args[1], zero);
                   linalg::YieldOp::create(
                       nb, nloc,
                       arith::SelectOp::create(nb, nloc, positive, args[0], zero)
@@ -212,7 +213,7 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
   if (!outMap.isIdentity() || !resultType.getElementType().isF32())
     return op->emitOpError("needs an f32 result with an identity map for its "
                            "gradient rule");
-  if (isRelu(generic) && resultType.getElementType().isF32()) {
+  if (isRelu(generic)) {
     if (ctx.isActive(generic.getDpsInputOperand(0)->get()))
       emitReluAdjoint(ctx, generic);
     return success();
@@ -279,13 +280,14 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
           }
           Value yielded = mapping.lookup(body.getTerminator()->getOperand(0));
           Value t = tangents.get(yielded);
-          Value term =
-              t ? arith::MulFOp::create(nb, nloc, args[0], t).getResult()
-                : arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0.0))
-                      .getResult();
+          Value term;
           if (!reduces && t && matchPattern(t, m_OneFloat())) {
             term = args[0];
             passesThrough = inMap.isIdentity() && gradType == gY.getType();
+          } else if (t) {
+            term = arith::MulFOp::create(nb, nloc, args[0], t);
+          } else {
+            term = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0.0));
           }
           linalg::YieldOp::create(
               nb, nloc,
@@ -296,26 +298,28 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
     if (failedOp)
       return failedOp->emitOpError("has no derivative rule (in the body of an "
                                    "element-wise op being differentiated)");
-    // The forward's ops the gradient does not need go, and with them the
-    // inputs only they read (a bias add's gradient reads dY alone).
-    SmallVector<Operation *> bodyOps;
-    for (Operation &o : grad.getRegion().front().without_terminator())
-      bodyOps.push_back(&o);
-    for (Operation *o : llvm::reverse(bodyOps))
-      if (isOpTriviallyDead(o))
-        o->erase();
-    IRRewriter rewriter(b);
-    rewriter.setInsertionPoint(grad);
-    // (It replaces `grad` itself when it changes anything.)
-    FailureOr<linalg::GenericOp> slim =
-        linalg::deduplicateOperandsAndRemoveDeadResults(rewriter, grad, false);
-    if (succeeded(slim))
-      grad = *slim;
-    Value g = grad.getResult(0);
+    Value g;
     if (passesThrough) {
       // ∂f/∂in_k = 1 read in place (a bias add's main input): dY as it is.
       grad.erase();
+      init.getDefiningOp()->erase();
       g = gY;
+    } else {
+      // The forward's ops the gradient does not need go, and with them the
+      // inputs only they read (a bias add's gradient reads dY alone).
+      SmallVector<Operation *> bodyOps;
+      for (Operation &o : grad.getRegion().front().without_terminator())
+        bodyOps.push_back(&o);
+      for (Operation *o : llvm::reverse(bodyOps))
+        if (isOpTriviallyDead(o))
+          o->erase();
+      IRRewriter rewriter(b);
+      rewriter.setInsertionPoint(grad);
+      // (It replaces `grad` itself when it changes anything.)
+      FailureOr<linalg::GenericOp> slim =
+          linalg::deduplicateOperandsAndRemoveDeadResults(rewriter, grad,
+                                                          false);
+      g = (succeeded(slim) ? *slim : grad).getResult(0);
     }
     if (gradType != inType) {
       // Put the size-1 dims back: each joins the group of the next read dim

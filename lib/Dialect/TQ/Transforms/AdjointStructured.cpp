@@ -14,9 +14,9 @@
 //   dW = (Xᵀ ⋆ dYᵀ)ᵀ         the batch is the contraction: [C, N] ⋆ [F, N]
 //   dX = pad(dY, K − 1) ⋆ flip(W)ᵀ
 //
-// Pooling
-// routes dY to the taps of each window: all of them for a sum, the first
-// maximum in window order for a max (as torch does).
+// Pooling routes dY to the taps of each window: all of them for a sum,
+// the first maximum in window order for a max (as torch does), in one
+// generic over the windows when they do not overlap.
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Dialect/TQ/Transforms/Autodiff.h"
@@ -283,8 +283,12 @@ LogicalResult mlir::tq::emitConvAdjoint(AdjointContext &ctx, Operation *op) {
   int64_t n = ys[0], f = ys[1], oh = ys[2], ow = ys[3];
   int64_t c = ws[1], kh = ws[2], kw = ws[3];
   int64_t rows = n * oh * ow, cols = c * kh * kw;
+  // Unit strides and dilations on an input the windows use exactly (as
+  // the importer's convolutions are): the convolution form.
+  SmallVector<int64_t> xs = shapeOf(x);
   if (llvm::all_of(strides, [](int64_t s) { return s == 1; }) &&
-      llvm::all_of(dilations, [](int64_t d) { return d == 1; })) {
+      llvm::all_of(dilations, [](int64_t d) { return d == 1; }) &&
+      xs[2] == oh + kh - 1 && xs[3] == ow + kw - 1) {
     emitUnitConvAdjoint(ctx, conv);
     if (ctx.isActive(init))
       ctx.grads.accumulate(b, loc, init, gY);
@@ -332,7 +336,6 @@ LogicalResult mlir::tq::emitConvAdjoint(AdjointContext &ctx, Operation *op) {
         emitMatmul(b, loc, gYMat, wMat, Role::output_grad, forwardRole(ctx, w));
     Value gCol6 =
         reshape(b, loc, gCol, {n, oh, ow, c, kh, kw}, {{0, 1, 2}, {3, 4, 5}});
-    SmallVector<int64_t> xs = shapeOf(x);
     Value gX = emitZeros(
         b, loc,
         RankedTensorType::get({xs[0], xs[2], xs[3], xs[1]}, b.getF32Type()));

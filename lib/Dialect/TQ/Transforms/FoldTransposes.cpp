@@ -113,9 +113,10 @@ struct QuantizeBeforeTranspose : OpRewritePattern<QuantizeOp> {
     FailureOr<TiledType> back = getTransposedType(sourceType, perm, why);
     if (failed(back) || *back != type)
       return failure();
-    Value q = QuantizeOp::create(rewriter, op.getLoc(), sourceType, source,
-                                 Value(), Value(), Value(), op.getRounding(),
-                                 op.getSeedAttr());
+    auto q = QuantizeOp::create(rewriter, op.getLoc(), sourceType, source,
+                                Value(), Value(), Value(), op.getRounding(),
+                                op.getSeedAttr());
+    q->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     rewriter.replaceOpWithNewOp<TransposeOp>(op, type, q,
                                              transpose.getPermutationAttr());
     return success();

@@ -41,8 +41,7 @@ struct HoistLayoutTranspose : OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto q = op.getInput().getDefiningOp<QuantizeOp>();
-    if (!q || q.getScales() ||
-        q.getRounding() == RoundingMode::stochastic)
+    if (!q || q.getScales() || q.getRounding() == RoundingMode::stochastic)
       return rewriter.notifyMatchFailure(op, "not a plain quantize");
     auto type = cast<TiledType>(op.getType());
     if (type.getBitsKind() == BitsKind::per_tile)
