@@ -80,11 +80,11 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK: %[[DR:.*]] = linalg.matmul {tq.roles = [#tq.role<output_grad>, #tq.role<weight>]} ins(%[[DY]], %[[W2T]] :
 // CHECK: %[[RT:.*]] = linalg.transpose ins(%[[R]] : tensor<4x4xf32>)
 // CHECK: %[[DW2:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[RT]], %[[DY]] :
-// ReLU: dY where its output is positive (the input is then read by the
-// ReLU alone).
+// ReLU: 0 where its output is at most 0, else dY (a NaN passes it, as in
+// torch); the input is then read by the ReLU alone.
 // CHECK: %[[DHB:.*]] = linalg.generic {{.*}} ins(%[[DR]], %[[R]] :
 // CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[RV:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT: %[[POS:.*]] = arith.cmpf ogt, %[[RV]], %cst
+// CHECK-NEXT: %[[POS:.*]] = arith.cmpf ugt, %[[RV]], %cst
 // CHECK-NEXT: %[[SEL:.*]] = arith.select %[[POS]], %[[G]], %cst
 // CHECK-NEXT: linalg.yield %[[SEL]]
 // The bias add passes dY to its other input as it is; the bias gradient is
