@@ -105,9 +105,9 @@ std::string mlpLayer(int64_t B, int64_t I, int64_t O) {
 }
 
 /// A 3x3 convolution (padding 1) of X [N, C, H, W] by W [K, C, 3, 3] and
-/// its gradients as the training step computes them (tq-training-step):
-/// dW = dYm^T . im2col(X) and dXcol = dYm . Wm, where dYm is dY as an
-/// [N*H*W, K] matrix and Wm the filter as [K, C*9]. (col2im, a float
+/// its gradients on the GEMM form (tq-training-step's for strided
+/// convolutions): dW = dYm^T . im2col(X) and dXcol = dYm . Wm, where dYm is dY
+/// as an [N*H*W, K] matrix and Wm the filter as [K, C*9]. (col2im, a float
 /// scatter on the host, is left out: it has no quantized operand.)
 std::string convLayer(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K) {
   int64_t rows = N * H * W, cols = C * 9;

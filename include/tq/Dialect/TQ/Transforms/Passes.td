@@ -438,13 +438,19 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     is reduced over the broadcast dims), `linalg.matmul`,
     `linalg.conv_2d_nchw_fchw` (any stride and dilation), NCHW max and sum
     pooling (a max routes dY to the first maximum of each window, as torch
-    does), reshapes, pads, slices and transposes. The gradient GEMMs are
-    `linalg.matmul`s on transposed operands marked with their roles
-    (SPEC T2, T7): `dX = dY·Wᵀ` and `dW = Xᵀ·dY`, and a convolution's
-    `dW = dYᵀ·im2col(X)` and `dX = col2im(dY·W)`, so that `tq-quantize`
-    quantizes all three roles on V×V tiles and `tq-fold-transposes` reads
-    the stored tiles transposed (SPEC T4). An op on the path with no rule
-    is an error naming it.
+    does), reshapes, pads, slices and transposes. ReLU's gradient reads
+    its output (0 where it is at most 0, else dY, as torch does). The
+    gradient GEMMs are `linalg.matmul`s on transposed operands marked with
+    their roles (SPEC T2, T7): `dX = dY·Wᵀ` and `dW = Xᵀ·dY`. A
+    convolution with unit strides and dilations gets two convolutions, also
+    marked: `dW = (Xᵀ ⋆ dYᵀ)ᵀ`, whose contraction is the batch, and
+    `dX = pad(dY, K − 1) ⋆ flip(W)ᵀ`, for the source of the input's padding;
+    other convolutions get `dW = dYᵀ·im2col(X)` and `dX = col2im(dY·W)`.
+    `tq-quantize` then quantizes all three roles on V×V tiles, and
+    `tq-fold-transposes` reads the stored tiles transposed (SPEC T4): a
+    convolution's `Xᵀ` reads the forward's tiles of X. A max pool whose
+    windows do not overlap routes dY in one generic over its windows. An
+    op on the path with no rule is an error naming it.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"main\"",
