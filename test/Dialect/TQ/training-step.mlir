@@ -268,3 +268,102 @@ func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<2x12xf32> {
 // CHECK: %[[G3:.*]] = tensor.insert_slice %[[R]]#3 into %[[G2]][0, 0, 1, 1] [2, 3, 2, 2] [1, 1, 2, 2]
 // The bias gradient sums dX over all but the channels.
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%[[G3]] : tensor<2x3x4x4xf32>)
+
+// -----
+
+// A ReLU read by a disjoint max pool alone: the routing also applies the
+// ReLU's rule (0 unless the tap is > 0, ugt), and the result is the
+// gradient of the ReLU's input, with no generic of its own. The zero of
+// this ReLU is a constant of its body.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#chan = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<2x12xf32> {
+  %b = arith.constant dense<0.5> : tensor<3x1x1xf32> loc("bias")
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x3x4x4xf32>
+  %h = linalg.generic {indexing_maps = [#id, #chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %b : tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) outs(%e : tensor<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%h : tensor<2x3x4x4xf32>) outs(%e : tensor<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4x4xf32>
+  %k = tensor.empty() : tensor<2x2xf32>
+  %pe = tensor.empty() : tensor<2x3x2x2xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%r, %k : tensor<2x3x4x4xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %c = tensor.collapse_shape %p [[0], [1, 2, 3]] : tensor<2x3x2x2xf32> into tensor<2x12xf32>
+  return %c : tensor<2x12xf32>
+}
+
+// CHECK: func.func @train_step(
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%{{[^ ]*}} : tensor<2x3x4x4xf32>) outs
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
+// CHECK: %[[P:.*]] = linalg.pooling_nchw_max {{.*}} ins(%[[R]],
+// CHECK: %[[T0:.*]] = tensor.extract_slice %[[R]][0, 0, 0, 0] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[G:.*]]:4 = linalg.generic {{.*}} ins(%[[T0]], %{{.*}}, %{{.*}}, %{{.*}}, %[[P]], %{{.*}} : {{.*}})
+// CHECK-NEXT: ^bb0(%[[A0:[^:]*]]: f32,
+// CHECK: %[[EQ0:.*]] = arith.cmpf oeq, %[[A0]]
+// CHECK: %[[POS0:.*]] = arith.cmpf ugt, %[[A0]], %cst
+// CHECK: %[[TAKE0:.*]] = arith.andi %[[EQ0]], %[[POS0]]
+// CHECK: arith.select %[[TAKE0]]
+// CHECK-COUNT-3: arith.cmpf ugt
+// CHECK: linalg.yield
+// CHECK: %[[DX:.*]] = tensor.insert_slice %[[G]]#3
+// No ReLU rule of its own: the bias gradient reads the routed taps.
+// CHECK-NOT: arith.cmpf ugt
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%[[DX]] : tensor<2x3x4x4xf32>)
+
+// -----
+
+// The same ReLU read by a sum pool too: the max pool routes dY to the
+// ReLU's output, and the ReLU takes its own rule on the sum of the two
+// pools' gradients.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#chan = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<2x12xf32> {
+  %b = arith.constant dense<0.5> : tensor<3x1x1xf32> loc("bias")
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x4x4xf32>
+  %h = linalg.generic {indexing_maps = [#id, #chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %b : tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) outs(%e : tensor<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%h : tensor<2x3x4x4xf32>) outs(%e : tensor<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4x4xf32>
+  %k = tensor.empty() : tensor<2x2xf32>
+  %pe = tensor.empty() : tensor<2x3x2x2xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%r, %k : tensor<2x3x4x4xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%pe : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %s = linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%r, %k : tensor<2x3x4x4xf32>, tensor<2x2xf32>) outs(%sf : tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p, %s : tensor<2x3x2x2xf32>, tensor<2x3x2x2xf32>) outs(%pe : tensor<2x3x2x2xf32>) {
+  ^bb0(%a: f32, %d: f32, %o: f32):
+    %m = arith.addf %a, %d : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x2x2xf32>
+  %c = tensor.collapse_shape %t [[0], [1, 2, 3]] : tensor<2x3x2x2xf32> into tensor<2x12xf32>
+  return %c : tensor<2x12xf32>
+}
+
+// CHECK: func.func @train_step(
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%{{[^ ]*}} : tensor<2x3x4x4xf32>) outs
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
+// CHECK: %[[G:.*]]:4 = linalg.generic
+// CHECK-NOT: arith.cmpf ugt
+// CHECK: linalg.yield
+// CHECK: %[[DR:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[R]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.cmpf ugt
+// CHECK: return

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Dialect/TQ/Transforms/Autodiff.h"
+#include "tq/Dialect/TQ/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -137,28 +138,6 @@ FailureOr<SmallVector<unsigned>> readDims(AffineMap map,
     }
   }
   return dims;
-}
-
-/// Whether `generic` is a ReLU, max(x, 0) of its one input read in place.
-bool isRelu(linalg::GenericOp generic) {
-  if (generic.getNumDpsInputs() != 1 ||
-      !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  Block &body = generic.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  Operation *max = yield->getOperand(0).getDefiningOp();
-  if (!max || max->getBlock() != &body ||
-      !isa<arith::MaximumFOp, arith::MaxNumFOp>(max))
-    return false;
-  for (Operation &op : body.without_terminator())
-    if (&op != max && !op.hasTrait<OpTrait::ConstantLike>())
-      return false;
-  Value x = body.getArgument(0);
-  Value a = max->getOperand(0), c = max->getOperand(1);
-  if (a != x)
-    std::swap(a, c);
-  return a == x && matchPattern(c, m_AnyZeroFloat());
 }
 
 /// dX = 0 where Y = max(X, 0) is at most 0, else dY, read from Y as torch

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Dialect/TQ/Transforms/Autodiff.h"
+#include "tq/Dialect/TQ/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -97,11 +98,14 @@ Value windowTap(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> yShape,
 /// The gradient of a max pool whose windows do not overlap: one
 /// linalg.generic over the windows routes dY to the first tap equal to the
 /// maximum (in window order) and writes one tensor per tap, each placed
-/// into its strided view of dX (no view meets another).
+/// into its strided view of dX (no view meets another). With `reluMask`
+/// (X is a ReLU's output and the pool its only reader), each tap also takes
+/// the ReLU's gradient rule, 0 unless X > 0 (`ugt`), so that the result is
+/// the gradient of the ReLU's input, bit for bit what the two rules give.
 Value emitDisjointMaxPoolAdjoint(OpBuilder &b, Location loc, Value x, Value y,
                                  Value gY, ArrayRef<int64_t> window,
                                  ArrayRef<int64_t> strides,
-                                 ArrayRef<int64_t> dilations) {
+                                 ArrayRef<int64_t> dilations, bool reluMask) {
   SmallVector<int64_t> ys = shapeOf(y), xs = shapeOf(x);
   int64_t taps = window[0] * window[1];
   // Windows that tile X exactly write every element of dX: no zeros.
@@ -144,10 +148,15 @@ Value emitDisjointMaxPoolAdjoint(OpBuilder &b, Location loc, Value x, Value y,
                                    arith::XOrIOp::create(nb, nloc, found, yes))
                                    .getResult()
                              : eq;
-          routedTaps.push_back(
-              arith::SelectOp::create(nb, nloc, take, g, zero));
           found = found ? arith::OrIOp::create(nb, nloc, found, eq).getResult()
                         : eq;
+          if (reluMask)
+            take = arith::AndIOp::create(
+                nb, nloc, take,
+                arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UGT,
+                                      args[t], zero));
+          routedTaps.push_back(
+              arith::SelectOp::create(nb, nloc, take, g, zero));
         }
         linalg::YieldOp::create(nb, nloc, routedTaps);
       });
@@ -376,9 +385,14 @@ LogicalResult mlir::tq::emitPoolAdjoint(AdjointContext &ctx, Operation *op) {
   for (int d = 0; d < 2; ++d)
     disjoint &= strides[d] >= (window[d] - 1) * dilations[d] + 1;
   if (isMax && disjoint) {
-    ctx.grads.accumulate(b, loc, x,
-                         emitDisjointMaxPoolAdjoint(b, loc, x, y, gY, window,
-                                                    strides, dilations));
+    // A ReLU read by this pool alone: its rule is folded into the routing,
+    // and its own rule is then skipped (its output gets no gradient).
+    Operation *relu = x.getDefiningOp();
+    bool fuseRelu = relu && isRelu(relu) && x.hasOneUse() &&
+                    ctx.isActive(relu->getOperand(0));
+    Value gX = emitDisjointMaxPoolAdjoint(b, loc, x, y, gY, window, strides,
+                                          dilations, fuseRelu);
+    ctx.grads.accumulate(b, loc, fuseRelu ? relu->getOperand(0) : x, gX);
     return success();
   }
   auto i1Type = RankedTensorType::get(ys, b.getI1Type());

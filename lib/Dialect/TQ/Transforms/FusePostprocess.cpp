@@ -24,13 +24,14 @@ bool mlir::tq::isRelu(Operation *op) {
                     [](AffineMap m) { return m.isIdentity(); }))
     return false;
   Block &body = generic.getRegion().front();
-  if (body.getOperations().size() != 2)
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto max = yield->getOperand(0).getDefiningOp<arith::MaximumFOp>();
+  if (!max || max->getBlock() != &body)
     return false;
-  auto max = dyn_cast<arith::MaximumFOp>(body.front());
-  auto yield = dyn_cast<linalg::YieldOp>(body.back());
-  if (!max || !yield || yield.getNumOperands() != 1 ||
-      yield.getOperand(0) != max.getResult())
-    return false;
+  // The zero may be a constant inside the body.
+  for (Operation &inner : body.without_terminator())
+    if (&inner != max && !inner.hasTrait<OpTrait::ConstantLike>())
+      return false;
   Value in = body.getArgument(0);
   return (max.getLhs() == in && matchPattern(max.getRhs(), m_AnyZeroFloat())) ||
          (max.getRhs() == in && matchPattern(max.getLhs(), m_AnyZeroFloat()));

@@ -105,7 +105,8 @@ void populateFoldTransposesPatterns(RewritePatternSet &patterns,
 int64_t shareQuantizations(Operation *root);
 
 /// Whether `op` is an elementwise ReLU: a linalg.generic with one input,
-/// identity maps, all-parallel iterators and body max(x, 0.0).
+/// identity maps, all-parallel iterators and body maximumf(x, 0.0) (the
+/// zero may be a constant of the body).
 bool isRelu(Operation *op);
 
 /// Patterns fusing layer outputs into tq.postprocess (SPEC T6):
