@@ -449,8 +449,11 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     `tq-quantize` then quantizes all three roles on V×V tiles, and
     `tq-fold-transposes` reads the stored tiles transposed (SPEC T4): a
     convolution's `Xᵀ` reads the forward's tiles of X. A max pool whose
-    windows do not overlap routes dY in one generic over its windows. An
-    op on the path with no rule is an error naming it.
+    windows do not overlap routes dY in one generic over its windows; when
+    its input is a ReLU's output that the pool alone reads, that generic
+    also applies the ReLU's rule and gives the gradient of the ReLU's input
+    (the same bits, without a pass of its own). An op on the path with no
+    rule is an error naming it.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"main\"",
