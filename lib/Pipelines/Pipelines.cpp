@@ -83,6 +83,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertTQToCPU(o.getConvertTQToCPUOptions()));
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createTQCPUFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(createTQCPUCollapseDims());
   pm.addNestedPass<func::FuncOp>(createTQCPUDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -329,6 +329,48 @@ def TQCPUDistinctResults : Pass<"tq-cpu-distinct-results", "::mlir::func::FuncOp
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def TQCPUCollapseDims : Pass<"tq-cpu-collapse-dims", "::mlir::func::FuncOp"> {
+  let summary = "Merge the contiguous loops of float element-wise ops and "
+                "reductions into one";
+  let description = [{
+    `convert-linalg-to-loops` lowers a `linalg.generic` to one loop per
+    dim, and LLVM vectorizes the innermost one. For an NCHW tensor that is
+    W, often 7 to 28 elements: a bias add and ReLU on a 64×16×28×28 tensor
+    took 0.5 ms, and 0.09 ms with its loops (C, H, W) merged into one of
+    12544.
+
+    This pass merges each run of neighbouring loops of a `linalg.generic`
+    that every operand reads contiguously, in the same order (upstream's
+    `collapseOpIterationDims`, with reshapes of the operands and results),
+    and have the same iterator type. The loops still visit the elements in
+    the same order, so each reduction adds in the same order and the
+    results are the same bits.
+
+    It leaves alone:
+    - generics whose maps are not projected permutations in increasing
+      order (transposes, constant indices) or whose body reads
+      `linalg.index`;
+    - generics reading a slice (`tensor.extract_slice`, which may be
+      strided) or the result of another linalg op than a generic (the
+      epilogues that `tq-cpu-float-kernels` fuses into its convolutions);
+    - generics inside loops, and dynamic shapes.
+
+    ```mlir
+    %r = linalg.generic {indexing_maps = [(n, c, h, w) -> (n, c, h, w),
+                                          (n, c, h, w) -> (c, h, w)],
+                         iterator_types = ["reduction", "parallel",
+                                           "parallel", "parallel"]}
+        ins(%x : tensor<64x16x28x28xf32>) outs(%z : tensor<16x28x28xf32>)
+    // becomes a generic over (n, chw) on tensor<64x12544xf32> and
+    // tensor<12544xf32>, with collapse_shape and expand_shape around it.
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCollapsed", "num-collapsed", "Generics whose loops were merged">
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def TQCPUFreeBuffers : Pass<"tq-cpu-free-buffers", "::mlir::ModuleOp"> {
   let summary = "Free each buffer after its last use";
   let description = [{

@@ -266,8 +266,10 @@ func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<2x12xf32> {
 // CHECK: %[[G1:.*]] = tensor.insert_slice %[[R]]#1 into %[[G0]][0, 0, 0, 1] [2, 3, 2, 2] [1, 1, 2, 2]
 // CHECK: %[[G2:.*]] = tensor.insert_slice %[[R]]#2 into %[[G1]][0, 0, 1, 0] [2, 3, 2, 2] [1, 1, 2, 2]
 // CHECK: %[[G3:.*]] = tensor.insert_slice %[[R]]#3 into %[[G2]][0, 0, 1, 1] [2, 3, 2, 2] [1, 1, 2, 2]
-// The bias gradient sums dX over all but the channels.
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%[[G3]] : tensor<2x3x4x4xf32>)
+// The bias gradient sums dX over all but the channels: over the batch
+// first (whole rows), then over H and W.
+// CHECK: %[[SN:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%[[G3]] : tensor<2x3x4x4xf32>) outs(%{{.*}} : tensor<3x4x4xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[SN]] : tensor<3x4x4xf32>) outs(%{{.*}} : tensor<3xf32>)
 
 // -----
 
@@ -317,7 +319,7 @@ func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<2x12xf32> {
 // CHECK: %[[DX:.*]] = tensor.insert_slice %[[G]]#3
 // No ReLU rule of its own: the bias gradient reads the routed taps.
 // CHECK-NOT: arith.cmpf ugt
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%[[DX]] : tensor<2x3x4x4xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%[[DX]] : tensor<2x3x4x4xf32>)
 
 // -----
 

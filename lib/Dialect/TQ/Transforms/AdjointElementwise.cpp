@@ -230,6 +230,32 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
       iters[d] = utils::IteratorType::parallel;
     // Without a reduction each element is written once: no zeros to add to.
     bool reduces = llvm::is_contained(iters, utils::IteratorType::reduction);
+    // A reduction over leading loops and later ones (a convolution bias's
+    // gradient, over N, H and W) is done in two: first over the leading
+    // loops, adding whole rows (vectorizable), then over the others on the
+    // smaller tensor, instead of one long scalar chain per element.
+    unsigned lead = 0;
+    while (lead < numLoops && iters[lead] == utils::IteratorType::reduction)
+      ++lead;
+    bool twoStage =
+        lead > 0 && llvm::is_contained(ArrayRef(iters).drop_front(lead),
+                                       utils::IteratorType::reduction);
+    RankedTensorType finalType = gradType;
+    SmallVector<AffineExpr> finalExprs;
+    SmallVector<utils::IteratorType> finalIters;
+    if (twoStage) {
+      for (unsigned d : *dims)
+        finalExprs.push_back(b.getAffineDimExpr(d - lead));
+      finalIters.assign(iters.begin() + lead, iters.end());
+      ArrayRef<int64_t> loops =
+          cast<RankedTensorType>(gY.getType()).getShape().drop_front(lead);
+      gradType = RankedTensorType::get(loops, gradType.getElementType());
+      exprs.clear();
+      for (unsigned d = lead; d < numLoops; ++d) {
+        exprs.push_back(b.getAffineDimExpr(d));
+        iters[d] = utils::IteratorType::parallel;
+      }
+    }
     Value init = reduces ? emitZeros(b, loc, gradType)
                          : tensor::EmptyOp::create(b, loc, gradType.getShape(),
                                                    gradType.getElementType());
@@ -299,6 +325,23 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
           linalg::deduplicateOperandsAndRemoveDeadResults(rewriter, grad,
                                                           false);
       g = (succeeded(slim) ? *slim : grad).getResult(0);
+    }
+    if (twoStage) {
+      unsigned rank = finalIters.size();
+      g = linalg::GenericOp::create(
+              b, loc, finalType, g, emitZeros(b, loc, finalType),
+              ArrayRef<AffineMap>{
+                  b.getMultiDimIdentityMap(rank),
+                  AffineMap::get(rank, 0, finalExprs, b.getContext())},
+              finalIters,
+              [](OpBuilder &nb, Location nloc, ValueRange args) {
+                linalg::YieldOp::create(
+                    nb, nloc,
+                    arith::AddFOp::create(nb, nloc, args[1], args[0])
+                        .getResult());
+              })
+              .getResult(0);
+      gradType = finalType;
     }
     if (gradType != inType) {
       // Put the size-1 dims back: each joins the group of the next read dim
