@@ -351,9 +351,16 @@ def TQCPUCollapseDims : Pass<"tq-cpu-collapse-dims", "::mlir::func::FuncOp"> {
       order (transposes, constant indices) or whose body reads
       `linalg.index`;
     - generics reading a slice (`tensor.extract_slice`, which may be
-      strided) or the result of another linalg op than a generic (the
-      epilogues that `tq-cpu-float-kernels` fuses into its convolutions);
+      strided, also through reshapes) or the result of another linalg op
+      than a generic (the epilogues that `tq-cpu-float-kernels` fuses into
+      its convolutions);
+    - generics whose result the function returns (a reshape of the buffer
+      would be copied into the out-parameter);
     - generics inside loops, and dynamic shapes.
+
+    `tq-to-cpu` runs it on 1 thread only: with more, `tq-cpu-share-loops`
+    shares the leading parallel loops and needs an inner loop left for LLVM
+    to vectorize, which one merged loop would not leave.
 
     ```mlir
     %r = linalg.generic {indexing_maps = [(n, c, h, w) -> (n, c, h, w),

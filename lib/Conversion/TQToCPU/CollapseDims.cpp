@@ -43,12 +43,24 @@ SmallVector<ReassociationIndices> runsToMerge(linalg::GenericOp op) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type || !type.hasStaticShape())
       return {};
+    // A reshape is a view: look through it for a slice.
+    while (Operation *reshape = v.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape))
+        break;
+      v = reshape->getOperand(0);
+    }
     Operation *def = v.getDefiningOp();
     if (def && (isa<tensor::ExtractSliceOp>(def) ||
                 (isa<linalg::LinalgOp>(def) && !isa<linalg::GenericOp>(def) &&
                  !isa<linalg::FillOp>(def))))
       return {};
   }
+  // A result the function returns is written into its out-parameter only
+  // when it is the buffer itself, not a reshape of it.
+  for (Value r : op->getResults())
+    for (Operation *user : r.getUsers())
+      if (isa<func::ReturnOp>(user))
+        return {};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<ReassociationIndices> runs{{0}};

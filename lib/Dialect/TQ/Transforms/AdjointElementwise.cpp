@@ -235,11 +235,14 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
     // loops, adding whole rows (vectorizable), then over the others on the
     // smaller tensor, instead of one long scalar chain per element.
     unsigned lead = 0;
+    int64_t leadTrips = 1;
+    ArrayRef<int64_t> loopSizes =
+        cast<RankedTensorType>(gY.getType()).getShape();
     while (lead < numLoops && iters[lead] == utils::IteratorType::reduction)
-      ++lead;
+      leadTrips *= loopSizes[lead++];
     bool twoStage =
-        lead > 0 && llvm::is_contained(ArrayRef(iters).drop_front(lead),
-                                       utils::IteratorType::reduction);
+        leadTrips > 1 && llvm::is_contained(ArrayRef(iters).drop_front(lead),
+                                            utils::IteratorType::reduction);
     RankedTensorType finalType = gradType;
     SmallVector<AffineExpr> finalExprs;
     SmallVector<utils::IteratorType> finalIters;
@@ -247,9 +250,8 @@ LogicalResult mlir::tq::emitElementwiseAdjoint(AdjointContext &ctx,
       for (unsigned d : *dims)
         finalExprs.push_back(b.getAffineDimExpr(d - lead));
       finalIters.assign(iters.begin() + lead, iters.end());
-      ArrayRef<int64_t> loops =
-          cast<RankedTensorType>(gY.getType()).getShape().drop_front(lead);
-      gradType = RankedTensorType::get(loops, gradType.getElementType());
+      gradType = RankedTensorType::get(loopSizes.drop_front(lead),
+                                       gradType.getElementType());
       exprs.clear();
       for (unsigned d = lead; d < numLoops; ++d) {
         exprs.push_back(b.getAffineDimExpr(d));
