@@ -336,8 +336,9 @@ def TQCPUCollapseDims : Pass<"tq-cpu-collapse-dims", "::mlir::func::FuncOp"> {
     `convert-linalg-to-loops` lowers a `linalg.generic` to one loop per
     dim, and LLVM vectorizes the innermost one. For an NCHW tensor that is
     W, often 7 to 28 elements: a bias add and ReLU on a 64×16×28×28 tensor
-    took 0.5 ms, and 0.09 ms with its loops (C, H, W) merged into one of
-    12544.
+    took 0.50 ms, and 0.16 ms with its H and W merged into one loop of 784;
+    a sum over the batch of the same tensor took 0.57 ms, and 0.08 ms with
+    (C, H, W) merged into one loop of 12544.
 
     This pass merges each run of neighbouring loops of a `linalg.generic`
     that every operand reads contiguously, in the same order (upstream's
