@@ -165,7 +165,8 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     ops for this. With `threads` > 1 the column panels are shared among the
     threads (`scf.parallel`). A depthwise `linalg.conv_2d_ngchw_gfchw`
     (one channel and one filter per group) gets a kernel of its own:
-    vectors of an output row held over the window. So do
+    vectors of an output row held over the window, narrower ones (down to
+    4 lanes) for rows shorter than a vector. So do
     `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up to 64
     taps). Per tap one vector load, or for a W stride s one load of s·L
     contiguous inputs with every s-th lane picked, combined as the op's

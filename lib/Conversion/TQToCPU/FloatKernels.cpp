@@ -626,6 +626,13 @@ Value loadTap(ImplicitLocOpBuilder &b, Value x, ArrayRef<Value> at, int64_t L,
   return vector::ShuffleOp::create(b, v, v, pick);
 }
 
+/// The lanes of the vectors along an output row of Q: the target's, or
+/// fewer (a power of two, at least 4) for a row shorter than that, so that
+/// a 4- or 7-output row is not one mostly masked 16-lane vector.
+int64_t rowLanes(int64_t lanes, int64_t Q) {
+  return std::min<int64_t>(lanes, std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
+}
+
 /// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
 /// filter per group): per output row, vectors of L outputs held in
 /// registers over the window (kh, kw in order), the last vector of a row
@@ -651,7 +658,7 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
       return rw.notifyMatchFailure(op, "not depthwise");
     int64_t N = xs[0], G = xs[1], W = xs[4], R = ws[3], S = ws[4], P = ys[3],
             Q = ys[4], sw = st[1];
-    int64_t L = o.lanes;
+    int64_t L = rowLanes(o.lanes, Q);
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
@@ -880,9 +887,7 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
             S = wt.getShape()[1], P = ys[2], Q = ys[3], sw = st[1];
     if (R * S > 64)
       return rw.notifyMatchFailure(op, "window too large to unroll");
-    // Narrower vectors for narrow rows (at least 4 lanes).
-    int64_t L = std::min<int64_t>(this->o.lanes,
-                                  std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
+    int64_t L = rowLanes(this->o.lanes, Q);
     int64_t wide = L * sw;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);

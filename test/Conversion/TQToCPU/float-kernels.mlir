@@ -126,6 +126,22 @@ func.func @depthwise_strided(%x: memref<1x4x1x33x33xf32>, %w: memref<4x1x1x3x3xf
 
 // -----
 
+// A row of 4 outputs: one whole vector of 4 lanes per row, not an 8-lane
+// one masked to half.
+// CHECK-LABEL: func.func @depthwise_narrow
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT: vector<8xf32>
+// CHECK: vector.load %{{.*}} : memref<2x3x1x6x6xf32>, vector<4xf32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NOT: vector.maskedstore
+// CHECK: vector.store %{{.*}} : memref<2x3x1x4x4xf32>, vector<4xf32>
+func.func @depthwise_narrow(%x: memref<2x3x1x6x6xf32>, %w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x4x4xf32>) {
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x3x1x6x6xf32>, memref<3x1x1x3x3xf32>) outs(%y : memref<2x3x1x4x4xf32>)
+  return
+}
+
+// -----
+
 // A copy into a strided view (a padded tensor's interior) becomes a
 // linalg.copy; a copy between contiguous buffers stays a memcpy.
 // CHECK-LABEL: func.func @copies

@@ -430,6 +430,11 @@ depthwise((2, 4, 33, 33), 3, stride=(2, 2))
 depthwise((1, 3, 16, 40), 3, stride=(1, 2), special=True)
 depthwise((1, 2, 20, 50), 3, stride=(2, 3), dilation=(1, 2))
 depthwise((1, 4, 9, 9), 5, special=True)
+# Rows of at most 4 and 7 outputs get 4- and 8-lane vectors: one whole
+# 4-lane vector per row, and masked 8-lane ones past a 7-output row.
+depthwise((2, 6, 6, 6), 3, special=True)
+depthwise((2, 5, 9, 9), 3, stride=(2, 2))
+depthwise((1, 3, 9, 9), 3)
 pool("max", (2, 3, 8, 8), (2, 2), (2, 2))
 pool("max", (1, 2, 4, 4), (2, 2), (2, 2), special=True)
 pool("max", (2, 4, 28, 28), (2, 2), (2, 2), special=True)
