@@ -166,7 +166,14 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     threads (`scf.parallel`). A depthwise `linalg.conv_2d_ngchw_gfchw`
     (one channel and one filter per group) gets a kernel of its own:
     vectors of an output row held over the window, narrower ones (down to
-    4 lanes) for rows shorter than a vector. So do
+    4 lanes) for rows shorter than a vector. When its input is a padded
+    copy (the bufferized `tensor.pad`: a buffer filled with the pad value,
+    the source copied into its interior) and the source is not written
+    between the copy and the convolution, the kernel reads the source
+    instead: per image a scratch plane on the stack (`memref.alloca_scope`)
+    whose border holds the pad value, each group's plane copied into its
+    interior, then its rows computed. The padded tensor, written and read
+    in full, is gone; the kernel reads the same values. So do
     `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up to 64
     taps). Per tap one vector load, or for a W stride s one load of s·L
     contiguous inputs with every s-th lane picked, combined as the op's

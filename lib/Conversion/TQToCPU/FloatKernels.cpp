@@ -633,11 +633,147 @@ int64_t rowLanes(int64_t lanes, int64_t Q) {
   return std::min<int64_t>(lanes, std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
 }
 
+/// The value every element of `op`'s output gets, if `op` is a fill: a
+/// linalg.fill, or an op with no inputs whose body yields a value defined
+/// outside it (the `linalg.map` a bufferized `tensor.pad` fills with).
+Value fillValueOf(Operation *op) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getInputs()[0];
+  auto lin = dyn_cast<linalg::LinalgOp>(op);
+  if (!lin || lin.getNumDpsInputs() != 0 || lin.getNumDpsInits() != 1 ||
+      op->getNumRegions() != 1 || op->getRegion(0).empty())
+    return Value();
+  auto yield =
+      dyn_cast<linalg::YieldOp>(op->getRegion(0).front().getTerminator());
+  if (!yield || yield.getNumOperands() != 1 ||
+      op->isAncestor(yield.getOperand(0).getParentRegion()->getParentOp()))
+    return Value();
+  return yield.getOperand(0);
+}
+
+/// The buffer `v` is a view of (through view-like ops), or `v`.
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Whether an op strictly between `from` and `to` (in their block) uses
+/// `v` or a view of it, deallocs aside; a user outside the block counts.
+bool usedBetween(Value v, Operation *from, Operation *to) {
+  Block *block = from->getBlock();
+  for (Operation *user : v.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+      if (usedBetween(view->getResult(0), from, to))
+        return true;
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (!top || (from->isBeforeInBlock(top) && top->isBeforeInBlock(to)))
+      return true;
+  }
+  return false;
+}
+
+/// A depthwise convolution's input that is a bufferized `tensor.pad` of an
+/// NCHW buffer: an allocation filled with the pad value, the source copied
+/// into its interior, seen through the convolution's expand_shape. The
+/// kernel pads one (n, g) plane at a time into a scratch buffer that stays
+/// in cache instead: the padded tensor (read and written in full for the
+/// pad) is never needed.
+struct PaddedPlanes {
+  /// The source, the buffer it is a view of, the pad value.
+  Value source, root, padValue;
+  int64_t top = 0, left = 0;
+  /// The pad's ops, erased with the convolution in this order.
+  SmallVector<Operation *> ops;
+  /// The source's dealloc, moved after the kernel.
+  Operation *sourceDealloc = nullptr;
+
+  static std::optional<PaddedPlanes> match(Operation *conv, Value x) {
+    auto expand = x.getDefiningOp<memref::ExpandShapeOp>();
+    if (!expand || !x.hasOneUse() || expand.getSrcType().getRank() != 4)
+      return std::nullopt;
+    auto alloc = expand.getSrc().getDefiningOp<memref::AllocOp>();
+    Block *block = conv->getBlock();
+    if (!alloc || alloc->getBlock() != block)
+      return std::nullopt;
+    PaddedPlanes pp;
+    Operation *fill = nullptr, *copy = nullptr, *dealloc = nullptr;
+    memref::SubViewOp interior;
+    for (Operation *user : alloc->getUsers()) {
+      if (user == expand)
+        continue;
+      if (isa<memref::DeallocOp>(user) && !dealloc) {
+        dealloc = user;
+      } else if (auto sv = dyn_cast<memref::SubViewOp>(user); sv && !interior) {
+        interior = sv;
+      } else if (Value v = fillValueOf(user);
+                 v && !fill && v.getType().isF32()) {
+        fill = user;
+        pp.padValue = v;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (!fill || !interior || !interior->hasOneUse() ||
+        fill->getBlock() != block || (dealloc && dealloc->getBlock() != block))
+      return std::nullopt;
+    copy = *interior->getUsers().begin();
+    if (auto c = dyn_cast<memref::CopyOp>(copy);
+        c && c.getTarget() == interior.getResult())
+      pp.source = c.getSource();
+    else if (auto c = dyn_cast<linalg::CopyOp>(copy);
+             c && c.getDpsInits()[0] == interior.getResult())
+      pp.source = c.getInputs()[0];
+    if (!pp.source || copy->getBlock() != block)
+      return std::nullopt;
+    // The interior: unit strides, a static offset in H and W only, the
+    // source's whole shape.
+    auto src = dyn_cast<MemRefType>(pp.source.getType());
+    if (!src || !src.getLayout().isIdentity() ||
+        src.getShape() != interior.getType().getShape() ||
+        !interior.hasUnitStride() ||
+        llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
+      return std::nullopt;
+    ArrayRef<int64_t> off = interior.getStaticOffsets();
+    if (off[0] != 0 || off[1] != 0)
+      return std::nullopt;
+    pp.top = off[2];
+    pp.left = off[3];
+    // Fill, then copy, then the convolution, the source's buffer untouched
+    // between the copy and the convolution (the kernel reads it instead),
+    // the padded buffer freed after the convolution.
+    pp.root = rootOf(pp.source);
+    if (!fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(conv) ||
+        (dealloc && !conv->isBeforeInBlock(dealloc)) ||
+        usedBetween(pp.root, copy, conv))
+      return std::nullopt;
+    // A dealloc of the source's buffer before the convolution moves after
+    // it.
+    for (Operation *user : pp.root.getUsers())
+      if (isa<memref::DeallocOp>(user)) {
+        if (user->getBlock() != block)
+          return std::nullopt;
+        if (user->isBeforeInBlock(conv))
+          pp.sourceDealloc = user;
+      }
+    pp.ops = {copy, interior, fill};
+    if (dealloc)
+      pp.ops.push_back(dealloc);
+    pp.ops.push_back(expand);
+    pp.ops.push_back(alloc);
+    return pp;
+  }
+};
+
 /// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
 /// filter per group): per output row, vectors of L outputs held in
 /// registers over the window (kh, kw in order), the last vector of a row
 /// masked. Along a W stride sw > 1 each tap's inputs come from loadTap,
-/// and the vectors that could read past the row are masked.
+/// and the vectors that could read past the row are masked. A padded
+/// input (PaddedPlanes) is padded one plane at a time into a scratch
+/// buffer, read as the padded plane.
 struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
   using FloatKernelPattern::FloatKernelPattern;
   LogicalResult matchAndRewrite(linalg::Conv2DNgchwGfchwOp op,
@@ -659,9 +795,25 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     int64_t N = xs[0], G = xs[1], W = xs[4], R = ws[3], S = ws[4], P = ys[3],
             Q = ys[4], sw = st[1];
     int64_t L = rowLanes(o.lanes, Q);
+    std::optional<PaddedPlanes> padded = PaddedPlanes::match(op, x);
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
+    // The epilogue runs as each plane is computed, so it may use the
+    // source's buffer (reused in place for its output) only as the output's
+    // own planes, already copied: the source, or its buffer of the same
+    // type, of the output's shape.
+    if (padded && epi)
+      for (Value v : epi->op()->getOperands()) {
+        if (rootOf(v) != padded->root)
+          continue;
+        bool samePlanes = (v == padded->source || v == padded->root) &&
+                          v.getType() == padded->source.getType() &&
+                          cast<MemRefType>(v.getType()).getShape() ==
+                              ArrayRef<int64_t>{N, G, P, Q};
+        if (!samePlanes)
+          padded.reset();
+      }
     Value to = epi ? epi->target() : y;
     auto vF32 = VectorType::get({L}, b.getF32Type());
     auto vMask = VectorType::get({L}, b.getI1Type());
@@ -672,10 +824,20 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
         sw == 1 ? Q / L
                 : std::min(Q / L, std::max<int64_t>(0, W - (S - 1) * dl[1]) /
                                       (L * sw));
+    // The padded plane being read, with padding: its (h, col), else x's
+    // (n, g, 0, h, col).
+    Value plane;
+    auto inputAt = [&](ImplicitLocOpBuilder &ib, Value n, Value g, Value h,
+                       Value col) -> SmallVector<Value> {
+      if (plane)
+        return {h, col};
+      return {n, g, idx(ib, 0), h, col};
+    };
     // Outputs [q0, q0 + L) of row (n, g, p); masked past Q.
     auto vectorAt = [&](ImplicitLocOpBuilder &ib, ValueRange npg, Value q0,
                         bool masked) {
       Value n = npg[0], g = npg[1], p = npg[2];
+      Value from = plane ? plane : x;
       Value mask;
       if (masked)
         mask = vector::CreateMaskOp::create(
@@ -699,12 +861,12 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
           Value xv;
           if (sw == 1) {
             Value col = arith::AddIOp::create(ib, q0, idx(ib, s * dl[1]));
-            xv = load(x, ValueRange{n, g, c0, h, col});
+            xv = load(from, inputAt(ib, n, g, h, col));
           } else {
             Value col = arith::AddIOp::create(
                 ib, arith::MulIOp::create(ib, q0, idx(ib, sw)),
                 idx(ib, s * dl[1]));
-            xv = loadTap(ib, x, {n, g, c0, h, col}, L, sw, W, masked);
+            xv = loadTap(ib, from, inputAt(ib, n, g, h, col), L, sw, W, masked);
           }
           acc =
               arith::AddFOp::create(ib, acc, arith::MulFOp::create(ib, wv, xv));
@@ -724,8 +886,72 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
                        vectorAt(vb, npg, q0, masked);
                      });
     };
-    emitRowLoops(b, {N, G, P}, o.threads, rows);
+    if (!padded) {
+      emitRowLoops(b, {N, G, P}, o.threads, rows);
+      eraseWithEpilogue(op, epi, rw);
+      return success();
+    }
+    // Per image n: a scratch plane on the stack (freed with the image's
+    // scope) whose border is filled with the pad value once; per group g
+    // the source plane is copied into its interior (vectors of L, the
+    // last of a row masked), then the plane's rows are computed.
+    int64_t H = xs[3], top = padded->top, left = padded->left;
+    ArrayRef<int64_t> srcShape =
+        cast<MemRefType>(padded->source.getType()).getShape();
+    int64_t srcH = srcShape[2], srcW = srcShape[3];
+    cpu::buildIndependentLoops(
+        b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
+        ValueRange{idx(b, 1)}, o.threads,
+        [&](OpBuilder &nb, Location loc, ValueRange nIv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          auto scope = memref::AllocaScopeOp::create(ib, TypeRange{});
+          OpBuilder::InsertionGuard guard(ib);
+          ib.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+          Value scratch = memref::AllocaOp::create(
+              ib, MemRefType::get({H, W}, ib.getF32Type()));
+          linalg::FillOp::create(ib, ValueRange{padded->padValue},
+                                 ValueRange{scratch});
+          scf::buildLoopNest(
+              ib, loc, ValueRange{idx(ib, 0)}, ValueRange{idx(ib, G)},
+              ValueRange{idx(ib, 1)},
+              [&](OpBuilder &gb, Location l, ValueRange g) {
+                ImplicitLocOpBuilder cb(l, gb);
+                for (int64_t h = 0; h < srcH; ++h)
+                  for (int64_t w0 = 0; w0 < srcW; w0 += L) {
+                    int64_t n = std::min(L, srcW - w0);
+                    Value mask = n == L ? Value()
+                                        : vector::ConstantMaskOp::create(
+                                              cb, vMask, ArrayRef<int64_t>{n});
+                    SmallVector<Value> from{nIv[0], g[0], idx(cb, h),
+                                            idx(cb, w0)},
+                        to{idx(cb, top + h), idx(cb, left + w0)};
+                    if (!mask) {
+                      Value v = vector::LoadOp::create(cb, vF32, padded->source,
+                                                       from);
+                      vector::StoreOp::create(cb, v, scratch, to);
+                      continue;
+                    }
+                    Value v = vector::MaskedLoadOp::create(
+                        cb, vF32, padded->source, from, mask, zeroV);
+                    vector::MaskedStoreOp::create(cb, scratch, to, mask, v);
+                  }
+                plane = scratch;
+                scf::buildLoopNest(
+                    cb, l, ValueRange{idx(cb, 0)}, ValueRange{idx(cb, P)},
+                    ValueRange{idx(cb, 1)},
+                    [&](OpBuilder &pb, Location pl, ValueRange p) {
+                      ImplicitLocOpBuilder rb(pl, pb);
+                      rows(rb, ValueRange{nIv[0], g[0], p[0]});
+                    });
+                plane = Value();
+              });
+          memref::AllocaScopeReturnOp::create(ib, ValueRange{});
+        });
+    if (padded->sourceDealloc)
+      rw.moveOpBefore(padded->sourceDealloc, op);
     eraseWithEpilogue(op, epi, rw);
+    for (Operation *pad : padded->ops)
+      rw.eraseOp(pad);
     return success();
   }
 };

@@ -142,6 +142,67 @@ func.func @depthwise_narrow(%x: memref<2x3x1x6x6xf32>, %w: memref<3x1x1x3x3xf32>
 
 // -----
 
+// A padded input (the bufferized tensor.pad: a buffer filled with the pad
+// value, the source copied into its interior): each image gets a scratch
+// plane on the stack, filled once, and each group's plane is copied into
+// its interior; the padded buffer is gone, and the source's dealloc moves
+// after the kernel.
+// CHECK-LABEL: func.func @depthwise_padded
+// CHECK-NOT: memref<2x3x9x9xf32>
+// CHECK: memref.alloca_scope
+// CHECK: %[[PLANE:.*]] = memref.alloca() : memref<9x9xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PLANE]] : memref<9x9xf32>)
+// CHECK: scf.for
+// CHECK: vector.maskedload %[[SRC:.*]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], {{.*}} : memref<2x3x7x7xf32>
+// CHECK: vector.maskedstore %[[PLANE]][%{{.*}}, %{{.*}}]
+// CHECK: vector.maskedload %[[PLANE]]
+// CHECK: memref.dealloc %[[SRC]]
+// CHECK-NOT: memref.copy
+func.func @depthwise_padded(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %src = memref.alloc() : memref<2x3x7x7xf32>
+  linalg.fill ins(%zero : f32) outs(%src : memref<2x3x7x7xf32>)
+  %pad = memref.alloc() : memref<2x3x9x9xf32>
+  linalg.map outs(%pad : memref<2x3x9x9xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %in = memref.subview %pad[0, 0, 1, 1] [2, 3, 7, 7] [1, 1, 1, 1] : memref<2x3x9x9xf32> to memref<2x3x7x7xf32, strided<[243, 81, 9, 1], offset: 10>>
+  memref.copy %src, %in : memref<2x3x7x7xf32> to memref<2x3x7x7xf32, strided<[243, 81, 9, 1], offset: 10>>
+  memref.dealloc %src : memref<2x3x7x7xf32>
+  %x = memref.expand_shape %pad [[0], [1, 2], [3], [4]] output_shape [2, 3, 1, 9, 9] : memref<2x3x9x9xf32> into memref<2x3x1x9x9xf32>
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x3x1x9x9xf32>, memref<3x1x1x3x3xf32>) outs(%y : memref<2x3x1x7x7xf32>)
+  memref.dealloc %pad : memref<2x3x9x9xf32>
+  return
+}
+
+// -----
+
+// The source is written between the copy and the convolution: the kernel
+// reads the padded buffer, which stays.
+// CHECK-LABEL: func.func @depthwise_padded_source_changed
+// CHECK-NOT: memref.alloca_scope
+// CHECK: linalg.copy
+// CHECK: vector.maskedload %{{.*}} : memref<2x3x1x9x9xf32>
+func.func @depthwise_padded_source_changed(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %src = memref.alloc() : memref<2x3x7x7xf32>
+  linalg.fill ins(%zero : f32) outs(%src : memref<2x3x7x7xf32>)
+  %pad = memref.alloc() : memref<2x3x9x9xf32>
+  linalg.fill ins(%zero : f32) outs(%pad : memref<2x3x9x9xf32>)
+  %in = memref.subview %pad[0, 0, 1, 1] [2, 3, 7, 7] [1, 1, 1, 1] : memref<2x3x9x9xf32> to memref<2x3x7x7xf32, strided<[243, 81, 9, 1], offset: 10>>
+  memref.copy %src, %in : memref<2x3x7x7xf32> to memref<2x3x7x7xf32, strided<[243, 81, 9, 1], offset: 10>>
+  linalg.fill ins(%one : f32) outs(%src : memref<2x3x7x7xf32>)
+  %x = memref.expand_shape %pad [[0], [1, 2], [3], [4]] output_shape [2, 3, 1, 9, 9] : memref<2x3x9x9xf32> into memref<2x3x1x9x9xf32>
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x3x1x9x9xf32>, memref<3x1x1x3x3xf32>) outs(%y : memref<2x3x1x7x7xf32>)
+  memref.dealloc %src : memref<2x3x7x7xf32>
+  memref.dealloc %pad : memref<2x3x9x9xf32>
+  return
+}
+
+// -----
+
 // A copy into a strided view (a padded tensor's interior) becomes a
 // linalg.copy; a copy between contiguous buffers stays a memcpy.
 // CHECK-LABEL: func.func @copies

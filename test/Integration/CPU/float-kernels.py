@@ -161,6 +161,68 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
     check(f"depthwise {xshape} k={k} s={stride} d={dilation}", src, [x, w, bias], want)
 
 
+def padded_depthwise(xshape, k, pads, stride=(1, 1), special=False):
+    """relu(x), zero-padded by pads = (top, left, bottom, right), a depthwise
+    convolution (the kernel pads each plane into a scratch buffer instead of
+    the padded tensor), then bias and ReLU."""
+    n, g, h, wd = xshape
+    x = data(xshape, special)
+    w = data((g, 1, 1, k, k), special)
+    bias = data((g,))
+    t, l, bt, r = pads
+    with np.errstate(all="ignore"):
+        xr = np.where(x > 0, x, np.float32(0)).astype(np.float32)
+        xr[np.isnan(x)] = np.nan
+        xp = np.pad(xr, ((0, 0), (0, 0), (t, bt), (l, r)))[:, :, None]
+        y = ref_depthwise(xp, w, np.zeros(g, np.float32), stride, (1, 1))[:, :, 0]
+        want = (y + bias[None, :, None, None]).astype(np.float32)
+        nan = np.isnan(want)
+        want = np.where(want > 0, want, np.float32(0)).astype(np.float32)
+        want[nan] = np.nan
+    P, Q = want.shape[2], want.shape[3]
+    tx, tw, tb = ty(x.shape), ty(w.shape), ty(bias.shape)
+    tp = ty((n, g, h + t + bt, wd + l + r))
+    tp5 = ty((n, g, 1, h + t + bt, wd + l + r))
+    ty5, ty4 = ty((n, g, 1, P, Q)), ty((n, g, P, Q))
+    src = f"""
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#ch = affine_map<(n, c, h, w) -> (c)>
+func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty4} {{
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : {tx}
+  %r = linalg.generic {{indexing_maps = [#id, #id],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%x : {tx}) outs(%e0 : {tx}) {{
+    ^bb0(%v: f32, %o: f32):
+      %m = arith.maximumf %v, %zero : f32
+      linalg.yield %m : f32
+  }} -> {tx}
+  %p = tensor.pad %r low[0, 0, {t}, {l}] high[0, 0, {bt}, {r}] {{
+    ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+      tensor.yield %zero : f32
+  }} : {tx} to {tp}
+  %p5 = tensor.expand_shape %p [[0], [1, 2], [3], [4]] output_shape [{n}, {g}, 1, {h + t + bt}, {wd + l + r}] : {tp} into {tp5}
+  %e = tensor.empty() : {ty5}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {ty5}) -> {ty5}
+  %y = linalg.conv_2d_ngchw_gfchw {{strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%p5, %w : {tp5}, {tw}) outs(%f : {ty5}) -> {ty5}
+  %y4 = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : {ty5} into {ty4}
+  %e4 = tensor.empty() : {ty4}
+  %out = linalg.generic {{indexing_maps = [#id, #ch, #id],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%y4, %bias : {ty4}, {tb}) outs(%e4 : {ty4}) {{
+    ^bb0(%v: f32, %b: f32, %o: f32):
+      %s = arith.addf %v, %b : f32
+      %m = arith.maximumf %s, %zero : f32
+      linalg.yield %m : f32
+  }} -> {ty4}
+  return %out : {ty4}
+}}"""
+    check(f"padded depthwise {xshape} k={k} pads={pads} s={stride}", src,
+          [x, w, bias], want)
+
+
 def ref_max(a, b):
     """arith.maximumf: NaN if either is NaN, and -0 < +0."""
     with np.errstate(all="ignore"):
@@ -435,6 +497,12 @@ depthwise((1, 4, 9, 9), 5, special=True)
 depthwise((2, 6, 6, 6), 3, special=True)
 depthwise((2, 5, 9, 9), 3, stride=(2, 2))
 depthwise((1, 3, 9, 9), 3)
+# Padded: the pad folded into the kernel, one plane at a time; stride 2,
+# uneven pads, rows wider than a vector, a 5x5 window, NaN and ±Inf.
+padded_depthwise((2, 8, 7, 7), 3, (1, 1, 1, 1))
+padded_depthwise((2, 6, 14, 14), 3, (1, 1, 1, 1), stride=(2, 2))
+padded_depthwise((1, 5, 9, 20), 3, (0, 2, 1, 0), special=True)
+padded_depthwise((3, 4, 6, 6), 5, (2, 2, 2, 2), special=True)
 pool("max", (2, 3, 8, 8), (2, 2), (2, 2))
 pool("max", (1, 2, 4, 4), (2, 2), (2, 2), special=True)
 pool("max", (2, 4, 28, 28), (2, 2), (2, 2), special=True)
