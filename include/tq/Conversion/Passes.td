@@ -136,6 +136,12 @@ def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
     `populateElementwiseOpsFusionPatterns`), so that a chain becomes one
     loop nest and its intermediate tensors are never stored. Each op's
     arithmetic is kept, in the same order: the results are the same bits.
+
+    A `linalg.fill` with several users (CSE merges the fills of outputs of
+    the same shape) is replaced by a clone before each user, on a
+    `tensor.empty` of its own, so that bufferization does not fill one
+    buffer and copy it for the others: a float kernel takes the fill just
+    before it as its initial value.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -173,7 +179,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     instead: per image a scratch plane on the stack (`memref.alloca_scope`)
     whose border holds the pad value, each group's plane copied into its
     interior, then its rows computed. The padded tensor, written and read
-    in full, is gone; the kernel reads the same values. So do
+    in full, is gone; the kernel reads the same values. Its epilogue may
+    also be a generic that reads the output as NCHW through the
+    `collapse_shape` dropping the unit group dim (how the importer's
+    grouped convolutions end), stored at (n, g, p, q); one that writes the
+    padded source's buffer in place (bufferization reuses it) is taken
+    only where it writes the plane just copied. So do
     `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up to 64
     taps). Per tap one vector load, or for a W stride s one load of s·L
     contiguous inputs with every s-th lane picked, combined as the op's

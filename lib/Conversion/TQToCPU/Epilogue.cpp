@@ -31,8 +31,21 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
     // `out` is a buffer only the kernel, the generic and its dealloc use,
     // the target one as large that the kernel does not read, and the body
     // does not read the target's old values.
+    // `out` may also be a collapse_shape view (of an allocation only the
+    // view, its writer before it and deallocs use), `kernel` then the view.
     auto targetType = dyn_cast<MemRefType>(target.getType());
-    if (!out.getDefiningOp<memref::AllocOp>() || !targetType ||
+    Value base = out;
+    if (auto view = out.getDefiningOp<memref::CollapseShapeOp>();
+        view && view == kernel) {
+      base = view.getSrc();
+      int64_t writers = 0;
+      for (Operation *user : base.getUsers())
+        if (user != kernel && !isa<memref::DeallocOp>(user) &&
+            (++writers > 1 || user->getBlock() != kernel->getBlock() ||
+             !user->isBeforeInBlock(kernel)))
+          return std::nullopt;
+    }
+    if (!base.getDefiningOp<memref::AllocOp>() || !targetType ||
         targetType.getShape() != outType.getShape() ||
         targetType.getElementType() != outType.getElementType() ||
         !targetType.getLayout().isIdentity() ||

@@ -18,11 +18,13 @@ namespace mlir::tq {
 /// allocations and deallocations) that reads the kernel's output `out` through
 /// the identity map, if at all, and writes either `out` in place or a buffer of
 /// the same shape (then `out` must be a buffer of its own that nothing else
-/// reads: the kernel stores into the target instead). The kernel stores vectors
-/// along the trailing `vectorDims` dims of `out`, flattened. Each other operand
-/// is read either as a scalar (its indices use only the leading, outer dims) or
-/// as a vector (its trailing indices are the vector dims, in order, over
-/// contiguous memory).
+/// reads: the kernel stores into the target instead). `out` may also be a
+/// memref.collapse_shape view passed as `kernel`, of a buffer that only the
+/// view, one writer before it (the kernel) and deallocs use. The kernel stores
+/// vectors along the trailing `vectorDims` dims of `out`, flattened. Each other
+/// operand is read either as a scalar (its indices use only the leading, outer
+/// dims) or as a vector (its trailing indices are the vector dims, in order,
+/// over contiguous memory).
 class VectorEpilogue {
 public:
   /// The generic after `kernel`, if it has that form and an elementwise

@@ -799,6 +799,22 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
+    // Or the one that reads the output as NCHW, through the collapse_shape
+    // that drops the unit group dim (the importer's grouped convolution):
+    // it is then stored at (n, g, p, q).
+    memref::CollapseShapeOp groupView;
+    if (!epi)
+      if (auto view = dyn_cast_or_null<memref::CollapseShapeOp>(
+              nextPastAllocations(op));
+          view && view.getSrc() == y && view->hasOneUse() &&
+          view.getReassociationIndices() ==
+              SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}) {
+        epi = takeEpilogue(view, view.getResult(), 1, b);
+        if (epi) {
+          groupView = view;
+          b.setLoc(epi->fusedLoc(op));
+        }
+      }
     // The epilogue runs as each plane is computed, so it may use the
     // source's buffer (reused in place for its output) only as the output's
     // own planes, already copied: the source, or its buffer of the same
@@ -872,13 +888,23 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
               arith::AddFOp::create(ib, acc, arith::MulFOp::create(ib, wv, xv));
         }
       }
+      SmallVector<Value> outer{n, g, c0, p};
+      if (groupView)
+        outer.erase(outer.begin() + 2);
       if (epi)
-        acc = epi->apply(ib, acc, ValueRange{n, g, c0, p}, q0, mask);
+        acc = epi->apply(ib, acc, outer, q0, mask);
+      SmallVector<Value> at(outer);
+      at.push_back(q0);
       if (masked)
-        vector::MaskedStoreOp::create(ib, to, ValueRange{n, g, c0, p, q0}, mask,
-                                      acc);
+        vector::MaskedStoreOp::create(ib, to, at, mask, acc);
       else
-        vector::StoreOp::create(ib, acc, to, ValueRange{n, g, c0, p, q0});
+        vector::StoreOp::create(ib, acc, to, at);
+    };
+    // The kernel and what it took: the epilogue, the group view.
+    auto eraseKernel = [&] {
+      eraseWithEpilogue(op, epi, rw);
+      if (groupView)
+        rw.eraseOp(groupView);
     };
     auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange npg) {
       emitRowVectors(ib, L, full * L, Q,
@@ -888,7 +914,7 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     };
     if (!padded) {
       emitRowLoops(b, {N, G, P}, o.threads, rows);
-      eraseWithEpilogue(op, epi, rw);
+      eraseKernel();
       return success();
     }
     // Per image n: a scratch plane on the stack (freed with the image's
@@ -916,25 +942,32 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
               ValueRange{idx(ib, 1)},
               [&](OpBuilder &gb, Location l, ValueRange g) {
                 ImplicitLocOpBuilder cb(l, gb);
-                for (int64_t h = 0; h < srcH; ++h)
-                  for (int64_t w0 = 0; w0 < srcW; w0 += L) {
-                    int64_t n = std::min(L, srcW - w0);
-                    Value mask = n == L ? Value()
-                                        : vector::ConstantMaskOp::create(
-                                              cb, vMask, ArrayRef<int64_t>{n});
-                    SmallVector<Value> from{nIv[0], g[0], idx(cb, h),
-                                            idx(cb, w0)},
-                        to{idx(cb, top + h), idx(cb, left + w0)};
-                    if (!mask) {
-                      Value v = vector::LoadOp::create(cb, vF32, padded->source,
-                                                       from);
-                      vector::StoreOp::create(cb, v, scratch, to);
-                      continue;
-                    }
-                    Value v = vector::MaskedLoadOp::create(
-                        cb, vF32, padded->source, from, mask, zeroV);
-                    vector::MaskedStoreOp::create(cb, scratch, to, mask, v);
-                  }
+                // Rows in a loop, each row's vectors unrolled.
+                scf::buildLoopNest(
+                    cb, l, ValueRange{idx(cb, 0)}, ValueRange{idx(cb, srcH)},
+                    ValueRange{idx(cb, 1)},
+                    [&](OpBuilder &hb, Location hl, ValueRange h) {
+                      ImplicitLocOpBuilder rb(hl, hb);
+                      Value toRow =
+                          arith::AddIOp::create(rb, h[0], idx(rb, top));
+                      for (int64_t w0 = 0; w0 < srcW; w0 += L) {
+                        int64_t n = std::min(L, srcW - w0);
+                        SmallVector<Value> from{nIv[0], g[0], h[0],
+                                                idx(rb, w0)},
+                            to{toRow, idx(rb, left + w0)};
+                        if (n == L) {
+                          Value v = vector::LoadOp::create(
+                              rb, vF32, padded->source, from);
+                          vector::StoreOp::create(rb, v, scratch, to);
+                          continue;
+                        }
+                        Value mask = vector::ConstantMaskOp::create(
+                            rb, vMask, ArrayRef<int64_t>{n});
+                        Value v = vector::MaskedLoadOp::create(
+                            rb, vF32, padded->source, from, mask, zeroV);
+                        vector::MaskedStoreOp::create(rb, scratch, to, mask, v);
+                      }
+                    });
                 plane = scratch;
                 scf::buildLoopNest(
                     cb, l, ValueRange{idx(cb, 0)}, ValueRange{idx(cb, P)},
@@ -949,7 +982,7 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
         });
     if (padded->sourceDealloc)
       rw.moveOpBefore(padded->sourceDealloc, op);
-    eraseWithEpilogue(op, epi, rw);
+    eraseKernel();
     for (Operation *pad : padded->ops)
       rw.eraseOp(pad);
     return success();

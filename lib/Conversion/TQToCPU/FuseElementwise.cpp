@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tq {
@@ -31,6 +32,37 @@ struct GeneralizeTranspose : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// A linalg.fill on tensors with several users (CSE merges the fills of
+/// same-shaped outputs) replaced by a clone before each user, on a
+/// tensor.empty of its own: one-shot
+/// bufferization would otherwise fill one buffer and copy it for the other
+/// users, and a kernel takes a fill just before it as its initial value,
+/// not a copy.
+struct OneFillPerUser : OpRewritePattern<linalg::FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::FillOp op,
+                                PatternRewriter &rw) const override {
+    if (!op.hasPureTensorSemantics() || op->hasOneUse() || op->use_empty())
+      return rw.notifyMatchFailure(op, "not a shared fill on tensors");
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getResult(0).getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : uses) {
+      Operation *user = use->getOwner();
+      rw.setInsertionPoint(user);
+      // Its own tensor.empty too: bufferization would otherwise put the
+      // fills into one buffer, reused as soon as the first user is done.
+      IRMapping map;
+      if (auto empty = op.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+        map.map(empty.getResult(), rw.clone(*empty)->getResult(0));
+      Operation *copy = rw.clone(*op, map);
+      rw.modifyOpInPlace(user, [&] { use->set(copy->getResult(0)); });
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct TQCPUFuseElementwisePass
     : mlir::tq::impl::TQCPUFuseElementwiseBase<TQCPUFuseElementwisePass> {
   void runOnOperation() override {
@@ -45,7 +77,7 @@ struct TQCPUFuseElementwisePass
 } // namespace
 
 void mlir::tq::populateCPUFuseElementwisePatterns(RewritePatternSet &patterns) {
-  patterns.add<GeneralizeTranspose>(patterns.getContext());
+  patterns.add<GeneralizeTranspose, OneFillPerUser>(patterns.getContext());
   // A producer is fused only into its one user: nothing is computed twice.
   linalg::populateElementwiseOpsFusionPatterns(
       patterns, [](OpOperand *operand) {

@@ -178,6 +178,58 @@ func.func @depthwise_padded(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>
 
 // -----
 
+// The bias and ReLU after a depthwise convolution read its output as NCHW,
+// through the collapse_shape that drops the unit group dim: the kernel
+// applies them and stores into their buffer at (n, g, p, q); the generic
+// and the view are gone.
+// CHECK-LABEL: func.func @depthwise_epilogue_nchw
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.collapse_shape
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT:.*]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x3x8x8xf32>, vector<8xf32>
+func.func @depthwise_epilogue_nchw(%x: memref<2x3x1x10x10xf32>, %w: memref<3x1x1x3x3xf32>, %bias: memref<3xf32>, %out: memref<2x3x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x3x1x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x3x1x8x8xf32>)
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x3x1x10x10xf32>, memref<3x1x1x3x3xf32>) outs(%y : memref<2x3x1x8x8xf32>)
+  %y4 = memref.collapse_shape %y [[0], [1, 2], [3], [4]] : memref<2x3x1x8x8xf32> into memref<2x3x8x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y4, %bias : memref<2x3x8x8xf32>, memref<3xf32>) outs(%out : memref<2x3x8x8xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %y : memref<2x3x1x8x8xf32>
+  return
+}
+
+// -----
+
+// The output is read again after the bias and ReLU: the kernel stores it,
+// and the generic stays.
+// CHECK-LABEL: func.func @depthwise_epilogue_nchw_reread
+// CHECK: vector.store %{{.*}} : memref<2x3x1x8x8xf32>, vector<8xf32>
+// CHECK: linalg.generic
+func.func @depthwise_epilogue_nchw_reread(%x: memref<2x3x1x10x10xf32>, %w: memref<3x1x1x3x3xf32>, %bias: memref<3xf32>, %out: memref<2x3x8x8xf32>, %again: memref<2x3x1x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x3x1x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x3x1x8x8xf32>)
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x3x1x10x10xf32>, memref<3x1x1x3x3xf32>) outs(%y : memref<2x3x1x8x8xf32>)
+  %y4 = memref.collapse_shape %y [[0], [1, 2], [3], [4]] : memref<2x3x1x8x8xf32> into memref<2x3x8x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y4, %bias : memref<2x3x8x8xf32>, memref<3xf32>) outs(%out : memref<2x3x8x8xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %y, %again : memref<2x3x1x8x8xf32> to memref<2x3x1x8x8xf32>
+  memref.dealloc %y : memref<2x3x1x8x8xf32>
+  return
+}
+
+// -----
+
 // The source is written between the copy and the convolution: the kernel
 // reads the padded buffer, which stays.
 // CHECK-LABEL: func.func @depthwise_padded_source_changed

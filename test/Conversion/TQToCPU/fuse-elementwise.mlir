@@ -53,3 +53,23 @@ func.func @shared(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   } -> tensor<8xf32>
   return %a, %r : tensor<8xf32>, tensor<8xf32>
 }
+
+// A fill with two users (CSE merged the fills of two outputs of one shape)
+// becomes one fill per user, each on a tensor.empty of its own, just
+// before it.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<2x8xf32>
+// CHECK-NEXT: %[[F0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E0]] : tensor<2x8xf32>)
+// CHECK-NEXT: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x8xf32>) outs(%[[F0]] : tensor<2x8xf32>)
+// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<2x8xf32>
+// CHECK-NEXT: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<2x8xf32>)
+// CHECK-NEXT: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x8xf32>) outs(%[[F1]] : tensor<2x8xf32>)
+// CHECK-NOT: linalg.fill
+func.func @shared_fill(%a: tensor<2x4xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<2x4xf32>, tensor<4x8xf32>) outs(%f : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %1 = linalg.matmul ins(%a, %c : tensor<2x4xf32>, tensor<4x8xf32>) outs(%f : tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0, %1 : tensor<2x8xf32>, tensor<2x8xf32>
+}
