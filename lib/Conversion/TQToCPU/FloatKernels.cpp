@@ -17,6 +17,7 @@
 // 1×1 convolution with unit strides), C the image's output as F × (P·Q).
 //
 //===----------------------------------------------------------------------===//
+#include "FloatKernels.h"
 #include "Epilogue.h"
 #include "tq/Conversion/Passes.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
@@ -36,19 +37,10 @@ namespace mlir::tq {
 
 using namespace mlir;
 using namespace mlir::tq;
+using namespace mlir::tq::floatkernels;
 
-namespace {
-
-/// Rows of the micro-tile: MR·2 accumulators, two B vectors, the A
-/// broadcast and a product fit in 16 vector registers.
-constexpr int64_t kRows = 6;
-
-struct GemmShape {
-  int64_t M, N, K;
-  int64_t L;           // f32 lanes per vector
-  int64_t threads = 1; // > 1: the panels are shared out (scf.parallel)
-  int64_t NR() const { return 2 * L; }
-};
+// The helpers that the window kernels (WindowKernels.cpp) share.
+namespace mlir::tq::floatkernels {
 
 /// Whether `v` is a static f32 memref of `rank` whose last dim has unit
 /// stride.
@@ -73,6 +65,90 @@ Value zeros(ImplicitLocOpBuilder &b, VectorType t) {
   return arith::ConstantOp::create(b, t,
                                    DenseElementsAttr::get(t, APFloat(0.0f)));
 }
+
+/// A 2-D view of `v` with its dims grouped as `groups`.
+Value collapse(ImplicitLocOpBuilder &b, Value v,
+               ArrayRef<ReassociationIndices> groups) {
+  return memref::CollapseShapeOp::create(b, v, groups).getResult();
+}
+
+/// `v[i]` of a memref with a leading dim, rank-reduced, or with that dim
+/// kept (of size 1) with `keepDim`.
+Value slice(ImplicitLocOpBuilder &b, Value v, Value i, bool keepDim) {
+  auto t = cast<MemRefType>(v.getType());
+  int64_t rank = t.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      strides(rank, b.getIndexAttr(1));
+  offsets[0] = i;
+  sizes.push_back(b.getIndexAttr(1));
+  for (int64_t d : t.getShape().drop_front())
+    sizes.push_back(b.getIndexAttr(d));
+  if (keepDim)
+    return memref::SubViewOp::create(b, v, offsets, sizes, strides).getResult();
+  auto type = memref::SubViewOp::inferRankReducedResultType(
+      t.getShape().drop_front(), t, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, cast<MemRefType>(type), v, offsets, sizes,
+                                   strides)
+      .getResult();
+}
+
+/// The value of a `linalg.fill` of `c` just before `op`, which the kernel
+/// then does itself (erasing the fill): the output is not written twice.
+Value takeFill(Operation *op, Value c, PatternRewriter &rw) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != c ||
+      !fill.getInputs()[0].getType().isF32())
+    return Value();
+  Value v = fill.getInputs()[0];
+  rw.eraseOp(fill);
+  return v;
+}
+
+/// The elementwise generic after `op` that its kernel applies as it stores
+/// `out` (vectors along its trailing `vectorDims` dims), with its views
+/// built at `b`, whose location then names both layers; none if there is
+/// no such generic.
+std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
+                                           int64_t vectorDims,
+                                           ImplicitLocOpBuilder &b) {
+  std::optional<VectorEpilogue> epi =
+      VectorEpilogue::match(op, out, vectorDims);
+  if (epi) {
+    b.setLoc(epi->fusedLoc(op));
+    epi->prepare(b);
+  }
+  return epi;
+}
+
+/// Erases a kernel's op and the epilogue it took.
+void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
+                       PatternRewriter &rw) {
+  rw.eraseOp(op);
+  if (epi)
+    rw.eraseOp(epi->op());
+}
+
+KernelOptions kernelOptions(const CPUCodegenOptions &options) {
+  KernelOptions o;
+  o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
+  o.threads = options.threads;
+  return o;
+}
+
+} // namespace mlir::tq::floatkernels
+
+namespace {
+
+/// Rows of the micro-tile: MR·2 accumulators, two B vectors, the A
+/// broadcast and a product fit in 16 vector registers.
+constexpr int64_t kRows = 6;
+
+struct GemmShape {
+  int64_t M, N, K;
+  int64_t L;           // f32 lanes per vector
+  int64_t threads = 1; // > 1: the panels are shared out (scf.parallel)
+  int64_t NR() const { return 2 * L; }
+};
 
 /// What a kernel applies to a vector of its output (at row `row`, columns
 /// from `col`, lanes in range marked by `mask` or all) before storing it.
@@ -193,68 +269,6 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
   panelLoop(full, panels, /*masked=*/true);
 }
 
-/// A 2-D view of `v` with its dims grouped as `groups`.
-Value collapse(ImplicitLocOpBuilder &b, Value v,
-               ArrayRef<ReassociationIndices> groups) {
-  return memref::CollapseShapeOp::create(b, v, groups).getResult();
-}
-
-/// `v[i]` of a memref with a leading dim, rank-reduced, or with that dim
-/// kept (of size 1) with `keepDim`.
-Value slice(ImplicitLocOpBuilder &b, Value v, Value i, bool keepDim = false) {
-  auto t = cast<MemRefType>(v.getType());
-  int64_t rank = t.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
-      strides(rank, b.getIndexAttr(1));
-  offsets[0] = i;
-  sizes.push_back(b.getIndexAttr(1));
-  for (int64_t d : t.getShape().drop_front())
-    sizes.push_back(b.getIndexAttr(d));
-  if (keepDim)
-    return memref::SubViewOp::create(b, v, offsets, sizes, strides).getResult();
-  auto type = memref::SubViewOp::inferRankReducedResultType(
-      t.getShape().drop_front(), t, offsets, sizes, strides);
-  return memref::SubViewOp::create(b, cast<MemRefType>(type), v, offsets, sizes,
-                                   strides)
-      .getResult();
-}
-
-/// The value of a `linalg.fill` of `c` just before `op`, which the kernel
-/// then does itself (erasing the fill): the output is not written twice.
-Value takeFill(Operation *op, Value c, PatternRewriter &rw) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-  if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != c ||
-      !fill.getInputs()[0].getType().isF32())
-    return Value();
-  Value v = fill.getInputs()[0];
-  rw.eraseOp(fill);
-  return v;
-}
-
-/// The elementwise generic after `op` that its kernel applies as it stores
-/// `out` (vectors along its trailing `vectorDims` dims), with its views
-/// built at `b`, whose location then names both layers; none if there is
-/// no such generic.
-std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
-                                           int64_t vectorDims,
-                                           ImplicitLocOpBuilder &b) {
-  std::optional<VectorEpilogue> epi =
-      VectorEpilogue::match(op, out, vectorDims);
-  if (epi) {
-    b.setLoc(epi->fusedLoc(op));
-    epi->prepare(b);
-  }
-  return epi;
-}
-
-/// Erases a kernel's op and the epilogue it took.
-void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
-                       PatternRewriter &rw) {
-  rw.eraseOp(op);
-  if (epi)
-    rw.eraseOp(epi->op());
-}
-
 /// The linalg.pooling_nchw_max (and the fill of its output just before it)
 /// right after `last` that reads `out`, an allocation nothing else reads
 /// after it: a convolution can pool each image as soon as it has it.
@@ -323,24 +337,6 @@ struct FollowingPool {
       rw.eraseOp(out.getDefiningOp());
     }
   }
-};
-
-struct KernelOptions {
-  int64_t lanes = 8;
-  int64_t threads = 1;
-};
-
-KernelOptions kernelOptions(const CPUCodegenOptions &options) {
-  KernelOptions o;
-  o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
-  o.threads = options.threads;
-  return o;
-}
-
-template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
-  FloatKernelPattern(MLIRContext *ctx, KernelOptions o)
-      : OpRewritePattern<OpT>(ctx), o(o) {}
-  KernelOptions o;
 };
 
 /// linalg.matmul and linalg.batch_matmul on f32 memrefs.
@@ -551,444 +547,6 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
   }
 };
 
-/// Loops over the output rows `ubs` = (N, C, P) of an NCHW-like op, the
-/// first two shared among the threads, calling `body` with (n, c, p).
-void emitRowLoops(
-    ImplicitLocOpBuilder &b, std::array<int64_t, 3> ubs, int64_t threads,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, ValueRange)> body) {
-  auto idx = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, v);
-  };
-  Value c0 = idx(0), c1 = idx(1);
-  auto inner = [&](OpBuilder &nb, Location loc, ValueRange ivs) {
-    ImplicitLocOpBuilder ib(loc, nb);
-    body(ib, ivs);
-  };
-  if (threads > 1 && ubs[0] * ubs[1] > 1) {
-    auto par = scf::ParallelOp::create(b, ValueRange{c0, c0},
-                                       ValueRange{idx(ubs[0]), idx(ubs[1])},
-                                       ValueRange{c1, c1});
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(par.getBody()->getTerminator());
-    scf::buildLoopNest(b, b.getLoc(), ValueRange{c0}, ValueRange{idx(ubs[2])},
-                       ValueRange{c1},
-                       [&](OpBuilder &nb, Location loc, ValueRange p) {
-                         inner(nb, loc,
-                               ValueRange{par.getInductionVars()[0],
-                                          par.getInductionVars()[1], p[0]});
-                       });
-    return;
-  }
-  scf::buildLoopNest(b, b.getLoc(), ValueRange{c0, c0, c0},
-                     ValueRange{idx(ubs[0]), idx(ubs[1]), idx(ubs[2])},
-                     ValueRange{c1, c1, c1}, inner);
-}
-
-/// The vectors of L outputs of a row of Q: a loop over those before
-/// `unmasked`, then each one left, masked.
-void emitRowVectors(
-    ImplicitLocOpBuilder &b, int64_t L, int64_t unmasked, int64_t Q,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, bool)> vectorAt) {
-  if (unmasked > 0)
-    scf::buildLoopNest(b, b.getLoc(), ValueRange{idx(b, 0)},
-                       ValueRange{idx(b, unmasked)}, ValueRange{idx(b, L)},
-                       [&](OpBuilder &nb, Location l, ValueRange q) {
-                         ImplicitLocOpBuilder qb(l, nb);
-                         vectorAt(qb, q[0], false);
-                       });
-  for (int64_t q0 = unmasked; q0 < Q; q0 += L)
-    vectorAt(b, idx(b, q0), true);
-}
-
-/// The L inputs of one window tap for L outputs of a row along a W stride
-/// sw: columns col, col + sw, ... of the row `at` (its last index is col),
-/// from one load of L·sw contiguous ones, every sw-th lane picked
-/// (vector.shuffle) when sw > 1. With `masked`, the lanes past the row's W
-/// columns read 0.
-Value loadTap(ImplicitLocOpBuilder &b, Value x, ArrayRef<Value> at, int64_t L,
-              int64_t sw, int64_t W, bool masked) {
-  auto vIn = VectorType::get({L * sw}, b.getF32Type());
-  Value v;
-  if (masked) {
-    Value left = arith::SubIOp::create(
-        b, idx(b, W), arith::MinUIOp::create(b, at.back(), idx(b, W)));
-    Value m = vector::CreateMaskOp::create(
-        b, VectorType::get({L * sw}, b.getI1Type()), ValueRange{left});
-    v = vector::MaskedLoadOp::create(b, vIn, x, at, m, zeros(b, vIn));
-  } else {
-    v = vector::LoadOp::create(b, vIn, x, at);
-  }
-  if (sw == 1)
-    return v;
-  SmallVector<int64_t> pick;
-  for (int64_t l = 0; l < L; ++l)
-    pick.push_back(l * sw);
-  return vector::ShuffleOp::create(b, v, v, pick);
-}
-
-/// The lanes of the vectors along an output row of Q: the target's, or
-/// fewer (a power of two, at least 4) for a row shorter than that, so that
-/// a 4- or 7-output row is not one mostly masked 16-lane vector.
-int64_t rowLanes(int64_t lanes, int64_t Q) {
-  return std::min<int64_t>(lanes, std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
-}
-
-/// The value every element of `op`'s output gets, if `op` is a fill: a
-/// linalg.fill, or an op with no inputs whose body yields a value defined
-/// outside it (the `linalg.map` a bufferized `tensor.pad` fills with).
-Value fillValueOf(Operation *op) {
-  if (auto fill = dyn_cast<linalg::FillOp>(op))
-    return fill.getInputs()[0];
-  auto lin = dyn_cast<linalg::LinalgOp>(op);
-  if (!lin || lin.getNumDpsInputs() != 0 || lin.getNumDpsInits() != 1 ||
-      op->getNumRegions() != 1 || op->getRegion(0).empty())
-    return Value();
-  auto yield =
-      dyn_cast<linalg::YieldOp>(op->getRegion(0).front().getTerminator());
-  if (!yield || yield.getNumOperands() != 1 ||
-      op->isAncestor(yield.getOperand(0).getParentRegion()->getParentOp()))
-    return Value();
-  return yield.getOperand(0);
-}
-
-/// The buffer `v` is a view of (through view-like ops), or `v`.
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// Whether an op strictly between `from` and `to` (in their block) uses
-/// `v` or a view of it, deallocs aside; a user outside the block counts.
-bool usedBetween(Value v, Operation *from, Operation *to) {
-  Block *block = from->getBlock();
-  for (Operation *user : v.getUsers()) {
-    if (isa<memref::DeallocOp>(user))
-      continue;
-    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-      if (usedBetween(view->getResult(0), from, to))
-        return true;
-    Operation *top = block->findAncestorOpInBlock(*user);
-    if (!top || (from->isBeforeInBlock(top) && top->isBeforeInBlock(to)))
-      return true;
-  }
-  return false;
-}
-
-/// A depthwise convolution's input that is a bufferized `tensor.pad` of an
-/// NCHW buffer: an allocation filled with the pad value, the source copied
-/// into its interior, seen through the convolution's expand_shape. The
-/// kernel pads one (n, g) plane at a time into a scratch buffer that stays
-/// in cache instead: the padded tensor (read and written in full for the
-/// pad) is never needed.
-struct PaddedPlanes {
-  /// The source, the buffer it is a view of, the pad value.
-  Value source, root, padValue;
-  int64_t top = 0, left = 0;
-  /// The pad's ops, erased with the convolution in this order.
-  SmallVector<Operation *> ops;
-  /// The source's dealloc, moved after the kernel.
-  Operation *sourceDealloc = nullptr;
-
-  static std::optional<PaddedPlanes> match(Operation *conv, Value x) {
-    auto expand = x.getDefiningOp<memref::ExpandShapeOp>();
-    if (!expand || !x.hasOneUse() || expand.getSrcType().getRank() != 4)
-      return std::nullopt;
-    auto alloc = expand.getSrc().getDefiningOp<memref::AllocOp>();
-    Block *block = conv->getBlock();
-    if (!alloc || alloc->getBlock() != block)
-      return std::nullopt;
-    PaddedPlanes pp;
-    Operation *fill = nullptr, *copy = nullptr, *dealloc = nullptr;
-    memref::SubViewOp interior;
-    for (Operation *user : alloc->getUsers()) {
-      if (user == expand)
-        continue;
-      if (isa<memref::DeallocOp>(user) && !dealloc) {
-        dealloc = user;
-      } else if (auto sv = dyn_cast<memref::SubViewOp>(user); sv && !interior) {
-        interior = sv;
-      } else if (Value v = fillValueOf(user);
-                 v && !fill && v.getType().isF32()) {
-        fill = user;
-        pp.padValue = v;
-      } else {
-        return std::nullopt;
-      }
-    }
-    if (!fill || !interior || !interior->hasOneUse() ||
-        fill->getBlock() != block || (dealloc && dealloc->getBlock() != block))
-      return std::nullopt;
-    copy = *interior->getUsers().begin();
-    if (auto c = dyn_cast<memref::CopyOp>(copy);
-        c && c.getTarget() == interior.getResult())
-      pp.source = c.getSource();
-    else if (auto c = dyn_cast<linalg::CopyOp>(copy);
-             c && c.getDpsInits()[0] == interior.getResult())
-      pp.source = c.getInputs()[0];
-    if (!pp.source || copy->getBlock() != block)
-      return std::nullopt;
-    // The interior: unit strides, a static offset in H and W only, the
-    // source's whole shape.
-    auto src = dyn_cast<MemRefType>(pp.source.getType());
-    if (!src || !src.getLayout().isIdentity() ||
-        src.getShape() != interior.getType().getShape() ||
-        !interior.hasUnitStride() ||
-        llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
-      return std::nullopt;
-    ArrayRef<int64_t> off = interior.getStaticOffsets();
-    if (off[0] != 0 || off[1] != 0)
-      return std::nullopt;
-    pp.top = off[2];
-    pp.left = off[3];
-    // Fill, then copy, then the convolution, the source's buffer untouched
-    // between the copy and the convolution (the kernel reads it instead),
-    // the padded buffer freed after the convolution.
-    pp.root = rootOf(pp.source);
-    if (!fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(conv) ||
-        (dealloc && !conv->isBeforeInBlock(dealloc)) ||
-        usedBetween(pp.root, copy, conv))
-      return std::nullopt;
-    // A dealloc of the source's buffer before the convolution moves after
-    // it.
-    for (Operation *user : pp.root.getUsers())
-      if (isa<memref::DeallocOp>(user)) {
-        if (user->getBlock() != block)
-          return std::nullopt;
-        if (user->isBeforeInBlock(conv))
-          pp.sourceDealloc = user;
-      }
-    pp.ops = {copy, interior, fill};
-    if (dealloc)
-      pp.ops.push_back(dealloc);
-    pp.ops.push_back(expand);
-    pp.ops.push_back(alloc);
-    return pp;
-  }
-};
-
-/// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
-/// filter per group): per output row, vectors of L outputs held in
-/// registers over the window (kh, kw in order), the last vector of a row
-/// masked. Along a W stride sw > 1 each tap's inputs come from loadTap,
-/// and the vectors that could read past the row are masked. A padded
-/// input (PaddedPlanes) is padded one plane at a time into a scratch
-/// buffer, read as the padded plane.
-struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
-  using FloatKernelPattern::FloatKernelPattern;
-  LogicalResult matchAndRewrite(linalg::Conv2DNgchwGfchwOp op,
-                                PatternRewriter &rw) const override {
-    if (!op.hasPureBufferSemantics())
-      return rw.notifyMatchFailure(op, "not on buffers");
-    Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
-          y = op.getDpsInits()[0];
-    if (!isKernelOperand(x, 5) || !isKernelOperand(w, 5) ||
-        !isKernelOperand(y, 5))
-      return rw.notifyMatchFailure(op, "operands are not static f32 views");
-    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
-                      ws = cast<MemRefType>(w.getType()).getShape(),
-                      ys = cast<MemRefType>(y.getType()).getShape();
-    SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
-        dl(op.getDilations().getValues<int64_t>());
-    if (xs[2] != 1 || ws[1] != 1)
-      return rw.notifyMatchFailure(op, "not depthwise");
-    int64_t N = xs[0], G = xs[1], W = xs[4], R = ws[3], S = ws[4], P = ys[3],
-            Q = ys[4], sw = st[1];
-    int64_t L = rowLanes(o.lanes, Q);
-    std::optional<PaddedPlanes> padded = PaddedPlanes::match(op, x);
-    ImplicitLocOpBuilder b(op.getLoc(), rw);
-    Value fill = takeFill(op, y, rw);
-    std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
-    // Or the one that reads the output as NCHW, through the collapse_shape
-    // that drops the unit group dim (the importer's grouped convolution):
-    // it is then stored at (n, g, p, q).
-    memref::CollapseShapeOp groupView;
-    if (!epi)
-      if (auto view = dyn_cast_or_null<memref::CollapseShapeOp>(
-              nextPastAllocations(op));
-          view && view.getSrc() == y && view->hasOneUse() &&
-          view.getReassociationIndices() ==
-              SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}) {
-        epi = takeEpilogue(view, view.getResult(), 1, b);
-        if (epi) {
-          groupView = view;
-          b.setLoc(epi->fusedLoc(op));
-        }
-      }
-    // The epilogue runs as each plane is computed, so it may use the
-    // source's buffer (reused in place for its output) only as the output's
-    // own planes, already copied: the source, or its buffer of the same
-    // type, of the output's shape.
-    if (padded && epi)
-      for (Value v : epi->op()->getOperands()) {
-        if (rootOf(v) != padded->root)
-          continue;
-        bool samePlanes = (v == padded->source || v == padded->root) &&
-                          v.getType() == padded->source.getType() &&
-                          cast<MemRefType>(v.getType()).getShape() ==
-                              ArrayRef<int64_t>{N, G, P, Q};
-        if (!samePlanes)
-          padded.reset();
-      }
-    Value to = epi ? epi->target() : y;
-    auto vF32 = VectorType::get({L}, b.getF32Type());
-    auto vMask = VectorType::get({L}, b.getI1Type());
-    Value zeroV = zeros(b, vF32);
-    // Strided, vectors [0, full·L) read only inside the row: the last reads
-    // column (k+1)·L·sw - 1 + (S-1)·dw.
-    int64_t full =
-        sw == 1 ? Q / L
-                : std::min(Q / L, std::max<int64_t>(0, W - (S - 1) * dl[1]) /
-                                      (L * sw));
-    // The padded plane being read, with padding: its (h, col), else x's
-    // (n, g, 0, h, col).
-    Value plane;
-    auto inputAt = [&](ImplicitLocOpBuilder &ib, Value n, Value g, Value h,
-                       Value col) -> SmallVector<Value> {
-      if (plane)
-        return {h, col};
-      return {n, g, idx(ib, 0), h, col};
-    };
-    // Outputs [q0, q0 + L) of row (n, g, p); masked past Q.
-    auto vectorAt = [&](ImplicitLocOpBuilder &ib, ValueRange npg, Value q0,
-                        bool masked) {
-      Value n = npg[0], g = npg[1], p = npg[2];
-      Value from = plane ? plane : x;
-      Value mask;
-      if (masked)
-        mask = vector::CreateMaskOp::create(
-            ib, vMask, ValueRange{arith::SubIOp::create(ib, idx(ib, Q), q0)});
-      Value c0 = idx(ib, 0);
-      auto load = [&](Value m, ValueRange at) -> Value {
-        if (!masked)
-          return vector::LoadOp::create(ib, vF32, m, at);
-        return vector::MaskedLoadOp::create(ib, vF32, m, at, mask, zeroV);
-      };
-      Value acc = fill ? vector::BroadcastOp::create(ib, vF32, fill).getResult()
-                       : load(y, ValueRange{n, g, c0, p, q0});
-      Value h0 = arith::MulIOp::create(ib, p, idx(ib, st[0]));
-      for (int64_t r = 0; r < R; ++r) {
-        Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
-        for (int64_t s = 0; s < S; ++s) {
-          Value wv = vector::BroadcastOp::create(
-              ib, vF32,
-              memref::LoadOp::create(
-                  ib, w, ValueRange{g, c0, c0, idx(ib, r), idx(ib, s)}));
-          Value xv;
-          if (sw == 1) {
-            Value col = arith::AddIOp::create(ib, q0, idx(ib, s * dl[1]));
-            xv = load(from, inputAt(ib, n, g, h, col));
-          } else {
-            Value col = arith::AddIOp::create(
-                ib, arith::MulIOp::create(ib, q0, idx(ib, sw)),
-                idx(ib, s * dl[1]));
-            xv = loadTap(ib, from, inputAt(ib, n, g, h, col), L, sw, W, masked);
-          }
-          acc =
-              arith::AddFOp::create(ib, acc, arith::MulFOp::create(ib, wv, xv));
-        }
-      }
-      SmallVector<Value> outer{n, g, c0, p};
-      if (groupView)
-        outer.erase(outer.begin() + 2);
-      if (epi)
-        acc = epi->apply(ib, acc, outer, q0, mask);
-      SmallVector<Value> at(outer);
-      at.push_back(q0);
-      if (masked)
-        vector::MaskedStoreOp::create(ib, to, at, mask, acc);
-      else
-        vector::StoreOp::create(ib, acc, to, at);
-    };
-    // The kernel and what it took: the epilogue, the group view.
-    auto eraseKernel = [&] {
-      eraseWithEpilogue(op, epi, rw);
-      if (groupView)
-        rw.eraseOp(groupView);
-    };
-    auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange npg) {
-      emitRowVectors(ib, L, full * L, Q,
-                     [&](ImplicitLocOpBuilder &vb, Value q0, bool masked) {
-                       vectorAt(vb, npg, q0, masked);
-                     });
-    };
-    if (!padded) {
-      emitRowLoops(b, {N, G, P}, o.threads, rows);
-      eraseKernel();
-      return success();
-    }
-    // Per image n: a scratch plane on the stack (freed with the image's
-    // scope) whose border is filled with the pad value once; per group g
-    // the source plane is copied into its interior (vectors of L, the
-    // last of a row masked), then the plane's rows are computed.
-    int64_t H = xs[3], top = padded->top, left = padded->left;
-    ArrayRef<int64_t> srcShape =
-        cast<MemRefType>(padded->source.getType()).getShape();
-    int64_t srcH = srcShape[2], srcW = srcShape[3];
-    cpu::buildIndependentLoops(
-        b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
-        ValueRange{idx(b, 1)}, o.threads,
-        [&](OpBuilder &nb, Location loc, ValueRange nIv) {
-          ImplicitLocOpBuilder ib(loc, nb);
-          auto scope = memref::AllocaScopeOp::create(ib, TypeRange{});
-          OpBuilder::InsertionGuard guard(ib);
-          ib.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
-          Value scratch = memref::AllocaOp::create(
-              ib, MemRefType::get({H, W}, ib.getF32Type()));
-          linalg::FillOp::create(ib, ValueRange{padded->padValue},
-                                 ValueRange{scratch});
-          scf::buildLoopNest(
-              ib, loc, ValueRange{idx(ib, 0)}, ValueRange{idx(ib, G)},
-              ValueRange{idx(ib, 1)},
-              [&](OpBuilder &gb, Location l, ValueRange g) {
-                ImplicitLocOpBuilder cb(l, gb);
-                // Rows in a loop, each row's vectors unrolled.
-                scf::buildLoopNest(
-                    cb, l, ValueRange{idx(cb, 0)}, ValueRange{idx(cb, srcH)},
-                    ValueRange{idx(cb, 1)},
-                    [&](OpBuilder &hb, Location hl, ValueRange h) {
-                      ImplicitLocOpBuilder rb(hl, hb);
-                      Value toRow =
-                          arith::AddIOp::create(rb, h[0], idx(rb, top));
-                      for (int64_t w0 = 0; w0 < srcW; w0 += L) {
-                        int64_t n = std::min(L, srcW - w0);
-                        SmallVector<Value> from{nIv[0], g[0], h[0],
-                                                idx(rb, w0)},
-                            to{toRow, idx(rb, left + w0)};
-                        if (n == L) {
-                          Value v = vector::LoadOp::create(
-                              rb, vF32, padded->source, from);
-                          vector::StoreOp::create(rb, v, scratch, to);
-                          continue;
-                        }
-                        Value mask = vector::ConstantMaskOp::create(
-                            rb, vMask, ArrayRef<int64_t>{n});
-                        Value v = vector::MaskedLoadOp::create(
-                            rb, vF32, padded->source, from, mask, zeroV);
-                        vector::MaskedStoreOp::create(rb, scratch, to, mask, v);
-                      }
-                    });
-                plane = scratch;
-                scf::buildLoopNest(
-                    cb, l, ValueRange{idx(cb, 0)}, ValueRange{idx(cb, P)},
-                    ValueRange{idx(cb, 1)},
-                    [&](OpBuilder &pb, Location pl, ValueRange p) {
-                      ImplicitLocOpBuilder rb(pl, pb);
-                      rows(rb, ValueRange{nIv[0], g[0], p[0]});
-                    });
-                plane = Value();
-              });
-          memref::AllocaScopeReturnOp::create(ib, ValueRange{});
-        });
-    if (padded->sourceDealloc)
-      rw.moveOpBefore(padded->sourceDealloc, op);
-    eraseKernel();
-    for (Operation *pad : padded->ops)
-      rw.eraseOp(pad);
-    return success();
-  }
-};
-
 /// The rows of an L×L block (L vectors of L lanes) transposed: log2(L)
 /// rounds of two-input shuffles, the round of half-width h swapping the
 /// off-diagonal h×h blocks of every 2h×2h block.
@@ -1111,99 +669,6 @@ struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
   }
 };
 
-/// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,
-/// vectors of L outputs combined over the window (kh, kw in order), as
-/// `combine(acc, x)` like the op's body, each tap's inputs from loadTap.
-/// Vectors that could read past the row are masked.
-template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
-  using FloatKernelPattern<OpT>::FloatKernelPattern;
-  static Value combine(ImplicitLocOpBuilder &b, Value acc, Value x) {
-    if constexpr (std::is_same_v<OpT, linalg::PoolingNchwMaxOp>)
-      return arith::MaximumFOp::create(b, acc, x);
-    else
-      return arith::AddFOp::create(b, acc, x);
-  }
-  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
-    if (!op.hasPureBufferSemantics())
-      return rw.notifyMatchFailure(op, "not on buffers");
-    Value x = op.getDpsInputs()[0], y = op.getDpsInits()[0];
-    auto wt = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
-    if (!isKernelOperand(x, 4) || !isKernelOperand(y, 4) || !wt ||
-        !wt.hasStaticShape())
-      return rw.notifyMatchFailure(op, "operands are not static f32 views");
-    // The body must be the combination this kernel emits.
-    Operation *body = &op.getRegion().front().front();
-    if (!isa<arith::MaximumFOp, arith::AddFOp>(body) ||
-        body->getOperand(0) != op.getRegion().front().getArgument(2) ||
-        isa<arith::MaximumFOp>(body) !=
-            std::is_same_v<OpT, linalg::PoolingNchwMaxOp>)
-      return rw.notifyMatchFailure(op, "unexpected body");
-    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
-                      ys = cast<MemRefType>(y.getType()).getShape();
-    SmallVector<int64_t> st(op.getStrides().template getValues<int64_t>()),
-        dl(op.getDilations().template getValues<int64_t>());
-    int64_t N = xs[0], C = xs[1], W = xs[3], R = wt.getShape()[0],
-            S = wt.getShape()[1], P = ys[2], Q = ys[3], sw = st[1];
-    if (R * S > 64)
-      return rw.notifyMatchFailure(op, "window too large to unroll");
-    int64_t L = rowLanes(this->o.lanes, Q);
-    int64_t wide = L * sw;
-    ImplicitLocOpBuilder b(op.getLoc(), rw);
-    Value fill = takeFill(op, y, rw);
-    std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
-    Value to = epi ? epi->target() : y;
-    auto vOut = VectorType::get({L}, b.getF32Type());
-    auto mOut = VectorType::get({L}, b.getI1Type());
-    Value zeroOut = zeros(b, vOut);
-    // Vectors [0, safe·L) read only inside the row: the last reads column
-    // (k+1)·L·sw - 1 + (S-1)·dw.
-    int64_t safe =
-        std::min(Q / L, std::max<int64_t>(0, W - (S - 1) * dl[1]) / wide);
-    auto vectorAt = [&](ImplicitLocOpBuilder &ib, ValueRange ncp, Value q0,
-                        bool masked) {
-      Value n = ncp[0], c = ncp[1], p = ncp[2];
-      Value outMask;
-      if (masked)
-        outMask = vector::CreateMaskOp::create(
-            ib, mOut, ValueRange{arith::SubIOp::create(ib, idx(ib, Q), q0)});
-      Value acc;
-      if (fill)
-        acc = vector::BroadcastOp::create(ib, vOut, fill);
-      else if (masked)
-        acc = vector::MaskedLoadOp::create(ib, vOut, y, ValueRange{n, c, p, q0},
-                                           outMask, zeroOut);
-      else
-        acc = vector::LoadOp::create(ib, vOut, y, ValueRange{n, c, p, q0});
-      Value h0 = arith::MulIOp::create(ib, p, idx(ib, st[0]));
-      Value w0 = arith::MulIOp::create(ib, q0, idx(ib, sw));
-      for (int64_t r = 0; r < R; ++r) {
-        Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
-        for (int64_t s = 0; s < S; ++s) {
-          Value col = arith::AddIOp::create(ib, w0, idx(ib, s * dl[1]));
-          acc = combine(ib, acc,
-                        loadTap(ib, x, {n, c, h, col}, L, sw, W, masked));
-        }
-      }
-      if (epi)
-        acc = epi->apply(ib, acc, ValueRange{n, c, p}, q0, outMask);
-      if (masked)
-        vector::MaskedStoreOp::create(ib, to, ValueRange{n, c, p, q0}, outMask,
-                                      acc);
-      else
-        vector::StoreOp::create(ib, acc, to, ValueRange{n, c, p, q0});
-    };
-    auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange ncp) {
-      emitRowVectors(ib, L, safe * L, Q,
-                     [&](ImplicitLocOpBuilder &vb, Value q0, bool masked) {
-                       vectorAt(vb, ncp, q0, masked);
-                     });
-    };
-    emitRowLoops(b, {N, C, P}, this->o.threads, rows);
-    eraseWithEpilogue(op, epi, rw);
-    return success();
-  }
-};
-
 /// A memref.copy between buffers that are not both contiguous (a tensor.pad
 /// or insert_slice writing into a subview) becomes a linalg.copy: loops
 /// with a unit-stride innermost one, instead of the runtime's generic
@@ -1267,8 +732,7 @@ void mlir::tq::populateCPUFloatKernelPatterns(
   KernelOptions o = kernelOptions(options);
   patterns
       .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
-           ConvKernel, DepthwiseKernel, PoolKernel<linalg::PoolingNchwMaxOp>,
-           PoolKernel<linalg::PoolingNchwSumOp>, NhwcToNchwKernel>(
-          patterns.getContext(), o);
+           ConvKernel, NhwcToNchwKernel>(patterns.getContext(), o);
+  populateWindowKernelPatterns(patterns, o);
   patterns.add<StridedCopy>(patterns.getContext());
 }

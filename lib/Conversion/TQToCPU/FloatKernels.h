@@ -1,0 +1,63 @@
+//===- FloatKernels.h - helpers shared by the f32 kernels -------*- C++ -*-===//
+//
+// What the kernels of tq-cpu-float-kernels share: FloatKernels.cpp has the
+// matmul, convolution and layout-transpose kernels and the pass,
+// WindowKernels.cpp the depthwise convolution and pooling kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TQ_LIB_CONVERSION_TQTOCPU_FLOATKERNELS_H
+#define TQ_LIB_CONVERSION_TQTOCPU_FLOATKERNELS_H
+
+#include "Epilogue.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tq::floatkernels {
+
+struct KernelOptions {
+  int64_t lanes = 8;
+  int64_t threads = 1;
+};
+
+KernelOptions kernelOptions(const CPUCodegenOptions &options);
+
+template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
+  FloatKernelPattern(MLIRContext *ctx, KernelOptions o)
+      : OpRewritePattern<OpT>(ctx), o(o) {}
+  KernelOptions o;
+};
+
+/// Whether `v` is a static f32 memref of `rank` whose last dim has unit
+/// stride.
+bool isKernelOperand(Value v, int64_t rank);
+Value idx(ImplicitLocOpBuilder &b, int64_t v);
+/// An f32 vector of zeros.
+Value zeros(ImplicitLocOpBuilder &b, VectorType t);
+/// A 2-D view of `v` with its dims grouped as `groups`.
+Value collapse(ImplicitLocOpBuilder &b, Value v,
+               ArrayRef<ReassociationIndices> groups);
+/// `v[i]` of a memref with a leading dim, rank-reduced, or with that dim
+/// kept (of size 1) with `keepDim`.
+Value slice(ImplicitLocOpBuilder &b, Value v, Value i, bool keepDim = false);
+/// The value of a `linalg.fill` of `c` just before `op`, which the kernel
+/// then does itself (erasing the fill): the output is not written twice.
+Value takeFill(Operation *op, Value c, PatternRewriter &rw);
+/// The elementwise generic after `op` that its kernel applies as it stores
+/// `out` (vectors along its trailing `vectorDims` dims), with its views
+/// built at `b`, whose location then names both layers; none if there is
+/// no such generic.
+std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
+                                           int64_t vectorDims,
+                                           ImplicitLocOpBuilder &b);
+/// Erases a kernel's op and the epilogue it took.
+void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
+                       PatternRewriter &rw);
+
+/// The depthwise convolution and pooling kernels (WindowKernels.cpp).
+void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);
+
+} // namespace mlir::tq::floatkernels
+
+#endif // TQ_LIB_CONVERSION_TQTOCPU_FLOATKERNELS_H
