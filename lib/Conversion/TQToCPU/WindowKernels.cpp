@@ -273,14 +273,20 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     // Or the one that reads the output as NCHW, through the collapse_shape
     // that drops the unit group dim (the importer's grouped convolution):
-    // it is then stored at (n, g, p, q).
+    // it is then stored at (n, g, p, q). Not one that writes the view in
+    // place: the view comes after the kernel's stores.
     memref::CollapseShapeOp groupView;
+    auto writesInPlace = [](memref::CollapseShapeOp view) {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(*view->user_begin());
+      return dps && llvm::is_contained(dps.getDpsInits(), view.getResult());
+    };
     if (!epi)
       if (auto view = dyn_cast_or_null<memref::CollapseShapeOp>(
               nextPastAllocations(op));
           view && view.getSrc() == y && view->hasOneUse() &&
           view.getReassociationIndices() ==
-              SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}) {
+              SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}} &&
+          !writesInPlace(view)) {
         epi = takeEpilogue(view, view.getResult(), 1, b);
         if (epi) {
           groupView = view;

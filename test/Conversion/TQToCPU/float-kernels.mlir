@@ -230,6 +230,28 @@ func.func @depthwise_epilogue_nchw_reread(%x: memref<2x3x1x10x10xf32>, %w: memre
 
 // -----
 
+// A generic that writes the NCHW view in place is not taken: the view
+// comes after the kernel's stores. The kernel stores its output and the
+// generic stays.
+// CHECK-LABEL: func.func @depthwise_epilogue_nchw_in_place
+// CHECK: vector.store %{{.*}} : memref<2x3x1x8x8xf32>, vector<8xf32>
+// CHECK: %[[VIEW:.*]] = memref.collapse_shape
+// CHECK: linalg.generic {{.*}} outs(%[[VIEW]] : memref<2x3x8x8xf32>)
+func.func @depthwise_epilogue_nchw_in_place(%x: memref<2x3x1x10x10xf32>, %w: memref<3x1x1x3x3xf32>, %bias: memref<3xf32>, %y: memref<2x3x1x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x3x1x8x8xf32>)
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x3x1x10x10xf32>, memref<3x1x1x3x3xf32>) outs(%y : memref<2x3x1x8x8xf32>)
+  %y4 = memref.collapse_shape %y [[0], [1, 2], [3], [4]] : memref<2x3x1x8x8xf32> into memref<2x3x8x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%bias : memref<3xf32>) outs(%y4 : memref<2x3x8x8xf32>) {
+  ^bb0(%b: f32, %v: f32):
+    %s = arith.addf %v, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // The source is written between the copy and the convolution: the kernel
 // reads the padded buffer, which stays.
 // CHECK-LABEL: func.func @depthwise_padded_source_changed
