@@ -135,10 +135,12 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
-  // What LLVM has no intrinsic for (asinh, erf, ...) calls the C library.
+  // What LLVM has no intrinsic for (asinh, erf, ...) calls the C library,
+  // one lane of a vector at a time (vector.extract and insert, which the
+  // vector lowering then takes).
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

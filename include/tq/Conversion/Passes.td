@@ -207,7 +207,17 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     A `memref.copy` into or out of a strided view (a padded tensor's
     interior) becomes a `linalg.copy`, loops whose innermost one has unit
     stride, instead of the runtime's element-by-element `memrefCopy`.
-    Other linalg ops are left alone.
+    Last, each elementwise generic that no kernel took (all parallel, an
+    f32 buffer written through the identity, operands as for an epilogue)
+    becomes loops over its leading dims around vectors along the trailing
+    dims that every operand reads contiguously, flattened (all of them
+    for same-shape operands; with threads, the leading dim stays a loop to
+    share), the last vector masked. Left to LLVM, the scalar loops of such
+    an op with a short innermost dim (a bias add on rows of 32) had that
+    dim unrolled and the outer one vectorized, with a gather and a scatter
+    per element. An input that shares the output's buffer other than
+    element for element keeps the generic. The same ops per element: the
+    same bits. Other linalg ops are left alone.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"native\"",

@@ -1,5 +1,6 @@
 //===- Epilogue.cpp - elementwise ops applied as a kernel stores ----------===//
 #include "Epilogue.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -127,9 +128,12 @@ std::optional<VectorEpilogue> VectorEpilogue::classify(linalg::GenericOp g,
       e.kinds.push_back(Kind::scalar);
       continue;
     }
+    // A vector of i1 would read packed bits, where memrefs hold bytes.
     if (results - vectorAt != vectorDims ||
         m.getDimPosition(vectorAt) != unsigned(firstVector) ||
-        !t.hasStaticShape() || !t.getLayout().isIdentity())
+        !t.hasStaticShape() || !t.getLayout().isIdentity() ||
+        !t.getElementType().isIntOrFloat() ||
+        t.getElementType().getIntOrFloatBitWidth() % 8 != 0)
       return std::nullopt;
     for (int64_t k = 0; k < vectorDims; ++k)
       if (t.getShape()[vectorAt + k] != domain[firstVector + k])
@@ -165,6 +169,20 @@ VectorEpilogue::matchTransposed(linalg::GenericOp g, AffineMap sourceMap,
   return classify(g, g.getDpsInputs()[0], sourceMap, vectorDims);
 }
 
+std::optional<VectorEpilogue>
+VectorEpilogue::matchElementwise(linalg::GenericOp g, int64_t vectorDims) {
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  auto target = dyn_cast<MemRefType>(g.getDpsInits()[0].getType());
+  if (!target || !target.hasStaticShape() || !target.getLayout().isIdentity() ||
+      !target.getElementType().isF32() || vectorDims < 1 ||
+      vectorDims > target.getRank())
+    return std::nullopt;
+  return classify(g, Value(), AffineMap(), vectorDims);
+}
+
 void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {
   if (targetAlloc)
     targetAlloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
@@ -175,14 +193,8 @@ void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {
       continue;
     }
     int64_t rank = cast<MemRefType>(in.getType()).getRank();
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t d = 0; d < rank - vectorDims; ++d)
-      groups.push_back({d});
-    ReassociationIndices last;
-    for (int64_t d = rank - vectorDims; d < rank; ++d)
-      last.push_back(d);
-    groups.push_back(last);
-    views.push_back(memref::CollapseShapeOp::create(b, in, groups));
+    views.push_back(memref::CollapseShapeOp::create(
+        b, in, cpu::mergeTrailingDims(rank, rank - vectorDims)));
   }
 }
 

@@ -41,6 +41,13 @@ public:
   static std::optional<VectorEpilogue>
   matchTransposed(linalg::GenericOp g, AffineMap sourceMap, int64_t vectorDims);
 
+  /// An elementwise generic on its own: all parallel, writing a static f32
+  /// buffer of identity layout through the identity map, with the body and
+  /// operands as match() accepts them and no kernel output among them.
+  /// apply's `acc` is then the target's old value, which the body may read.
+  static std::optional<VectorEpilogue> matchElementwise(linalg::GenericOp g,
+                                                        int64_t vectorDims);
+
   /// Views of the vector operands with the vector dims collapsed, built at
   /// `b`'s insertion point (before the kernel's loops).
   void prepare(ImplicitLocOpBuilder &b);

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tq {
@@ -126,6 +127,16 @@ void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
   rw.eraseOp(op);
   if (epi)
     rw.eraseOp(epi->op());
+}
+
+int64_t rowLanes(int64_t lanes, int64_t Q) {
+  return std::min<int64_t>(lanes, std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
+}
+
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
 }
 
 KernelOptions kernelOptions(const CPUCodegenOptions &options) {
@@ -720,6 +731,12 @@ struct TQCPUFloatKernelsPass
     RewritePatternSet patterns(&getContext());
     populateCPUFloatKernelPatterns(patterns, o);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     mlir::tq::loopNestRewriteConfig())))
+      return signalPassFailure();
+    // Last, the elementwise generics that no kernel took as its epilogue.
+    RewritePatternSet elementwise(&getContext());
+    populateElementwiseKernelPatterns(elementwise, kernelOptions(o));
+    if (failed(applyPatternsGreedily(getOperation(), std::move(elementwise),
                                      mlir::tq::loopNestRewriteConfig())))
       return signalPassFailure();
   }

@@ -2,7 +2,8 @@
 //
 // What the kernels of tq-cpu-float-kernels share: FloatKernels.cpp has the
 // matmul, convolution and layout-transpose kernels and the pass,
-// WindowKernels.cpp the depthwise convolution and pooling kernels.
+// WindowKernels.cpp the depthwise convolution and pooling kernels,
+// ElementwiseKernels.cpp the elementwise generics left after them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TQ_LIB_CONVERSION_TQTOCPU_FLOATKERNELS_H
@@ -55,8 +56,18 @@ std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
 void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
                        PatternRewriter &rw);
 
+/// The lanes of the vectors along a row of Q elements: the target's, or
+/// fewer (a power of two, at least 4) for a row shorter than that, so that
+/// a row of 4 or 7 is not one mostly masked 16-lane vector.
+int64_t rowLanes(int64_t lanes, int64_t Q);
+/// The buffer `v` is a view of (through view-like ops), or `v`.
+Value rootOf(Value v);
+
 /// The depthwise convolution and pooling kernels (WindowKernels.cpp).
 void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);
+/// The elementwise generics left, as vector loops (ElementwiseKernels.cpp).
+void populateElementwiseKernelPatterns(RewritePatternSet &patterns,
+                                       KernelOptions o);
 
 } // namespace mlir::tq::floatkernels
 

@@ -540,12 +540,8 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
     return cast<MemRefType>(v.getType()).getLayout().isIdentity();
   };
   if (rank - after > 1 && rowMajor(x) && rowMajor(q) && rowMajor(steps)) {
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t d = 0; d < after; ++d)
-      groups.push_back({d});
-    groups.emplace_back();
-    for (int64_t d = after; d < rank; ++d)
-      groups.back().push_back(d);
+    SmallVector<ReassociationIndices> groups =
+        cpu::mergeTrailingDims(rank, after);
     x = memref::CollapseShapeOp::create(b, x, groups);
     q = memref::CollapseShapeOp::create(b, q, groups);
     steps = memref::CollapseShapeOp::create(b, steps, groups);
@@ -691,6 +687,17 @@ void emitQuantizeTileRows(
       });
 }
 } // namespace
+
+SmallVector<ReassociationIndices> cpu::mergeTrailingDims(int64_t rank,
+                                                         int64_t from) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < from; ++d)
+    groups.push_back({d});
+  groups.emplace_back();
+  for (int64_t d = from; d < rank; ++d)
+    groups.back().push_back(d);
+  return groups;
+}
 
 void cpu::buildIndependentLoops(
     OpBuilder &b, Location loc, ValueRange lbs, ValueRange ubs,

@@ -98,13 +98,6 @@ Value loadTap(ImplicitLocOpBuilder &b, Value x, ArrayRef<Value> at, int64_t L,
   return vector::ShuffleOp::create(b, v, v, pick);
 }
 
-/// The lanes of the vectors along an output row of Q: the target's, or
-/// fewer (a power of two, at least 4) for a row shorter than that, so that
-/// a 4- or 7-output row is not one mostly masked 16-lane vector.
-int64_t rowLanes(int64_t lanes, int64_t Q) {
-  return std::min<int64_t>(lanes, std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
-}
-
 /// The value every element of `op`'s output gets, if `op` is a fill: a
 /// linalg.fill, or an op with no inputs whose body yields a value defined
 /// outside it (the `linalg.map` a bufferized `tensor.pad` fills with).
@@ -121,13 +114,6 @@ Value fillValueOf(Operation *op) {
       op->isAncestor(yield.getOperand(0).getParentRegion()->getParentOp()))
     return Value();
   return yield.getOperand(0);
-}
-
-/// The buffer `v` is a view of (through view-like ops), or `v`.
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
 }
 
 /// Whether an op strictly between `from` and `to` (in their block) uses

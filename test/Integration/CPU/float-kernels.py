@@ -1,8 +1,9 @@
 # RUN: %python %s tq-run | FileCheck %s
 # The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul,
 # conv_2d_nchw_fchw, depthwise conv_2d_ngchw_gfchw, pooling_nchw_max and
-# pooling_nchw_sum on f32, a convolution with the max pooling after it, and
-# the NHWC to NCHW elementwise generic) compiled by tq-to-cpu and run on every SIMD path,
+# pooling_nchw_sum on f32, a convolution with the max pooling after it, the
+# NHWC to NCHW elementwise generic, elementwise generics on their own)
+# compiled by tq-to-cpu and run on every SIMD path,
 # bit for bit against numpy summing each output in the op's order with
 # separately rounded f32 multiplies and adds: shapes that are not multiples
 # of the micro-tile (rows past 6, a masked last panel), a nonzero
@@ -358,6 +359,14 @@ EPILOGUES = {
 }
 
 
+# The constants the bodies of EPILOGUES use.
+CONSTANTS = """  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %six = arith.constant 6.0 : f32"""
+
+
 def swish_ref(o, b, res):
     u = o * res + b
     v = u + np.float32(3)
@@ -419,11 +428,7 @@ def fused(kernel, body, special=False):
     iters = ", ".join(['"parallel"'] * len(shape))
     src = f"""
 func.func @main({", ".join(names)}, %bias: {ty(bias.shape)}, %resid: {ty_}) -> {ty_} {{
-  %zero = arith.constant 0.0 : f32
-  %m1 = arith.constant -1.0 : f32
-  %two = arith.constant 2.0 : f32
-  %three = arith.constant 3.0 : f32
-  %six = arith.constant 6.0 : f32
+{CONSTANTS}
   {op}
   %z = linalg.generic {{indexing_maps = [{idm}, {rowm}, {idm}, {idm}],
       iterator_types = [{iters}]}}
@@ -450,11 +455,7 @@ def transposed(xshape, body, special=False):
     tx, to, tb = ty(xshape), ty((n, c, h, w)), ty((c,))
     src = f"""
 func.func @main(%in: {tx}, %bias: {tb}, %resid: {to}) -> {to} {{
-  %zero = arith.constant 0.0 : f32
-  %m1 = arith.constant -1.0 : f32
-  %two = arith.constant 2.0 : f32
-  %three = arith.constant 3.0 : f32
-  %six = arith.constant 6.0 : f32
+{CONSTANTS}
   %e = tensor.empty() : {to}
   %z = linalg.generic {{indexing_maps = [affine_map<{d} -> (d0, d2, d3, d1)>,
       affine_map<{d} -> (d1)>, affine_map<{d} -> {d}>, affine_map<{d} -> {d}>],
@@ -466,6 +467,49 @@ func.func @main(%in: {tx}, %bias: {tb}, %resid: {to}) -> {to} {{
   return %z : {to}
 }}"""
     check(f"nhwc->nchw {xshape} + {body} special={special}", src, [x, bias, res], want)
+
+
+def elementwise(shape, bias_dim, body, special=False, accumulate=False):
+    """A generic on its own (tq-cpu-float-kernels' vector loops): `body`
+    with %o the input, %b indexed by dim `bias_dim` alone, and a same-shape
+    %res; with `accumulate`, %res is also the generic's init, and the
+    result adds the body's value to it (the old value read from the
+    target)."""
+    x, res = data(shape, special), data(shape, special)
+    bias = data((shape[bias_dim],), special)
+    bshape = [1] * len(shape)
+    bshape[bias_dim] = shape[bias_dim]
+    ir_body, ref = EPILOGUES[body]
+    with np.errstate(all="ignore"):
+        want = ref(x, bias.reshape(bshape), res)
+        if accumulate:
+            want = want + res
+    dims = ", ".join(f"d{i}" for i in range(len(shape)))
+    idm = f"affine_map<({dims}) -> ({dims})>"
+    bm = f"affine_map<({dims}) -> (d{bias_dim})>"
+    t, tb = ty(shape), ty(bias.shape)
+    iters = ", ".join(['"parallel"'] * len(shape))
+    init = "%resid" if accumulate else "%e"
+    result = "%q = arith.addf %r, %out : f32" if accumulate else \
+        "%q = arith.addf %r, %zero : f32"
+    src = f"""
+func.func @main(%in: {t}, %bias: {tb}, %resid: {t}) -> {t} {{
+{CONSTANTS}
+  %e = tensor.empty() : {t}
+  %z = linalg.generic {{indexing_maps = [{idm}, {bm}, {idm}, {idm}],
+      iterator_types = [{iters}]}}
+      ins(%in, %bias, %resid : {t}, {tb}, {t}) outs({init} : {t}) {{
+    ^bb0(%o: f32, %b: f32, %res: f32, %out: f32):{ir_body}
+      {result}
+      linalg.yield %q : f32
+  }} -> {t}
+  return %z : {t}
+}}"""
+    if not accumulate:
+        with np.errstate(all="ignore"):
+            want = (want + np.float32(0)).astype(np.float32)
+    check(f"elementwise {shape} bias on {bias_dim} + {body} "
+          f"accumulate={accumulate} special={special}", src, [x, bias, res], want)
 
 
 matmul(1, 1, 1)
@@ -527,6 +571,18 @@ conv_pool((2, 2, 8, 8), (4, 2, 1, 1), 2, 2, relu=False)
 for xshape in ((1, 4, 4, 16), (2, 3, 5, 20), (3, 7, 7, 8), (2, 1, 1, 3)):
     for body in EPILOGUES:
         transposed(xshape, body, special=(body != "bias_relu"))
+
+# Elementwise generics on their own: rows of 32 with a bias along them
+# (two whole vectors per row), rows of 10 and 33 (masked tails), a bias
+# along a leading dim (a scalar per row), all dims flattened into one
+# vector loop, the old value of the target read, NaN and ±Inf.
+for body in EPILOGUES:
+    elementwise((64, 8, 32), 2, body, special=(body != "bias_relu"))
+elementwise((3, 10), 1, "bias_relu", special=True)
+elementwise((5, 33), 1, "swish_select", special=True)
+elementwise((4, 6, 7), 0, "residual_clip", special=True)
+elementwise((2, 3, 5, 7), 1, "bias_relu", accumulate=True, special=True)
+elementwise((7,), 0, "bias_relu", accumulate=True)
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:

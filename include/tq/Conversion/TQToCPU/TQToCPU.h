@@ -11,6 +11,7 @@
 #ifndef TQ_CONVERSION_TQTOCPU_TQTOCPU_H
 #define TQ_CONVERSION_TQTOCPU_TQTOCPU_H
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -125,6 +126,9 @@ void buildIndependentLoops(
     OpBuilder &b, Location loc, ValueRange lbs, ValueRange ubs,
     ValueRange steps, int64_t threads,
     function_ref<void(OpBuilder &, Location, ValueRange)> body);
+/// The reassociation that keeps dims [0, from) of a rank-`rank` shape and
+/// merges [from, rank) into one.
+SmallVector<ReassociationIndices> mergeTrailingDims(int64_t rank, int64_t from);
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i]

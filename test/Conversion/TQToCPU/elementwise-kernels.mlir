@@ -1,0 +1,122 @@
+// RUN: tq-opt %s -tq-cpu-float-kernels=target=avx512 -split-input-file | FileCheck %s
+// RUN: tq-opt %s -tq-cpu-float-kernels="target=avx512 threads=2" -split-input-file | FileCheck %s --check-prefix=PAR
+
+// A bias along rows of 32: loops over the two leading dims, two whole
+// 16-lane vectors per row, the bias loaded as a vector.
+// CHECK-LABEL: func.func @bias_rows
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[I:.*]] = %c0 to %c64
+// CHECK: scf.for %[[J:.*]] = %c0 to %c8
+// CHECK: scf.for %[[K:.*]] = %c0 to %c32 step %c16
+// CHECK-DAG: %[[B:.*]] = vector.load %arg1[%[[K]]] : memref<32xf32>, vector<16xf32>
+// CHECK-DAG: %[[X:.*]] = vector.load %arg0[%[[I]], %[[J]], %[[K]]] : memref<64x8x32xf32>, vector<16xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[B]], %[[X]] : vector<16xf32>
+// CHECK: vector.store %[[S]], %arg2[%[[I]], %[[J]], %[[K]]]
+// CHECK-NOT: vector.maskedstore
+// With threads, the leading dims are one parallel loop.
+// PAR-LABEL: func.func @bias_rows
+// PAR: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c64, %c8)
+// PAR: scf.for %{{.*}} = %c0 to %c32 step %c16
+func.func @bias_rows(%x: memref<64x8x32xf32>, %b: memref<32xf32>, %y: memref<64x8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (k)>, affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j, k)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b, %x : memref<32xf32>, memref<64x8x32xf32>) outs(%y : memref<64x8x32xf32>) {
+  ^bb0(%in: f32, %v: f32, %o: f32):
+    %s = arith.addf %in, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Same-shape operands: every dim merged into one loop of 3·5·7 = 105
+// elements, 6 whole vectors and a masked one of 9 lanes; with threads, the
+// leading dim stays a loop to share. A 0-d operand is broadcast.
+// CHECK-LABEL: func.func @residual_flat
+// CHECK-DAG: %[[XV:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1, 2]] : memref<3x5x7xf32> into memref<105xf32>
+// CHECK-DAG: %[[YV:.*]] = memref.collapse_shape %arg3 {{\[\[}}0, 1, 2]] : memref<3x5x7xf32> into memref<105xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c96 step %c16
+// CHECK: vector.load %[[XV]][%[[K]]]
+// CHECK: vector.store %{{.*}}, %[[YV]][%[[K]]]
+// CHECK: %[[M:.*]] = vector.create_mask %c9 : vector<16xi1>
+// CHECK: %[[S:.*]] = memref.load %arg2[] : memref<f32>
+// CHECK: vector.broadcast %[[S]]
+// CHECK: vector.maskedstore %[[YV]][%c96], %[[M]]
+// PAR-LABEL: func.func @residual_flat
+// PAR: memref.collapse_shape %arg0 {{\[\[}}0], [1, 2]] : memref<3x5x7xf32> into memref<3x35xf32>
+// PAR: scf.parallel (%{{.*}}) = (%c0) to (%c3)
+// PAR: scf.for %{{.*}} = %c0 to %c32 step %c16
+// PAR: vector.create_mask %c3 : vector<16xi1>
+func.func @residual_flat(%x: memref<3x5x7xf32>, %r: memref<3x5x7xf32>, %s: memref<f32>, %y: memref<3x5x7xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> ()>, affine_map<(i, j, k) -> (i, j, k)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %r, %s : memref<3x5x7xf32>, memref<3x5x7xf32>, memref<f32>) outs(%y : memref<3x5x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %t = arith.addf %a, %b : f32
+    %u = arith.mulf %t, %c : f32
+    linalg.yield %u : f32
+  }
+  return
+}
+
+// -----
+
+// A row of 10 gets one 16-lane vector, masked; a per-row value (indexed by
+// the leading dim only) is loaded as a scalar. The body reads the target's
+// old value: it is loaded (masked) before the store.
+// CHECK-LABEL: func.func @rows_of_ten
+// CHECK: scf.for %[[I:.*]] = %c0 to %c3
+// CHECK-NOT: scf.for
+// CHECK: %[[M:.*]] = vector.create_mask %c10 : vector<16xi1>
+// CHECK-DAG: vector.maskedload %arg2[%[[I]], %c0], %[[M]]
+// CHECK-DAG: memref.load %arg1[%[[I]]] : memref<3xf32>
+// CHECK-DAG: vector.maskedload %arg0[%[[I]], %c0], %[[M]]
+// CHECK: vector.maskedstore %arg2[%[[I]], %c0], %[[M]]
+func.func @rows_of_ten(%x: memref<3x10xf32>, %s: memref<3xf32>, %y: memref<3x10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<3x10xf32>, memref<3xf32>) outs(%y : memref<3x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = arith.mulf %a, %b : f32
+    %u = arith.addf %t, %o : f32
+    linalg.yield %u : f32
+  }
+  return
+}
+
+// -----
+
+// Left as they are: an input read transposed (not contiguous along the
+// vector), an input that is the output read through another map (each
+// row's first element, which the scalar loops rewrite before the rest of
+// the row reads it), a body that reads its position, an integer result,
+// and an i1 operand (memrefs hold a byte per i1, a vector load would read
+// packed bits).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-5: linalg.generic
+// CHECK-NOT: vector.store
+func.func @left_alone(%x: memref<8x8xf32>, %y: memref<8x8xf32>, %i: memref<8x8xi32>, %cond: memref<8x8xi1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%cond, %x : memref<8x8xi1>, memref<8x8xf32>) outs(%y : memref<8x8xf32>) {
+  ^bb0(%p: i1, %a: f32, %o: f32):
+    %z = arith.constant 0.0 : f32
+    %s = arith.select %p, %a, %z : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<8x8xf32>) outs(%y : memref<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, 0)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%y : memref<8x8xf32>) outs(%y : memref<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<8x8xf32>) {
+  ^bb0(%o: f32):
+    %k = linalg.index 1 : index
+    %f = arith.index_cast %k : index to i32
+    %g = arith.sitofp %f : i32 to f32
+    linalg.yield %g : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<8x8xf32>) outs(%i : memref<8x8xi32>) {
+  ^bb0(%a: f32, %o: i32):
+    %c = arith.fptosi %a : f32 to i32
+    linalg.yield %c : i32
+  }
+  return
+}
