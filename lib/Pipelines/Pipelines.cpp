@@ -80,6 +80,9 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   }
   if (o.profile)
     pm.addPass(createTQCPUProfileKinds());
+  // The elementwise chains fused first, so that a tq.matmul applies the
+  // whole chain after it (bias, activation) as it stores.
+  pm.addPass(createTQCPUFuseElementwise());
   pm.addPass(createConvertTQToCPU(o.getConvertTQToCPUOptions()));
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createTQCPUFuseElementwise());

@@ -81,6 +81,13 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
       every x86 target) from `vpmaddwd` on int16 pairs (`tq.dot_i16`); on
       `generic` from portable vector code. Each K-tile's int32 sums are converted,
       multiplied by `sA·sB` and added in f32, bit-exact with the reference.
+      When a 2-D product's only user is an elementwise `linalg.generic`
+      (directly, or through an `expand_shape` of its rows), the kernel
+      applies it to each vector of C before the store: a bias (a vector
+      along the columns), a residual (a tensor of the result's shape), a
+      0-d value, and the body's arith and math ops. The generic must not
+      read its init, and what it reads must be defined before the product.
+      Each element gets the same ops on the same values: the same bits.
 
     With `threads` above 1, every loop nest whose iterations are
     independent is an `scf.parallel` (the kernels' row blocks and column
@@ -136,6 +143,8 @@ def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
     `populateElementwiseOpsFusionPatterns`), so that a chain becomes one
     loop nest and its intermediate tensors are never stored. Each op's
     arithmetic is kept, in the same order: the results are the same bits.
+    `tq-to-cpu` runs it before `convert-tq-to-cpu` too, so that a
+    `tq.matmul` applies the whole chain after it as its epilogue.
 
     A `linalg.fill` with several users (CSE merges the fills of outputs of
     the same shape) is replaced by a clone before each user, on a

@@ -183,6 +183,22 @@ VectorEpilogue::matchElementwise(linalg::GenericOp g, int64_t vectorDims) {
   return classify(g, Value(), AffineMap(), vectorDims);
 }
 
+std::optional<VectorEpilogue> VectorEpilogue::matchReading(linalg::GenericOp g,
+                                                           Value out,
+                                                           int64_t vectorDims) {
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 || !outType ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      g.getNumLoops() != outType.getRank() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      !g.getBody()->getArgument(g.getNumDpsInputs()).use_empty())
+    return std::nullopt;
+  return classify(
+      g, out,
+      AffineMap::getMultiDimIdentityMap(outType.getRank(), g.getContext()),
+      vectorDims);
+}
+
 void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {
   if (targetAlloc)
     targetAlloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());

@@ -48,6 +48,13 @@ public:
   static std::optional<VectorEpilogue> matchElementwise(linalg::GenericOp g,
                                                         int64_t vectorDims);
 
+  /// A generic on buffers that reads `out` (a kernel's output, built before
+  /// the kernel) through the identity, writing `out` itself or another
+  /// buffer without reading its old values: the epilogue of a kernel
+  /// lowered from tensors, built by the kernel's own pattern.
+  static std::optional<VectorEpilogue>
+  matchReading(linalg::GenericOp g, Value out, int64_t vectorDims);
+
   /// Views of the vector operands with the vector dims collapsed, built at
   /// `b`'s insertion point (before the kernel's loops).
   void prepare(ImplicitLocOpBuilder &b);

@@ -10,9 +10,13 @@
 //===----------------------------------------------------------------------===//
 #include "MatmulKernel.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::tq;
@@ -36,6 +40,140 @@ bool mlir::tq::quantizeFusesIntoMatmul(QuantizeOp q,
 }
 
 namespace {
+
+/// The elementwise generic on tensors that a 2-D tq.matmul's result flows
+/// into, directly or through an expand_shape that splits its rows only:
+/// the kernel applies it as it stores C.
+struct TensorEpilogue {
+  linalg::GenericOp generic;
+  tensor::ExpandShapeOp expand; // or null
+  Value product;                // what the generic reads of the matmul
+  /// The values the generic reads, its operands and those its body uses
+  /// from above, as the conversion has remapped them (a converted
+  /// function's arguments).
+  IRMapping remapped;
+};
+
+/// The generic, if it is the only user, writes a new f32 tensor of the
+/// product's shape without reading its init, reads the product through the
+/// identity, and reads every other tensor either whole (a residual,
+/// defined before the matmul), as a vector along the columns (a bias), or
+/// as a 0-d value; these and the values its body uses from above are
+/// defined before the matmul. Its body is checked when it is built on
+/// buffers.
+std::optional<TensorEpilogue>
+matchTensorEpilogue(MatmulOp op, ConversionPatternRewriter &rw) {
+  if (!op->hasOneUse())
+    return std::nullopt;
+  TensorEpilogue e;
+  e.product = op.getResult();
+  Operation *user = *op->getUsers().begin();
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user)) {
+    if (!expand->hasOneUse() ||
+        expand.getReassociationIndices().back().size() != 1)
+      return std::nullopt;
+    e.expand = expand;
+    e.product = expand.getResult();
+    user = *expand->getUsers().begin();
+  }
+  auto g = dyn_cast<linalg::GenericOp>(user);
+  auto type = dyn_cast<RankedTensorType>(e.product.getType());
+  if (!g || !type || !g.hasPureTensorSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      g.getNumLoops() != type.getRank() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      g.getResult(0).getType() != type ||
+      !g.getBody()->getArgument(g.getNumDpsInputs()).use_empty())
+    return std::nullopt;
+  int64_t rank = type.getRank();
+  DominanceInfo dom(op->getParentOp());
+  auto before = [&](Value v) {
+    Value r = rw.getRemappedValue(v);
+    e.remapped.map(v, r);
+    return r && dom.properlyDominates(r, op);
+  };
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(g.getRegion(), above);
+  if (!llvm::all_of(above, before))
+    return std::nullopt;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(in);
+    Value v = in->get();
+    if (v == e.product) {
+      if (!m.isIdentity())
+        return std::nullopt;
+      continue;
+    }
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t) {
+      if (!before(v))
+        return std::nullopt;
+      continue;
+    }
+    bool whole = m.isIdentity() && t == type;
+    AffineDimExpr dim(nullptr);
+    if (m.getNumResults() == 1)
+      dim = dyn_cast<AffineDimExpr>(m.getResult(0));
+    bool columns = dim && dim.getPosition() == unsigned(rank - 1) &&
+                   t.getRank() == 1 &&
+                   t.getShape()[0] == type.getShape().back();
+    bool scalar = m.getNumResults() == 0 && t.getRank() == 0;
+    if (!(whole || columns || scalar) || !before(v))
+      return std::nullopt;
+  }
+  e.generic = g;
+  return e;
+}
+
+/// The generic of `te` on buffers, in the kernel's 2-D index space (rows,
+/// columns), reading and writing `c`: built at `b`, for VectorEpilogue.
+linalg::GenericOp buildBufferEpilogue(ImplicitLocOpBuilder &b,
+                                      const TensorEpilogue &te, Value c) {
+  linalg::GenericOp g = te.generic;
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = cast<RankedTensorType>(te.product.getType()).getRank();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(2, ctx);
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    auto t = dyn_cast<RankedTensorType>(in->get().getType());
+    if (in->get() == te.product) {
+      ins.push_back(c);
+      maps.push_back(identity);
+      continue;
+    }
+    Value v = te.remapped.lookup(in->get());
+    if (!t) {
+      ins.push_back(v);
+      maps.push_back(AffineMap::get(2, 0, ctx));
+    } else if (t.getRank() == 0) {
+      ins.push_back(cpu::toBuffer(b, b.getLoc(), v));
+      maps.push_back(AffineMap::get(2, 0, ctx));
+    } else if (g.getMatchingIndexingMap(in).isIdentity()) {
+      // A whole tensor: its rows merged as the product's are.
+      Value buf = cpu::toBuffer(b, b.getLoc(), v);
+      if (rank > 2) {
+        SmallVector<ReassociationIndices> groups(1);
+        for (int64_t d = 0; d + 1 < rank; ++d)
+          groups[0].push_back(d);
+        groups.push_back({rank - 1});
+        buf = memref::CollapseShapeOp::create(b, buf, groups);
+      }
+      ins.push_back(buf);
+      maps.push_back(identity);
+    } else {
+      ins.push_back(cpu::toBuffer(b, b.getLoc(), v));
+      maps.push_back(AffineMap::get(2, 0, getAffineDimExpr(1, ctx)));
+    }
+  }
+  maps.push_back(identity);
+  auto copy = linalg::GenericOp::create(
+      b, TypeRange{}, ins, ValueRange{c}, maps,
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel));
+  IRMapping map = te.remapped;
+  g.getRegion().cloneInto(&copy.getRegion(), map);
+  return copy;
+}
 
 struct MatmulLowering : KernelPattern<MatmulOp> {
   using KernelPattern::KernelPattern;
@@ -99,9 +237,29 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
             arith::ConstantOp::create(b, packConstantB(s, value, pt)));
         bd = Value();
       }
+      // The elementwise generic after the product, applied as C is stored.
+      std::optional<TensorEpilogue> te = matchTensorEpilogue(op, rw);
+      std::optional<VectorEpilogue> epi;
+      linalg::GenericOp onBuffers;
+      Value dest;
+      if (te) {
+        dest = cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, b.getF32Type());
+        onBuffers = buildBufferEpilogue(b, *te, dest);
+        epi = VectorEpilogue::matchReading(onBuffers, dest, 1);
+        if (epi) {
+          epi->prepare(b);
+          e.epilogue = &*epi;
+          b.setLoc(epi->fusedLoc(op));
+        }
+      }
       Value out =
-          e.emit(a, sa, bd, sb, packed, Value(), fused ? &*fused : nullptr);
-      rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), out));
+          e.emit(a, sa, bd, sb, packed, dest, fused ? &*fused : nullptr);
+      if (onBuffers)
+        rw.eraseOp(onBuffers);
+      Value result = cpu::toTensor(b, b.getLoc(), out);
+      rw.replaceOp(op, result);
+      if (epi)
+        rw.replaceOp(te->generic, te->expand ? te->expand.getResult() : result);
       return success();
     }
     // Batches: one kernel per batch index, on 2-D views of the operands

@@ -517,8 +517,11 @@ void KernelEmitter::storeMicroTile(const MicroTile &m, ValueRange acc) {
           b, idx(s.N), arith::MinUIOp::create(b, j, idx(s.N)));
       Value mask = vector::CreateMaskOp::create(
           b, VectorType::get({s.L}, b.getI1Type()), ValueRange{left});
+      Value v = acc[r * s.NC + cc];
+      if (epilogue)
+        v = epilogue->apply(b, v, ValueRange{m.rowIdx[r]}, j, mask);
       vector::MaskedStoreOp::create(b, m.c, ValueRange{m.rowIdx[r], j}, mask,
-                                    acc[r * s.NC + cc]);
+                                    v);
     }
   }
 }

@@ -10,6 +10,7 @@
 #ifndef TQ_LIB_CONVERSION_TQTOCPU_MATMULKERNEL_H
 #define TQ_LIB_CONVERSION_TQTOCPU_MATMULKERNEL_H
 
+#include "Epilogue.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 
@@ -123,6 +124,10 @@ struct FusedQuantize {
 class KernelEmitter {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, const KernelShape &s) : b(b), s(s) {}
+
+  /// Elementwise ops applied to each vector of C before it is stored (a
+  /// 2-D kernel's; prepared by the caller).
+  const VectorEpilogue *epilogue = nullptr;
 
   /// A (stored), its steps, B (stored), its steps -> C (f32 M×N buffer).
   /// With `dest`, C is written there (an M×N view) instead of a new buffer.

@@ -110,3 +110,62 @@ func.func @fused_given_steps(%x: tensor<64x128xf32>, %s: tensor<2x4xf32>, %r: i1
   %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
   return %c : tensor<64x32xf32>
 }
+
+// The elementwise generic after a product (here through an expand_shape
+// of its rows) is applied as the kernel stores C: per vector, the bias
+// loaded, added and the ReLU taken before the store. The generic is gone
+// and the expand_shape reads the kernel's result.
+// CHECK-LABEL: func.func @epilogue(
+// CHECK-NOT: linalg.generic
+// CHECK: %[[BIAS:.*]] = bufferization.to_buffer %{{.*}} : tensor<32xf32>
+// CHECK: %[[B:.*]] = vector.maskedload %[[BIAS]]
+// CHECK-NEXT: %[[S:.*]] = arith.addf %{{.*}}, %[[B]] : vector<{{8|16}}xf32>
+// CHECK-NEXT: %[[Z:.*]] = vector.broadcast
+// CHECK-NEXT: %[[R:.*]] = arith.maximumf %[[S]], %[[Z]]
+// CHECK-NEXT: vector.maskedstore %{{.*}}, %[[R]]
+// CHECK-NOT: linalg.generic
+// CHECK: %[[T:.*]] = bufferization.to_tensor
+// CHECK-NOT: linalg.generic
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[T]]
+// CHECK: return %[[X]]
+func.func @epilogue(%a: !A, %b: !B, %bias: tensor<32xf32>) -> tensor<2x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
+  %x = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, 32, 32] : tensor<64x32xf32> into tensor<2x32x32xf32>
+  %e = tensor.empty() : tensor<2x32x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, i, j) -> (n, i, j)>, affine_map<(n, i, j) -> (j)>, affine_map<(n, i, j) -> (n, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %bias : tensor<2x32x32xf32>, tensor<32xf32>) outs(%e : tensor<2x32x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    %t = arith.maximumf %s, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<2x32x32xf32>
+  return %r : tensor<2x32x32xf32>
+}
+
+// Left to run after the kernel: a product that is also returned, and one
+// whose generic reads a tensor computed after the product (the kernel's
+// stores come before it).
+// CHECK-LABEL: func.func @no_epilogue(
+// CHECK-COUNT-3: linalg.generic
+// CHECK: return
+func.func @no_epilogue(%a: !A, %b: !B, %r: tensor<64x32xf32>) -> (tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x32xf32>) {
+  %e = tensor.empty() : tensor<64x32xf32>
+  %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%c : tensor<64x32xf32>) outs(%e : tensor<64x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %s = arith.mulf %p, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  %d = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
+  %late = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<64x32xf32>) outs(%e : tensor<64x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %s = arith.negf %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%d, %late : tensor<64x32xf32>, tensor<64x32xf32>) outs(%e : tensor<64x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  return %c, %y, %z : tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x32xf32>
+}

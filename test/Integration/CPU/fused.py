@@ -5,7 +5,9 @@
 # bit: the numpy reference, for f32 and pow2 scales, fixed and run-time
 # widths, given steps (tq.quantize ... scales, as tq-update-interval
 # emits), row counts that are not multiples of the tile, every SIMD path,
-# 1 and 2 threads.
+# 1 and 2 threads. The elementwise ops after a product, applied by its
+# kernel as it stores (epilogue fusion), give the bits of applying them
+# after it.
 import sys
 
 import numpy as np
@@ -21,7 +23,7 @@ failures = cases = 0
 
 
 def case(M, N, K, v, scale="f32", dynamic=False, bits=8, threads=(1,),
-         given=False, refresh=None):
+         given=False, refresh=None, epilogue=None):
     global failures, cases
     form = {"f32": "scaled", "pow2": "pow2"}[scale]
     x = (rng.standard_normal((M, K)) * 3).astype(np.float32)
@@ -45,12 +47,48 @@ def case(M, N, K, v, scale="f32", dynamic=False, bits=8, threads=(1,),
         if refresh is not None:
             extra += ", %due: i1"
             use += " refresh(%due)"
+    out_ty = f"tensor<{M}x{N}xf32>"
+    tail = f"return %c : {out_ty}"
+    bias = rng.standard_normal(N).astype(np.float32)
+    res = rng.standard_normal((2, M // 2, N)).astype(np.float32)
+    if epilogue == "bias_relu":
+        # Applied by the kernel as it stores each vector of C.
+        extra += f", %bias: tensor<{N}xf32>"
+        tail = f"""%e = tensor.empty() : {out_ty}
+  %zero = arith.constant 0.0 : f32
+  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>,
+      affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}}
+      ins(%c, %bias : {out_ty}, tensor<{N}xf32>) outs(%e : {out_ty}) {{
+    ^bb0(%p: f32, %b: f32, %o: f32):
+      %s = arith.addf %p, %b : f32
+      %t = arith.maximumf %s, %zero : f32
+      linalg.yield %t : f32
+  }} -> {out_ty}
+  return %r : {out_ty}"""
+    elif epilogue == "residual":
+        # Through an expand_shape of the rows, with a bias and a residual.
+        out_ty = f"tensor<2x{M // 2}x{N}xf32>"
+        extra += f", %bias: tensor<{N}xf32>, %res: {out_ty}"
+        tail = f"""%x3 = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, {M // 2}, {N}] : tensor<{M}x{N}xf32> into {out_ty}
+  %e = tensor.empty() : {out_ty}
+  %r = linalg.generic {{indexing_maps = [affine_map<(n, i, j) -> (n, i, j)>,
+      affine_map<(n, i, j) -> (j)>, affine_map<(n, i, j) -> (n, i, j)>,
+      affine_map<(n, i, j) -> (n, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%x3, %bias, %res : {out_ty}, tensor<{N}xf32>, {out_ty}) outs(%e : {out_ty}) {{
+    ^bb0(%p: f32, %b: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %b : f32
+      %t = arith.addf %s, %q : f32
+      linalg.yield %t : f32
+  }} -> {out_ty}
+  return %r : {out_ty}"""
     src = f"""
-func.func @main(%x: tensor<{M}x{K}xf32>, %w: tensor<{K}x{N}xf32>{extra}) -> tensor<{M}x{N}xf32> {{
+func.func @main(%x: tensor<{M}x{K}xf32>, %w: tensor<{K}x{N}xf32>{extra}) -> {out_ty} {{
   %qa = tq.quantize %x{use} : tensor<{M}x{K}xf32> -> {ta}
   %qb = tq.quantize %w : tensor<{K}x{N}xf32> -> {tb}
   %c = tq.matmul %qa, %qb : {ta}, {tb} -> tensor<{M}x{N}xf32>
-  return %c : tensor<{M}x{N}xf32>
+  {tail}
 }}
 """
     qa, sa, _, _ = ref.quantize(x, (v, v), (0, 1), bits, form,
@@ -60,6 +98,12 @@ func.func @main(%x: tensor<{M}x{K}xf32>, %w: tensor<{K}x{N}xf32>{extra}) -> tens
     inputs = [x, w] + ([np.array(bits, np.int32)] if dynamic else []) + (
         [steps] if given else []) + (
         [np.array(bool(refresh))] if refresh is not None else [])
+    if epilogue == "bias_relu":
+        want = np.maximum(want + bias, np.float32(0))
+        inputs.append(bias)
+    elif epilogue == "residual":
+        want = want.reshape(res.shape) + bias + res
+        inputs += [bias, res]
     for target in TARGETS:
         for t in threads:
             cases += 1
@@ -78,8 +122,14 @@ case(37, 50, 64, 16, given=True, threads=(1, 2))
 case(9, 70, 96, 32, scale="pow2", given=True)
 case(37, 50, 64, 16, given=True, refresh=True, threads=(1, 2))
 case(37, 50, 64, 16, given=True, refresh=False)
+# The elementwise generic after the product, applied by the kernel as it
+# stores C: a bias and ReLU, and through an expand_shape of the rows, a
+# bias and a residual add. The same bits as applying them to the product.
+case(37, 50, 64, 16, threads=(1, 2), epilogue="bias_relu")
+case(100, 40, 128, 8, threads=(2,), epilogue="residual")
+case(70, 33, 256, 128, dynamic=True, bits=6, epilogue="residual")
 print(f"fused cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: fused cases per target: 12, mismatches: 0
+# CHECK: fused cases per target: 16, mismatches: 0
