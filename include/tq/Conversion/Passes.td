@@ -226,7 +226,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     dim unrolled and the outer one vectorized, with a gather and a scatter
     per element. An input that shares the output's buffer other than
     element for element keeps the generic. The same ops per element: the
-    same bits. Other linalg ops are left alone.
+    same bits. So does a reduction over the last dim into the leading ones
+    (layer norm's means, softmax's maximum and sum, an NCHW global average
+    pooling): L rows at a time, one per lane, each step L row loads
+    transposed in registers and the body applied to the L columns in
+    order, so that each row keeps its order; rows past the last repeat it
+    and are not stored. Other linalg ops are left alone.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"native\"",

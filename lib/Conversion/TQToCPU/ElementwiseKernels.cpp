@@ -1,4 +1,4 @@
-//===- ElementwiseKernels.cpp - f32 elementwise generics as vector loops --===//
+//===- ElementwiseKernels.cpp - f32 elementwise ops and row reductions ---===//
 //
 // See the description of tq-cpu-float-kernels in tq/Conversion/Passes.td.
 //
@@ -7,7 +7,8 @@
 // steps) become loops over their leading dims around vectors along their
 // trailing ones. Given the scalar loops of such an op with a short
 // innermost dim, LLVM's loop vectorizer unrolls that dim and vectorizes the
-// outer one, with a gather and a scatter per element.
+// outer one, with a gather and a scatter per element. The reductions over a
+// row get vectors of rows, one per lane.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatKernels.h"
@@ -121,9 +122,186 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
   }
 };
 
+/// A reduction over the last dim of an f32 buffer into its leading dims
+/// (layer norm's means, softmax's maximum and sum, an NCHW global average
+/// pooling): L rows at a time, one per lane. Each step loads the rows' next
+/// L elements (L row loads, transposed in registers) and applies the body
+/// to the L columns one after the other, so that each row's reduction
+/// keeps its order: the same bits as the scalar loops. Rows past the last
+/// repeat it and are not stored.
+struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
+  using FloatKernelPattern::FloatKernelPattern;
+  enum class Kind { element, row, scalar };
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rw) const override {
+    int64_t loops = op.getNumLoops(), P = loops - 1;
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || loops < 2 ||
+        op.getNumReductionLoops() != 1 ||
+        op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+      return rw.notifyMatchFailure(op, "not a reduction over the last dim");
+    Value out = op.getDpsInits()[0];
+    auto ot = dyn_cast<MemRefType>(out.getType());
+    AffineMap rowMap = AffineMap::getMultiDimIdentityMap(loops, op.getContext())
+                           .getMajorSubMap(P);
+    if (!ot || !ot.hasStaticShape() || !ot.getLayout().isIdentity() ||
+        !ot.getElementType().isF32() ||
+        op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != rowMap ||
+        !isVectorizableBody(op.getBody()))
+      return rw.notifyMatchFailure(op, "not an f32 row reduction");
+    SmallVector<int64_t> domain(ot.getShape());
+    int64_t K = 0;
+    SmallVector<Kind> kinds;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto t = dyn_cast<MemRefType>(in->get().getType());
+      AffineMap m = op.getMatchingIndexingMap(in);
+      if (!t) {
+        if (!in->get().getType().isIntOrFloat())
+          return rw.notifyMatchFailure(op, "an operand of another type");
+        kinds.push_back(Kind::scalar);
+        continue;
+      }
+      if (!t.hasStaticShape() || !t.getLayout().isIdentity() ||
+          !t.getElementType().isIntOrFloat() ||
+          t.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
+          rootOf(in->get()) == rootOf(out))
+        return rw.notifyMatchFailure(op, "an operand not read as vectors");
+      if (m.isIdentity() && t.getShape().drop_back() == ot.getShape()) {
+        K = t.getShape().back();
+        kinds.push_back(Kind::element);
+      } else if (m == rowMap && t.getShape() == ot.getShape()) {
+        kinds.push_back(Kind::row);
+      } else if (m.getNumResults() == 0) {
+        kinds.push_back(Kind::scalar);
+      } else {
+        return rw.notifyMatchFailure(op, "an operand read otherwise");
+      }
+    }
+    if (K == 0)
+      return rw.notifyMatchFailure(op, "no operand along the reduction");
+    int64_t R = ot.getNumElements(), L = o.lanes;
+
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    auto flat = [&](Value v, bool withK) {
+      int64_t rank = cast<MemRefType>(v.getType()).getRank();
+      if (rank == 1 + withK)
+        return v;
+      SmallVector<ReassociationIndices> groups(1);
+      for (int64_t d = 0; d < P; ++d)
+        groups[0].push_back(d);
+      if (withK)
+        groups.push_back({P});
+      return collapse(b, v, groups);
+    };
+    SmallVector<Value> views;
+    for (auto [in, kind] : llvm::zip(op.getDpsInputs(), kinds))
+      views.push_back(kind == Kind::scalar ? in
+                                           : flat(in, kind == Kind::element));
+    Value dst = flat(out, false);
+    auto vF32 = VectorType::get({L}, b.getF32Type());
+    auto vMask = VectorType::get({L}, b.getI1Type());
+    Block *body = op.getBody();
+    unsigned numInputs = op.getNumDpsInputs();
+
+    // Rows [r0, r0 + rows) of the output.
+    auto block = [&](ImplicitLocOpBuilder &kb, Value r0, int64_t rows) {
+      Value rowMask = rows == L ? Value()
+                                : vector::CreateMaskOp::create(
+                                      kb, vMask, ValueRange{idx(kb, rows)});
+      auto loadRows = [&](Value v, Type et) -> Value {
+        auto vt = VectorType::get({L}, et);
+        if (!rowMask)
+          return vector::LoadOp::create(kb, vt, v, ValueRange{r0});
+        Value pass = arith::ConstantOp::create(kb, vt, kb.getZeroAttr(vt));
+        return vector::MaskedLoadOp::create(kb, vt, v, ValueRange{r0}, rowMask,
+                                            pass);
+      };
+      IRMapping fixed;
+      for (auto [i, view, kind] : llvm::enumerate(views, kinds)) {
+        Value arg = body->getArgument(i);
+        if (kind == Kind::row) {
+          fixed.map(arg, loadRows(view, arg.getType()));
+        } else if (kind == Kind::scalar) {
+          Value v = view;
+          if (isa<MemRefType>(v.getType()))
+            v = memref::LoadOp::create(kb, v, ValueRange{});
+          fixed.map(arg, vector::BroadcastOp::create(
+                             kb, VectorType::get({L}, arg.getType()), v));
+        }
+      }
+      // Columns [k0, k0 + cols) of the rows, applied to `acc` in order.
+      auto step = [&](ImplicitLocOpBuilder &sb, Value k0, int64_t cols,
+                      Value acc) {
+        Value colMask = cols == L ? Value()
+                                  : vector::CreateMaskOp::create(
+                                        sb, vMask, ValueRange{idx(sb, cols)});
+        SmallVector<SmallVector<Value>> columns(views.size());
+        for (auto [i, view, kind] : llvm::enumerate(views, kinds)) {
+          if (kind != Kind::element)
+            continue;
+          Type et = body->getArgument(i).getType();
+          auto vt = VectorType::get({L}, et);
+          SmallVector<Value> rowsIn;
+          for (int64_t r = 0; r < L; ++r) {
+            Value row =
+                arith::AddIOp::create(sb, r0, idx(sb, std::min(r, rows - 1)));
+            rowsIn.push_back(
+                colMask
+                    ? vector::MaskedLoadOp::create(
+                          sb, vt, view, ValueRange{row, k0}, colMask,
+                          arith::ConstantOp::create(sb, vt, sb.getZeroAttr(vt)))
+                          .getResult()
+                    : vector::LoadOp::create(sb, vt, view, ValueRange{row, k0})
+                          .getResult());
+          }
+          columns[i] = transposeBlock(sb, rowsIn);
+        }
+        for (int64_t j = 0; j < cols; ++j) {
+          IRMapping map = fixed;
+          for (auto [i, kind] : llvm::enumerate(kinds))
+            if (kind == Kind::element)
+              map.map(body->getArgument(i), columns[i][j]);
+          map.map(body->getArgument(numInputs), acc);
+          acc = applyBodyToVectors(sb, body, map, vF32);
+        }
+        return acc;
+      };
+      Value acc = loadRows(dst, b.getF32Type());
+      int64_t whole = K / L * L;
+      if (whole > 0) {
+        auto loop = scf::ForOp::create(
+            kb, idx(kb, 0), idx(kb, whole), idx(kb, L), ValueRange{acc},
+            [&](OpBuilder &lb, Location l, Value k0, ValueRange it) {
+              ImplicitLocOpBuilder sb(l, lb);
+              scf::YieldOp::create(sb, step(sb, k0, L, it[0]));
+            });
+        acc = loop.getResult(0);
+      }
+      if (whole < K)
+        acc = step(kb, idx(kb, whole), K - whole, acc);
+      if (rowMask)
+        vector::MaskedStoreOp::create(kb, dst, ValueRange{r0}, rowMask, acc);
+      else
+        vector::StoreOp::create(kb, acc, dst, ValueRange{r0});
+    };
+    int64_t wholeRows = R / L;
+    if (wholeRows > 0)
+      cpu::buildIndependentLoops(
+          b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, wholeRows)},
+          ValueRange{idx(b, 1)}, o.threads,
+          [&](OpBuilder &nb, Location l, ValueRange iv) {
+            ImplicitLocOpBuilder kb(l, nb);
+            block(kb, arith::MulIOp::create(kb, iv[0], idx(kb, L)), L);
+          });
+    if (R % L != 0)
+      block(b, idx(b, wholeRows * L), R % L);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tq::floatkernels::populateElementwiseKernelPatterns(
     RewritePatternSet &patterns, KernelOptions o) {
-  patterns.add<ElementwiseKernel>(patterns.getContext(), o);
+  patterns.add<ElementwiseKernel, RowReductionKernel>(patterns.getContext(), o);
 }

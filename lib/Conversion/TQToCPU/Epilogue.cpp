@@ -140,16 +140,21 @@ std::optional<VectorEpilogue> VectorEpilogue::classify(linalg::GenericOp g,
         return std::nullopt;
     e.kinds.push_back(Kind::vector);
   }
-  for (Operation &op : g.getBody()->without_terminator())
+  if (!isVectorizableBody(g.getBody()))
+    return std::nullopt;
+  return e;
+}
+
+bool mlir::tq::isVectorizableBody(Block *body) {
+  for (Operation &op : body->without_terminator())
     if (op.getNumRegions() != 0 ||
         !(isa<arith::ConstantOp>(op) ||
           OpTrait::hasElementwiseMappableTraits(&op)) ||
         op.getNumResults() != 1 ||
         !op.getResult(0).getType().isIntOrIndexOrFloat())
-      return std::nullopt;
-  if (!g.getBody()->getTerminator()->getOperand(0).getType().isF32())
-    return std::nullopt;
-  return e;
+      return false;
+  return body->getTerminator()->getNumOperands() == 1 &&
+         body->getTerminator()->getOperand(0).getType().isF32();
 }
 
 std::optional<VectorEpilogue>
@@ -266,6 +271,12 @@ Value VectorEpilogue::apply(ImplicitLocOpBuilder &b, Value acc,
   }
   // The output's own block argument is the value before the body: acc.
   map.map(body->getArgument(generic.getNumDpsInputs()), acc);
+  return applyBodyToVectors(b, body, map, accType);
+}
+
+Value mlir::tq::applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body,
+                                   IRMapping &map, VectorType shape) {
+  auto vectorOf = [&](Type t) { return VectorType::get(shape.getShape(), t); };
   for (Operation &op : body->without_terminator()) {
     if (isa<arith::ConstantOp>(op)) {
       Value c = b.clone(op)->getResult(0);

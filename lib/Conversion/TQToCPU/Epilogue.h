@@ -91,6 +91,18 @@ private:
   Operation *targetAlloc = nullptr;
 };
 
+/// Whether a linalg body has only elementwise arith and math ops on
+/// scalars and constants, and yields one f32: what applyBodyToVectors
+/// takes.
+bool isVectorizableBody(Block *body);
+
+/// The ops of a linalg body (elementwise arith and math ops, constants)
+/// applied lane by lane to vectors of `shape`'s shape: each block argument
+/// is mapped in `map` to a vector; a value from outside the body is
+/// broadcast. Returns the yielded value's vector.
+Value applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body, IRMapping &map,
+                         VectorType shape);
+
 /// The op after `op`, past the deallocations of buffers whose last use came
 /// before it (tq-cpu-free-buffers puts them right after that use) and the
 /// allocations made for the ops after it (bufferization puts them right

@@ -146,6 +146,28 @@ KernelOptions kernelOptions(const CPUCodegenOptions &options) {
   return o;
 }
 
+SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b, ArrayRef<Value> in) {
+  SmallVector<Value> rows(in);
+  int64_t L = rows.size();
+  for (int64_t h = L / 2; h >= 1; h /= 2) {
+    SmallVector<Value> next(rows);
+    for (int64_t i = 0; i < L; ++i) {
+      if (i & h)
+        continue;
+      SmallVector<int64_t> lo, hi;
+      for (int64_t j = 0; j < L; ++j) {
+        int64_t block = j / (2 * h) * (2 * h), pos = j % (2 * h);
+        lo.push_back(pos < h ? block + pos : L + block + pos - h);
+        hi.push_back(pos < h ? block + h + pos : L + block + pos);
+      }
+      next[i] = vector::ShuffleOp::create(b, rows[i], rows[i + h], lo);
+      next[i + h] = vector::ShuffleOp::create(b, rows[i], rows[i + h], hi);
+    }
+    rows = std::move(next);
+  }
+  return rows;
+}
+
 } // namespace mlir::tq::floatkernels
 
 namespace {
@@ -557,31 +579,6 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     return success();
   }
 };
-
-/// The rows of an L×L block (L vectors of L lanes) transposed: log2(L)
-/// rounds of two-input shuffles, the round of half-width h swapping the
-/// off-diagonal h×h blocks of every 2h×2h block.
-SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b,
-                                  SmallVector<Value> rows) {
-  int64_t L = rows.size();
-  for (int64_t h = L / 2; h >= 1; h /= 2) {
-    SmallVector<Value> next(rows);
-    for (int64_t i = 0; i < L; ++i) {
-      if (i & h)
-        continue;
-      SmallVector<int64_t> lo, hi;
-      for (int64_t j = 0; j < L; ++j) {
-        int64_t block = j / (2 * h) * (2 * h), pos = j % (2 * h);
-        lo.push_back(pos < h ? block + pos : L + block + pos - h);
-        hi.push_back(pos < h ? block + h + pos : L + block + pos);
-      }
-      next[i] = vector::ShuffleOp::create(b, rows[i], rows[i + h], lo);
-      next[i + h] = vector::ShuffleOp::create(b, rows[i], rows[i + h], hi);
-    }
-    rows = std::move(next);
-  }
-  return rows;
-}
 
 /// An all-parallel linalg.generic that writes an NCHW buffer from an NHWC
 /// one: the layout transpose after tq.conv2d, with the bias and the

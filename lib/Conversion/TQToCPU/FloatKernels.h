@@ -63,6 +63,12 @@ int64_t rowLanes(int64_t lanes, int64_t Q);
 /// The buffer `v` is a view of (through view-like ops), or `v`.
 Value rootOf(Value v);
 
+/// The rows of an L×L block (L vectors of L lanes) transposed: log2(L)
+/// rounds of two-input shuffles, the round of half-width h swapping the
+/// off-diagonal h×h blocks of every 2h×2h block.
+SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b,
+                                  ArrayRef<Value> rows);
+
 /// The depthwise convolution and pooling kernels (WindowKernels.cpp).
 void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);
 /// The elementwise generics left, as vector loops (ElementwiseKernels.cpp).

@@ -120,3 +120,50 @@ func.func @left_alone(%x: memref<8x8xf32>, %y: memref<8x8xf32>, %i: memref<8x8xi
   }
   return
 }
+
+// -----
+
+// A sum over rows of 32 into 10 row results: 16 rows per vector, one per
+// lane; per 16 columns, 16 row loads transposed in registers (shuffles),
+// then one add per column in order. The 10 rows are one block whose rows
+// past the last repeat it: the loads of the results and their store are
+// masked to 10 lanes.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-NOT: linalg.generic
+// CHECK: %[[M:.*]] = vector.create_mask %c10 : vector<16xi1>
+// CHECK: %[[ACC:.*]] = vector.maskedload %arg1[%c0], %[[M]]
+// CHECK: %[[R:.*]] = scf.for %[[K:.*]] = %c0 to %c32 step %c16 iter_args(%[[A:.*]] = %[[ACC]])
+// CHECK: vector.load %arg0[%c9, %[[K]]] : memref<10x32xf32>, vector<16xf32>
+// CHECK: vector.shuffle
+// CHECK-COUNT-16: arith.addf
+// CHECK: scf.yield
+// CHECK: vector.maskedstore %arg1[%c0], %[[M]], %[[R]]
+func.func @row_sum(%x: memref<10x32xf32>, %y: memref<10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<10x32xf32>) outs(%y : memref<10xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Left as they are: a reduction over a leading dim, and one whose result
+// is read as an input too.
+// CHECK-LABEL: func.func @reductions_left_alone
+// CHECK-COUNT-2: linalg.generic
+func.func @reductions_left_alone(%x: memref<8x32xf32>, %y: memref<32xf32>, %z: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (j)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<8x32xf32>) outs(%y : memref<32xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x, %z : memref<8x32xf32>, memref<8xf32>) outs(%z : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    %t = arith.addf %s, %b : f32
+    linalg.yield %t : f32
+  }
+  return
+}

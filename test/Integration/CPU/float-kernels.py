@@ -2,7 +2,8 @@
 # The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul,
 # conv_2d_nchw_fchw, depthwise conv_2d_ngchw_gfchw, pooling_nchw_max and
 # pooling_nchw_sum on f32, a convolution with the max pooling after it, the
-# NHWC to NCHW elementwise generic, elementwise generics on their own)
+# NHWC to NCHW elementwise generic, elementwise generics on their own,
+# reductions over a row)
 # compiled by tq-to-cpu and run on every SIMD path,
 # bit for bit against numpy summing each output in the op's order with
 # separately rounded f32 multiplies and adds: shapes that are not multiples
@@ -512,6 +513,46 @@ func.func @main(%in: {t}, %bias: {tb}, %resid: {t}) -> {t} {{
           f"accumulate={accumulate} special={special}", src, [x, bias, res], want)
 
 
+def row_reduction(shape, kind, special=False):
+    """A reduction over the last dim into the leading ones, from an initial
+    value: "sum" of (x - m)^2 with a per-row m (layer norm's variance),
+    "max" (softmax's maximum, NaN and ±0 as arith.maximumf). The reference
+    takes each row's elements in order."""
+    x = data(shape, special)
+    init = data(shape[:-1], special)
+    m = data(shape[:-1])
+    with np.errstate(all="ignore"):
+        want = init.copy()
+        for k in range(shape[-1]):
+            if kind == "sum":
+                d = (x[..., k] - m).astype(np.float32)
+                want = (want + d * d).astype(np.float32)
+            else:
+                want = ref_max(want, x[..., k])
+    rank = len(shape)
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    rows = ", ".join(f"d{i}" for i in range(rank - 1))
+    t, tr = ty(shape), ty(shape[:-1])
+    iters = ", ".join(['"parallel"'] * (rank - 1) + ['"reduction"'])
+    body = """%d = arith.subf %v, %m : f32
+      %s = arith.mulf %d, %d : f32
+      %r = arith.addf %acc, %s : f32""" if kind == "sum" else \
+        "%r = arith.maximumf %acc, %v : f32"
+    src = f"""
+func.func @main(%x: {t}, %init: {tr}, %mean: {tr}) -> {tr} {{
+  %z = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({dims})>,
+      affine_map<({dims}) -> ({rows})>, affine_map<({dims}) -> ({rows})>],
+      iterator_types = [{iters}]}}
+      ins(%x, %mean : {t}, {tr}) outs(%init : {tr}) {{
+    ^bb0(%v: f32, %m: f32, %acc: f32):
+      {body}
+      linalg.yield %r : f32
+  }} -> {tr}
+  return %z : {tr}
+}}"""
+    check(f"row {kind} {shape} special={special}", src, [x, init, m], want)
+
+
 matmul(1, 1, 1)
 matmul(6, 16, 8)
 matmul(10, 40, 7)
@@ -583,6 +624,14 @@ elementwise((5, 33), 1, "swish_select", special=True)
 elementwise((4, 6, 7), 0, "residual_clip", special=True)
 elementwise((2, 3, 5, 7), 1, "bias_relu", accumulate=True, special=True)
 elementwise((7,), 0, "bias_relu", accumulate=True)
+
+# Reductions over the last dim, one row per lane: rows of 32 (two blocks
+# of 16), 8 and 49 (a masked last block), row counts that are not a
+# multiple of 16, NaN, ±Inf and ±0.
+row_reduction((64, 8, 32), "sum")
+row_reduction((5, 8), "max", special=True)
+row_reduction((3, 7, 49), "sum", special=True)
+row_reduction((37, 16), "max", special=True)
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
