@@ -228,7 +228,8 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     element for element keeps the generic. The same ops per element: the
     same bits. So does a reduction over the last dim into the leading ones
     (layer norm's means, softmax's maximum and sum, an NCHW global average
-    pooling): L rows at a time, one per lane, each step L row loads
+    pooling once `tq-cpu-collapse-dims` has merged H and W, which it does
+    on 1 thread): L rows at a time, one per lane, each step L row loads
     transposed in registers and the body applied to the L columns in
     order, so that each row keeps its order; rows past the last repeat it
     and are not stored. Other linalg ops are left alone.

@@ -147,7 +147,12 @@ std::optional<VectorEpilogue> VectorEpilogue::classify(linalg::GenericOp g,
 
 bool mlir::tq::isVectorizableBody(Block *body) {
   for (Operation &op : body->without_terminator())
-    if (op.getNumRegions() != 0 ||
+    // Integer division: the lanes past the data (masked loads give zeros)
+    // would divide by zero, which traps, where the scalar loops never
+    // compute them.
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+            arith::FloorDivSIOp, arith::CeilDivSIOp, arith::CeilDivUIOp>(op) ||
+        op.getNumRegions() != 0 ||
         !(isa<arith::ConstantOp>(op) ||
           OpTrait::hasElementwiseMappableTraits(&op)) ||
         op.getNumResults() != 1 ||
@@ -299,7 +304,11 @@ Value mlir::tq::applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body,
     state.addTypes(vectorOf(op.getResult(0).getType()));
     map.map(op.getResult(0), b.create(state)->getResult(0));
   }
-  return map.lookup(body->getTerminator()->getOperand(0));
+  Value result = body->getTerminator()->getOperand(0);
+  if (Value mapped = map.lookupOrNull(result))
+    return mapped;
+  // A value from outside the body (a fill folded into the generic).
+  return vector::BroadcastOp::create(b, vectorOf(result.getType()), result);
 }
 
 Location VectorEpilogue::fusedLoc(Operation *kernel) const {

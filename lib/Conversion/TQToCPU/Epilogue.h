@@ -92,8 +92,8 @@ private:
 };
 
 /// Whether a linalg body has only elementwise arith and math ops on
-/// scalars and constants, and yields one f32: what applyBodyToVectors
-/// takes.
+/// scalars and constants, no integer division (lanes past the data would
+/// divide by zero), and yields one f32: what applyBodyToVectors takes.
 bool isVectorizableBody(Block *body);
 
 /// The ops of a linalg body (elementwise arith and math ops, constants)

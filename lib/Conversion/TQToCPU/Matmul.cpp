@@ -168,7 +168,7 @@ linalg::GenericOp buildBufferEpilogue(ImplicitLocOpBuilder &b,
   }
   maps.push_back(identity);
   auto copy = linalg::GenericOp::create(
-      b, TypeRange{}, ins, ValueRange{c}, maps,
+      b, g.getLoc(), TypeRange{}, ins, ValueRange{c}, maps,
       SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel));
   IRMapping map = te.remapped;
   g.getRegion().cloneInto(&copy.getRegion(), map);

@@ -85,12 +85,20 @@ func.func @rows_of_ten(%x: memref<3x10xf32>, %s: memref<3xf32>, %y: memref<3x10x
 // vector), an input that is the output read through another map (each
 // row's first element, which the scalar loops rewrite before the rest of
 // the row reads it), a body that reads its position, an integer result,
-// and an i1 operand (memrefs hold a byte per i1, a vector load would read
-// packed bits).
+// an i1 operand (memrefs hold a byte per i1, a vector load would read
+// packed bits), and an integer division (the masked lanes past the data
+// would divide by zero and trap).
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-5: linalg.generic
+// CHECK-COUNT-6: linalg.generic
 // CHECK-NOT: vector.store
-func.func @left_alone(%x: memref<8x8xf32>, %y: memref<8x8xf32>, %i: memref<8x8xi32>, %cond: memref<8x8xi1>) {
+func.func @left_alone(%x: memref<8x8xf32>, %y: memref<8x8xf32>, %i: memref<8x8xi32>, %cond: memref<8x8xi1>, %n: memref<3x10xi32>, %q: memref<3x10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%n : memref<3x10xi32>) outs(%q : memref<3x10xf32>) {
+  ^bb0(%d: i32, %o: f32):
+    %c7 = arith.constant 7 : i32
+    %r = arith.divsi %c7, %d : i32
+    %f = arith.sitofp %r : i32 to f32
+    linalg.yield %f : f32
+  }
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%cond, %x : memref<8x8xi1>, memref<8x8xf32>) outs(%y : memref<8x8xf32>) {
   ^bb0(%p: i1, %a: f32, %o: f32):
     %z = arith.constant 0.0 : f32
@@ -164,6 +172,21 @@ func.func @reductions_left_alone(%x: memref<8x32xf32>, %y: memref<32xf32>, %z: m
     %s = arith.addf %acc, %a : f32
     %t = arith.addf %s, %b : f32
     linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// A body that yields a value from above (a fill folded into a generic):
+// the value broadcast and stored.
+// CHECK-LABEL: func.func @yield_from_above
+// CHECK: %[[V:.*]] = vector.broadcast %arg1 : f32 to vector<16xf32>
+// CHECK: vector.store %[[V]], %{{.*}} : memref<64xf32>, vector<16xf32>
+func.func @yield_from_above(%y: memref<4x16xf32>, %c: f32) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<4x16xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %c : f32
   }
   return
 }
