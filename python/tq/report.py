@@ -130,11 +130,13 @@ def build(model_path, data_path, quantize="tile=16", limit=512, ppu=True,
     prof = qmodel.profile()
     quantized_layers = [row["layer"] for row in prof["layers"]
                         if row["kind"].startswith("tq.")]
+    # A kernel that applies the ops after it (bias, activation) is named
+    # "kernel+op+..."; the quantized layer is the first name.
     nodes = []
     for layer in quantized_layers:
-        for name in layer.split("+"):
-            if name not in nodes:
-                nodes.append(name)
+        name = layer.split("+")[0]
+        if name not in nodes:
+            nodes.append(name)
     weights = layer_weights(onnx_model)
     opt = dict(kv.split("=", 1) for kv in options.split() if "=" in kv)
     tile = int(opt.get("tile", 32))
