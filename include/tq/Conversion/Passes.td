@@ -70,7 +70,10 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
       two);
     - `tq.quantize` becomes a loop nest over the tile grid: the tile's
       `max|x|` over its finite elements, its step, then its values, with
-      the reference numerics (T3; NaN to 0, ±Inf saturated);
+      the reference numerics (T3; NaN to 0, ±Inf saturated); an NCHW
+      tensor split on (N, C) whose only user is a `tq.transpose` to NHWC
+      (a `tq.conv2d`'s input) is written in NHWC directly, 16 channels ×
+      16 pixels at a time transposed in registers (the same bits);
     - `tq.dequantize` multiplies each value by its tile's step;
     - `tq.constant` becomes two `arith.constant`s;
     - `tq.matmul` becomes a packed, register-blocked kernel (see

@@ -168,6 +168,20 @@ SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b, ArrayRef<Value> in) {
   return rows;
 }
 
+void forEachBlock(ImplicitLocOpBuilder &b, int64_t extent, int64_t L,
+                  BlockBody body) {
+  if (extent / L > 0)
+    scf::buildLoopNest(b, b.getLoc(), ValueRange{idx(b, 0)},
+                       ValueRange{idx(b, extent / L * L)},
+                       ValueRange{idx(b, L)},
+                       [&](OpBuilder &nb, Location l, ValueRange iv) {
+                         ImplicitLocOpBuilder lb(l, nb);
+                         body(lb, iv[0], L);
+                       });
+  if (extent % L != 0)
+    body(b, idx(b, extent / L * L), extent % L);
+}
+
 } // namespace mlir::tq::floatkernels
 
 namespace {
@@ -642,35 +656,20 @@ struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
           vector::StoreOp::create(kb, v, dst, ValueRange{n, c, hw0});
       }
     };
-    // [0, extent) in blocks of L: the whole ones in a loop, then the last
-    // partial one on its own, `body` given its start and length.
-    using BlockBody =
-        llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)>;
-    auto blocks = [&](ImplicitLocOpBuilder &ob, int64_t extent,
-                      BlockBody body) {
-      if (extent / L > 0)
-        scf::buildLoopNest(ob, ob.getLoc(), ValueRange{idx(ob, 0)},
-                           ValueRange{idx(ob, extent / L * L)},
-                           ValueRange{idx(ob, L)},
-                           [&](OpBuilder &nb, Location l, ValueRange iv) {
-                             ImplicitLocOpBuilder lb(l, nb);
-                             body(lb, iv[0], L);
-                           });
-      if (extent % L != 0)
-        body(ob, idx(ob, extent / L * L), extent % L);
-    };
     // The images are independent (shared among the threads).
     cpu::buildIndependentLoops(
         b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
         ValueRange{idx(b, 1)}, o.threads,
         [&](OpBuilder &nb, Location l, ValueRange iv) {
           ImplicitLocOpBuilder ib(l, nb);
-          blocks(ib, C, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
-            blocks(cb, HW,
-                   [&](ImplicitLocOpBuilder &hb, Value hw0, int64_t hwn) {
-                     block(hb, iv[0], c0, hw0, cn, hwn);
-                   });
-          });
+          forEachBlock(ib, C, L,
+                       [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
+                         forEachBlock(cb, HW, L,
+                                      [&](ImplicitLocOpBuilder &hb, Value hw0,
+                                          int64_t hwn) {
+                                        block(hb, iv[0], c0, hw0, cn, hwn);
+                                      });
+                       });
         });
     rw.eraseOp(op);
     return success();

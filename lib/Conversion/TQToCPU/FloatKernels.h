@@ -68,6 +68,12 @@ Value rootOf(Value v);
 /// off-diagonal h×h blocks of every 2h×2h block.
 SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b,
                                   ArrayRef<Value> rows);
+/// [0, extent) in blocks of L: the whole ones in a loop, then the last
+/// partial one on its own, `body` given each block's start and length.
+using BlockBody =
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)>;
+void forEachBlock(ImplicitLocOpBuilder &b, int64_t extent, int64_t L,
+                  BlockBody body);
 
 /// The depthwise convolution and pooling kernels (WindowKernels.cpp).
 void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);

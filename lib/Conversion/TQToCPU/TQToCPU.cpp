@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
+#include "FloatKernels.h"
 #include "tq/Conversion/Passes.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
 
@@ -467,42 +468,58 @@ void storeVector(ImplicitLocOpBuilder &b, Value v, Value mem, ValueRange idx,
     vector::MaskedStoreOp::create(b, mem, idx, mask, v);
 }
 
+using TileOfFn =
+    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange)>;
+
+/// The steps pass of emitQuantizeInMemoryOrderVectors: the maxima of all
+/// tiles at once into a grid-shaped buffer (walking x in memory order),
+/// then each tile's step.
+void emitStepsInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x,
+                                   Value steps, Value m, int64_t threads,
+                                   ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> grid, ScaleKind kind,
+                                   TileOfFn tileOf) {
+  auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
+  Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
+  forEachVector(b, grid, threads,
+                [&](ImplicitLocOpBuilder &ib, ValueRange g, Value mask) {
+                  storeVector(ib, zeros, zmax, g, mask);
+                });
+  // A tile's elements are spread over the nest: one thread.
+  forEachVector(
+      b, shape, 1, [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
+        SmallVector<Value> g = tileOf(ib, idx);
+        Value v = loadVector(ib, f32Vec, x, idx, mask);
+        Value z = loadVector(ib, f32Vec, zmax, g, mask);
+        storeVector(ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)), zmax,
+                    g, mask);
+      });
+  forEachIndex(
+      b, grid,
+      [&](ImplicitLocOpBuilder &ib, ValueRange g) {
+        Value z = memref::LoadOp::create(ib, zmax, g);
+        memref::StoreOp::create(ib, tileStep(ib, z, m, kind), steps, g);
+      },
+      threads);
+}
+
 /// The vector form of emitQuantizeInMemoryOrder (below), on buffers whose
 /// last dim has unit stride.
-void emitQuantizeInMemoryOrderVectors(
-    ImplicitLocOpBuilder &b, Value x, Value q, Value steps, Value m,
-    RoundingMode rounding, bool stepsGiven, uint64_t seed, int64_t threads,
-    ArrayRef<int64_t> shape, ArrayRef<int64_t> grid, ScaleKind kind,
-    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange)>
-        tileOf) {
+void emitQuantizeInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x, Value q,
+                                      Value steps, Value m,
+                                      RoundingMode rounding, bool stepsGiven,
+                                      uint64_t seed, int64_t threads,
+                                      ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> grid, ScaleKind kind,
+                                      TileOfFn tileOf) {
   Type container = cast<MemRefType>(q.getType()).getElementType();
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
   auto qVec = VectorType::get({kQuantizeLanes}, container);
-  Value zeros = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
-  if (!stepsGiven) {
-    Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
-    forEachVector(b, grid, threads,
-                  [&](ImplicitLocOpBuilder &ib, ValueRange g, Value mask) {
-                    storeVector(ib, zeros, zmax, g, mask);
-                  });
-    // A tile's elements are spread over the nest: one thread.
-    forEachVector(
-        b, shape, 1, [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
-          SmallVector<Value> g = tileOf(ib, idx);
-          Value v = loadVector(ib, f32Vec, x, idx, mask);
-          Value z = loadVector(ib, f32Vec, zmax, g, mask);
-          storeVector(ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)),
-                      zmax, g, mask);
-        });
-    forEachIndex(
-        b, grid,
-        [&](ImplicitLocOpBuilder &ib, ValueRange g) {
-          Value z = memref::LoadOp::create(ib, zmax, g);
-          memref::StoreOp::create(ib, tileStep(ib, z, m, kind), steps, g);
-        },
-        threads);
-  }
+  if (!stepsGiven)
+    emitStepsInMemoryOrderVectors(b, x, steps, m, threads, shape, grid, kind,
+                                  tileOf);
   forEachVector(
       b, shape, threads,
       [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
@@ -608,6 +625,96 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
       },
       threads);
   // zmax is freed by the buffer deallocation that follows bufferization.
+}
+
+/// A tq.quantize of an NCHW tensor split on (N, C), written in the NHWC
+/// layout of the tq.transpose [0, 2, 3, 1] that is its only user (see
+/// cpu::quantizeFusesIntoTranspose): the steps as emitQuantizeInMemoryOrder
+/// computes them, then the values of kQuantizeLanes channels × as many
+/// pixels at a time, transposed in registers and stored as the channels of
+/// each pixel; then the steps permuted. Element by element the arithmetic
+/// is the same (stochastic noise too, from the NCHW index): the same bits
+/// as quantizing, then transposing. `qT` is [N][H][W][C]; returns the
+/// steps, [N/t0][H][W][C/t1].
+Value emitQuantizeChannelsLast(ImplicitLocOpBuilder &b, TiledType type, Value x,
+                               Value qT, Value m, RoundingMode rounding,
+                               uint64_t seed, int64_t threads) {
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t N = shape[0], C = shape[1], HW = shape[2] * shape[3];
+  int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
+  constexpr int64_t L = kQuantizeLanes;
+  SmallVector<int64_t> grid = type.getGridShape();
+  Value steps = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
+  SmallVector<ReassociationIndices> hw = cpu::mergeTrailingDims(4, 2);
+  Value x3 = memref::CollapseShapeOp::create(b, x, hw);
+  Value s3 = memref::CollapseShapeOp::create(b, steps, hw);
+  Value q3 = memref::CollapseShapeOp::create(
+      b, qT, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
+  SmallVector<int64_t> shape3 = {N, C, HW}, grid3 = {grid[0], grid[1], HW};
+  auto tileOf = [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
+    return SmallVector<Value>{arith::DivUIOp::create(ib, idx[0], index(ib, t0)),
+                              arith::DivUIOp::create(ib, idx[1], index(ib, t1)),
+                              idx[2]};
+  };
+  emitStepsInMemoryOrderVectors(b, x3, s3, m, threads, shape3, grid3,
+                                type.getScaleKind(), tileOf);
+
+  Type container = cast<MemRefType>(qT.getType()).getElementType();
+  auto f32Vec = VectorType::get({L}, b.getF32Type());
+  auto qVec = VectorType::get({L}, container);
+  auto maskOf = [&](ImplicitLocOpBuilder &mb, int64_t valid) -> Value {
+    if (valid == L)
+      return Value();
+    return vector::ConstantMaskOp::create(
+        mb, VectorType::get({L}, mb.getI1Type()), ArrayRef<int64_t>{valid});
+  };
+  // Channels [c0, c0 + cValid) × pixels [hw0, hw0 + hwValid) of image n;
+  // rows past the last channel repeat it and are not stored.
+  auto block = [&](ImplicitLocOpBuilder &kb, Value n, Value c0, Value hw0,
+                   int64_t cValid, int64_t hwValid) {
+    Value cMask = maskOf(kb, cValid), hwMask = maskOf(kb, hwValid);
+    SmallVector<Value> rows;
+    for (int64_t i = 0; i < L; ++i) {
+      SmallVector<Value> at = {
+          n, arith::AddIOp::create(kb, c0, index(kb, std::min(i, cValid - 1))),
+          hw0};
+      Value step = loadVector(kb, f32Vec, s3, tileOf(kb, at), hwMask);
+      Value v = loadVector(kb, f32Vec, x3, at, hwMask);
+      Value noise = rounding == RoundingMode::stochastic
+                        ? stochasticNoise(kb, seed, laneIndices(kb, at, shape3))
+                        : Value();
+      rows.push_back(quantizeValue(kb, v, step, m, rounding, noise));
+    }
+    SmallVector<Value> pixels = floatkernels::transposeBlock(kb, rows);
+    for (int64_t j = 0; j < hwValid; ++j) {
+      SmallVector<Value> at = {n, arith::AddIOp::create(kb, hw0, index(kb, j)),
+                               c0};
+      Value v = arith::TruncIOp::create(kb, qVec, pixels[j]);
+      // LLVM 22 compiles a masked store of one lane of this truncated
+      // shuffle as a 4-byte store (three bytes past the lane): one lane is
+      // stored as a scalar.
+      if (cValid == 1)
+        memref::StoreOp::create(kb, vector::ExtractOp::create(kb, v, 0), q3,
+                                at);
+      else
+        storeVector(kb, v, q3, at, cMask);
+    }
+  };
+  // The images are independent (shared among the threads).
+  forEachIndex(
+      b, {N},
+      [&](ImplicitLocOpBuilder &ib, ValueRange n) {
+        floatkernels::forEachBlock(
+            ib, C, L, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
+              floatkernels::forEachBlock(
+                  cb, HW, L,
+                  [&](ImplicitLocOpBuilder &hb, Value hw0, int64_t hwn) {
+                    block(hb, n[0], c0, hw0, cn, hwn);
+                  });
+            });
+      },
+      threads);
+  return cpu::emitPermute(b, steps, {0, 2, 3, 1}, threads);
 }
 } // namespace
 
@@ -869,6 +976,18 @@ Value cpu::emitPermute(ImplicitLocOpBuilder &b, Value src,
 // Patterns
 //===----------------------------------------------------------------------===//
 
+namespace {} // namespace
+
+bool mlir::tq::quantizeFusesIntoTranspose(QuantizeOp q) {
+  if (!q->hasOneUse() || q.getScales() || q.getRefresh())
+    return false;
+  auto t = dyn_cast<TransposeOp>(*q->getUsers().begin());
+  auto type = cast<TiledType>(q.getType());
+  return t && type.getRank() == 4 && type.hasStaticShape() &&
+         type.getSplitDims()[0] == 0 && type.getSplitDims()[1] == 1 &&
+         t.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1};
+}
+
 namespace {
 
 /// The bit width of a tiled result as an i32 value: the `bits` operand for a
@@ -900,9 +1019,10 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     auto type = cast<TiledType>(op.getType());
-    if (quantizeFusesIntoMatmul(op, options)) {
-      // The matmul quantizes the input itself; it finds it behind this
-      // cast, which then has no use left.
+    if (quantizeFusesIntoMatmul(op, options) ||
+        quantizeFusesIntoTranspose(op)) {
+      // The matmul or the transpose quantizes the input itself; it finds it
+      // behind this cast, which then has no use left.
       SmallVector<Type> types;
       (void)getTypeConverter()->convertType(type, types);
       auto cast = UnrealizedConversionCastOp::create(
@@ -1003,6 +1123,25 @@ struct TransposeLowering : ThreadedPattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
+    if (auto quantize = op.getInput().getDefiningOp<QuantizeOp>();
+        quantize && quantizeFusesIntoTranspose(quantize)) {
+      auto input =
+          adaptor.getInput()[0].getDefiningOp<UnrealizedConversionCastOp>();
+      auto type = cast<TiledType>(quantize.getType());
+      Value x = cpu::toBuffer(b, b.getLoc(), input.getInputs()[0]);
+      Value bits = quantize.getBits() ? rw.getRemappedValue(quantize.getBits())
+                                      : Value();
+      auto resultType = cast<TiledType>(op.getType());
+      Value q =
+          cpu::allocBuffer(b, b.getLoc(), resultType.getShape(),
+                           TiledToTensorsConverter::containerType(resultType));
+      Value steps = emitQuantizeChannelsLast(
+          b, type, x, q, qmaxOf(b, bitsValue(b, type, bits)),
+          quantize.getRounding(), quantize.getSeed().value_or(0), threads);
+      rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
+                                     cpu::toTensor(b, b.getLoc(), steps)}});
+      return success();
+    }
     ArrayRef<int64_t> perm = op.getPermutation();
     Value q = cpu::emitPermute(
         b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]), perm, threads);

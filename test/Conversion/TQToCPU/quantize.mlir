@@ -41,3 +41,42 @@ func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 
   %q = tq.quantize %x : tensor<2x8x5x5xf32> -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
   return %q : !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
 }
+
+// -----
+
+// The same quantization transposed to NHWC by its only user (a tq.conv2d's
+// input) is written in NHWC directly: the steps as above, then blocks of 16
+// channels × 16 pixels quantized per channel, transposed in registers
+// (vector.shuffle) and stored as the channels of each pixel, the last
+// channel block masked; the steps are permuted. No int8 NCHW buffer.
+// CHECK-LABEL: func.func @nchw_to_nhwc
+// CHECK-NOT: memref<2x20x3x5xi8>
+// CHECK: %[[Q:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : memref<2x3x5x20xi8> into memref<2x15x20xi8>
+// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.store %{{.*}}, %[[Q]]{{.*}} : memref<2x15x20xi8>, vector<16xi8>
+// CHECK: vector.maskedstore %[[Q]]{{.*}} : memref<2x15x20xi8>, vector<16xi1>, vector<16xi8>
+// CHECK: memref.store %{{.*}} : memref<1x3x5x2xf32>
+// CHECK-NOT: memref<2x20x3x5xi8>
+// CHECK: return
+func.func @nchw_to_nhwc(%x: tensor<2x20x3x5xf32>) -> !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]> {
+  %q = tq.quantize %x : tensor<2x20x3x5xf32> -> !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]>
+  %t = tq.transpose %q [0, 2, 3, 1] : !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]> -> !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>
+  return %t : !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>
+}
+
+// -----
+
+// A quantization that is also used as it is stays NCHW, and the transpose
+// permutes it element by element.
+// CHECK-LABEL: func.func @nchw_used_twice
+// CHECK: vector.maskedstore %{{.*}} : memref<2x20x15xi8>
+// CHECK: memref.load %{{.*}} : memref<2x20x3x5xi8>
+// CHECK: memref.store %{{.*}} : memref<2x3x5x20xi8>
+func.func @nchw_used_twice(%x: tensor<2x20x3x5xf32>) -> (!tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]>, !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>) {
+  %q = tq.quantize %x : tensor<2x20x3x5xf32> -> !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]>
+  %t = tq.transpose %q [0, 2, 3, 1] : !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]> -> !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>
+  return %q, %t : !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]>, !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>
+}

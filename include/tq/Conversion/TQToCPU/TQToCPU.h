@@ -80,6 +80,10 @@ class QuantizeOp;
 /// (A7) instead of on its own: its only use is a non-transposed 2-D
 /// tiled×tiled matmul's lhs that the kernel reads in place.
 bool quantizeFusesIntoMatmul(QuantizeOp q, const CPUCodegenOptions &options);
+/// Whether `q` is written directly in the layout of the tq.transpose that
+/// is its only use: an NCHW tensor split on (N, C), with the steps computed
+/// from the data, transposed to NHWC (the input of a tq.conv2d).
+bool quantizeFusesIntoTranspose(QuantizeOp q);
 
 /// The tq.matmul and tq.conv2d patterns (Matmul.cpp, Conv2D.cpp), on the
 /// kernel of MatmulKernel.cpp.
