@@ -97,7 +97,8 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
     panels, the tiles of `tq.quantize`, the elements of `tq.dequantize`
     and `tq.transpose`, the im2col rows of `tq.conv2d`);
     `tq-cpu-share-loops` then chooses how many of its dims are shared. A
-    loop that reduces into a tile's maximum stays sequential. Each element
+    loop that reduces into tiles' maxima is shared a whole tile at a time
+    (the tile rows of an NCHW tensor's N), or not at all. Each element
     is computed by one thread in the same order: the results do not depend
     on the thread count.
 

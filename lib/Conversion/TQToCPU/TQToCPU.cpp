@@ -473,12 +473,13 @@ using TileOfFn =
 
 /// The steps pass of emitQuantizeInMemoryOrderVectors: the maxima of all
 /// tiles at once into a grid-shaped buffer (walking x in memory order),
-/// then each tile's step.
+/// then each tile's step. `rows0` consecutive indices of dim 0 share a
+/// tile (its tile size when it is split, else 1).
 void emitStepsInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x,
                                    Value steps, Value m, int64_t threads,
                                    ArrayRef<int64_t> shape,
                                    ArrayRef<int64_t> grid, ScaleKind kind,
-                                   TileOfFn tileOf) {
+                                   TileOfFn tileOf, int64_t rows0) {
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
   Value zeros = arith::ConstantOp::create(
       b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
@@ -487,14 +488,37 @@ void emitStepsInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x,
                 [&](ImplicitLocOpBuilder &ib, ValueRange g, Value mask) {
                   storeVector(ib, zeros, zmax, g, mask);
                 });
-  // A tile's elements are spread over the nest: one thread.
-  forEachVector(
-      b, shape, 1, [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
-        SmallVector<Value> g = tileOf(ib, idx);
-        Value v = loadVector(ib, f32Vec, x, idx, mask);
-        Value z = loadVector(ib, f32Vec, zmax, g, mask);
-        storeVector(ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)), zmax,
-                    g, mask);
+  // A tile's elements are spread over the nest below its rows of dim 0:
+  // the threads share those rows a tile at a time, and each thread walks
+  // its tiles' elements in order.
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), ValueRange{index(b, 0)},
+      ValueRange{index(b, llvm::divideCeil(shape[0], rows0))},
+      ValueRange{index(b, 1)}, threads,
+      [&](OpBuilder &nb, Location loc, ValueRange tile) {
+        ImplicitLocOpBuilder tb(loc, nb);
+        Value lo = arith::MulIOp::create(tb, tile[0], index(tb, rows0));
+        Value hi = arith::MinSIOp::create(
+            tb, arith::AddIOp::create(tb, lo, index(tb, rows0)),
+            index(tb, shape[0]));
+        scf::ForOp::create(
+            tb, lo, hi, index(tb, 1), ValueRange{},
+            [&](OpBuilder &fb, Location fl, Value row, ValueRange) {
+              ImplicitLocOpBuilder rb(fl, fb);
+              forEachVector(
+                  rb, shape.drop_front(), 1,
+                  [&](ImplicitLocOpBuilder &ib, ValueRange rest, Value mask) {
+                    SmallVector<Value> idx = {row};
+                    llvm::append_range(idx, rest);
+                    SmallVector<Value> g = tileOf(ib, idx);
+                    Value v = loadVector(ib, f32Vec, x, idx, mask);
+                    Value z = loadVector(ib, f32Vec, zmax, g, mask);
+                    storeVector(
+                        ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)),
+                        zmax, g, mask);
+                  });
+              scf::YieldOp::create(rb);
+            });
       });
   forEachIndex(
       b, grid,
@@ -513,13 +537,13 @@ void emitQuantizeInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x, Value q,
                                       uint64_t seed, int64_t threads,
                                       ArrayRef<int64_t> shape,
                                       ArrayRef<int64_t> grid, ScaleKind kind,
-                                      TileOfFn tileOf) {
+                                      TileOfFn tileOf, int64_t rows0) {
   Type container = cast<MemRefType>(q.getType()).getElementType();
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
   auto qVec = VectorType::get({kQuantizeLanes}, container);
   if (!stepsGiven)
     emitStepsInMemoryOrderVectors(b, x, steps, m, threads, shape, grid, kind,
-                                  tileOf);
+                                  tileOf, rows0);
   forEachVector(
       b, shape, threads,
       [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
@@ -582,7 +606,10 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
   if (unitInnerStride(x) && unitInnerStride(q) && unitInnerStride(steps))
     return emitQuantizeInMemoryOrderVectors(b, x, q, steps, m, rounding,
                                             stepsGiven, seed, threads, shape,
-                                            grid, type.getScaleKind(), tileOf);
+                                            grid, type.getScaleKind(), tileOf,
+                                            d0 == 0   ? t0
+                                            : d1 == 0 ? t1
+                                                      : 1);
   if (!stepsGiven) {
     Value zmax = cpu::allocBuffer(b, b.getLoc(), grid, b.getF32Type());
     Value zero =
@@ -657,7 +684,7 @@ Value emitQuantizeChannelsLast(ImplicitLocOpBuilder &b, TiledType type, Value x,
                               idx[2]};
   };
   emitStepsInMemoryOrderVectors(b, x3, s3, m, threads, shape3, grid3,
-                                type.getScaleKind(), tileOf);
+                                type.getScaleKind(), tileOf, t0);
 
   Type container = cast<MemRefType>(qT.getType()).getElementType();
   auto f32Vec = VectorType::get({L}, b.getF32Type());

@@ -4,8 +4,8 @@
 // scf.parallel (tq-cpu-share-loops then chooses the shared dims): the
 // quantization's tile grid, the element loops of tq.transpose and
 // tq.dequantize, and the im2col rows of tq.conv2d. A loop that reduces
-// into a tile's maximum stays sequential. With one thread nothing is
-// parallel. test/Integration/CPU/threads.py checks that the bits do not
+// into a tile's maximum is shared a whole tile at a time, or not at all.
+// With one thread nothing is parallel. test/Integration/CPU/threads.py checks that the bits do not
 // depend on the thread count.
 
 // ONE-NOT: scf.parallel
@@ -21,23 +21,25 @@ func.func @rows(%x: tensor<37x45xf32>) -> !tq.tiled<37x45xi8:8, f32, tile = 16x1
 
 // -----
 
-// NCHW split on (N, C): the maxima are zeroed in parallel, reduced in
-// memory order on one thread, then the steps and the values in parallel
+// NCHW split on (N, C): the maxima are zeroed in parallel, reduced with
+// the tile rows of N shared among the threads (each walks its tiles'
+// elements in memory order), then the steps and the values in parallel
 // (16 elements of H·W at a time).
 // CHECK-LABEL: func.func @nchw
 // CHECK: scf.parallel
-// CHECK: vector.maskedstore %{{.*}} : memref<1x1x25xf32>, vector<16xi1>, vector<16xf32>
-// CHECK: scf.for
-// CHECK: scf.for
+// CHECK: vector.maskedstore %{{.*}} : memref<2x1x25xf32>, vector<16xi1>, vector<16xf32>
+// CHECK: scf.parallel (%[[T:[a-z0-9_]*]]) = (%c0{{.*}}) to (%c2{{.*}})
+// CHECK: %[[LO:.*]] = arith.muli %[[T]], %c8
+// CHECK: scf.for %{{.*}} = %[[LO]] to
 // CHECK: scf.for
 // CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
 // CHECK: scf.parallel
-// CHECK: memref.store %{{.*}} : memref<1x1x25xf32>
+// CHECK: memref.store %{{.*}} : memref<2x1x25xf32>
 // CHECK: scf.parallel
-// CHECK: vector.maskedstore %{{.*}} : memref<2x8x25xi8>, vector<16xi1>, vector<16xi8>
-func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]> {
-  %q = tq.quantize %x : tensor<2x8x5x5xf32> -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
-  return %q : !tq.tiled<2x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
+// CHECK: vector.maskedstore %{{.*}} : memref<16x8x25xi8>, vector<16xi1>, vector<16xi8>
+func.func @nchw(%x: tensor<16x8x5x5xf32>) -> !tq.tiled<16x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]> {
+  %q = tq.quantize %x : tensor<16x8x5x5xf32> -> !tq.tiled<16x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  return %q : !tq.tiled<16x8x5x5xi8:8, f32, tile = 8x8, dims = [0, 1]>
 }
 
 // -----
