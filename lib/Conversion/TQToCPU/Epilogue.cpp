@@ -166,17 +166,31 @@ std::optional<VectorEpilogue>
 VectorEpilogue::matchTransposed(linalg::GenericOp g, AffineMap sourceMap,
                                 int64_t vectorDims) {
   if (!g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
-      g.getNumDpsInputs() < 1 || g.getNumParallelLoops() != g.getNumLoops() ||
-      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
-      g.getMatchingIndexingMap(g.getDpsInputOperand(0)) != sourceMap)
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity())
     return std::nullopt;
+  // The source: the one input read through `sourceMap`.
+  Value source;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    if (g.getMatchingIndexingMap(in) != sourceMap)
+      continue;
+    if (source)
+      return std::nullopt;
+    source = in->get();
+  }
   auto target = dyn_cast<MemRefType>(g.getDpsInits()[0].getType());
   if (!target || !target.hasStaticShape() || !target.getLayout().isIdentity() ||
       !target.getElementType().isF32() ||
-      !g.getBody()->getArgument(g.getNumDpsInputs()).use_empty() ||
-      llvm::is_contained(g.getDpsInputs(), g.getDpsInits()[0]))
+      !g.getBody()->getArgument(g.getNumDpsInputs()).use_empty() || !source ||
+      source == g.getDpsInits()[0] || !isa<MemRefType>(source.getType()))
     return std::nullopt;
-  return classify(g, g.getDpsInputs()[0], sourceMap, vectorDims);
+  // An input that is the target is read element for element (an in-place
+  // residual add): each vector is loaded just before it is stored.
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (in->get() == g.getDpsInits()[0] &&
+        !g.getMatchingIndexingMap(in).isIdentity())
+      return std::nullopt;
+  return classify(g, source, sourceMap, vectorDims);
 }
 
 std::optional<VectorEpilogue>

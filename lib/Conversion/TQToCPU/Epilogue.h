@@ -32,12 +32,12 @@ public:
   static std::optional<VectorEpilogue> match(Operation *kernel, Value out,
                                              int64_t vectorDims);
 
-  /// A generic on buffers that reads its first input through `sourceMap`
-  /// (a permutation) where the target is written through the identity,
-  /// with the body as match() accepts it: the first input plays the
+  /// A generic on buffers that reads one input (source()) through
+  /// `sourceMap` (a permutation) where the target is written through the
+  /// identity, with the body as match() accepts it: that input plays the
   /// kernel's output (apply's `acc`), and the caller loads it, transposed.
-  /// The target is a separate buffer whose old values the body does not
-  /// read.
+  /// The target is a separate buffer, or an input read element for
+  /// element (an in-place residual add); the body does not read the init.
   static std::optional<VectorEpilogue>
   matchTransposed(linalg::GenericOp g, AffineMap sourceMap, int64_t vectorDims);
 
@@ -69,6 +69,14 @@ public:
   /// The location of the kernel with its epilogue: both layers, which the
   /// profile names as one (`conv1+relu1`).
   Location fusedLoc(Operation *kernel) const;
+  /// The input that plays the kernel's output (apply's `acc`), if any.
+  Value source() const {
+    linalg::GenericOp g = generic;
+    for (auto [in, kind] : llvm::zip(g.getDpsInputs(), kinds))
+      if (kind == Kind::output)
+        return in;
+    return Value();
+  }
   /// Where the kernel stores: `out`, or the generic's own output.
   Value target() const {
     return generic->getOperand(generic->getNumOperands() - 1);

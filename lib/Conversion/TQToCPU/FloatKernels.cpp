@@ -595,11 +595,13 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
 };
 
 /// An all-parallel linalg.generic that writes an NCHW buffer from an NHWC
-/// one: the layout transpose after tq.conv2d, with the bias and the
-/// activation fused into it. Per image, blocks of L channels × L pixels:
-/// L loads of L channels (one per pixel), transposed in registers, then
-/// the body on each channel's L pixels (VectorEpilogue) and one store.
-/// Each element gets the body's ops on the same values: the same bits.
+/// one: the layout transpose after tq.conv2d, with the bias, the
+/// activation and a residual add fused into it (the NHWC input may be any
+/// of its inputs; the residual may be the target, in place). Per image, blocks
+/// of L channels × L pixels: L loads of L channels (one per pixel), transposed
+/// in registers, then the body on each channel's L pixels (VectorEpilogue) and
+/// one store. Each element gets the body's ops on the same values: the same
+/// bits.
 struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
   using FloatKernelPattern::FloatKernelPattern;
   LogicalResult matchAndRewrite(linalg::GenericOp op,
@@ -610,7 +612,7 @@ struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
         ArrayRef<unsigned>{0, 2, 3, 1}, op.getContext());
     std::optional<VectorEpilogue> epi =
         VectorEpilogue::matchTransposed(op, nhwc, 2);
-    Value x = op.getDpsInputs()[0];
+    Value x = epi ? epi->source() : Value();
     if (!epi || !isKernelOperand(x, 4) ||
         !cast<MemRefType>(x.getType()).getLayout().isIdentity())
       return rw.notifyMatchFailure(op, "not an NHWC to NCHW elementwise op");

@@ -497,6 +497,49 @@ func.func @nhwc_to_nchw(%x: memref<2x3x5x20xf32>, %b: memref<20xf32>, %y: memref
 
 // -----
 
+// The same with a residual add fused after the bias: the NHWC input is the
+// generic's last, the NCHW residual its first (read 8 pixels at a time).
+// CHECK-LABEL: func.func @nhwc_to_nchw_residual
+// CHECK-NOT: linalg.generic
+// CHECK: %[[RES:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<2x20x3x5xf32> into memref<2x20x15xf32>
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<2x15x20xf32>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: vector.load %[[RES]]
+// CHECK: arith.addf %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}} : memref<2x20x15xf32>, vector<8xf32>
+#nhwc_r = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+#chan_r = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id4_r = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @nhwc_to_nchw_residual(%r: memref<2x20x3x5xf32>, %b: memref<20xf32>, %x: memref<2x3x5x20xf32>, %y: memref<2x20x3x5xf32>) {
+  linalg.generic {indexing_maps = [#id4_r, #chan_r, #nhwc_r, #id4_r], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %b, %x : memref<2x20x3x5xf32>, memref<20xf32>, memref<2x3x5x20xf32>) outs(%y : memref<2x20x3x5xf32>) {
+  ^bb0(%res: f32, %bias: f32, %in: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %t = arith.addf %res, %s : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// In place: the residual is also the target (bufferization reuses it), read
+// element for element, each vector loaded just before it is stored.
+// CHECK-LABEL: func.func @nhwc_to_nchw_in_place
+// CHECK-NOT: linalg.generic
+// CHECK: %[[RES:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<2x20x3x5xf32> into memref<2x20x15xf32>
+// CHECK: %[[DST:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<2x20x3x5xf32> into memref<2x20x15xf32>
+// CHECK: vector.load %[[RES]][%[[N:.*]], %[[C:.*]], %[[P:.*]]]
+// CHECK: vector.store %{{.*}}, %[[DST]][%[[N]], %[[C]], %[[P]]]
+func.func @nhwc_to_nchw_in_place(%r: memref<2x20x3x5xf32>, %b: memref<20xf32>, %x: memref<2x3x5x20xf32>) {
+  linalg.generic {indexing_maps = [#id4_r, #chan_r, #nhwc_r, #id4_r], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %b, %x : memref<2x20x3x5xf32>, memref<20xf32>, memref<2x3x5x20xf32>) outs(%r : memref<2x20x3x5xf32>) {
+  ^bb0(%res: f32, %bias: f32, %in: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %t = arith.addf %res, %s : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
 // A max pooling right after a convolution: each image's output goes to a
 // buffer of one image, pooled (vectors of 8 pooled outputs, the row of 3
 // masked) before the next image; the whole output is never allocated.

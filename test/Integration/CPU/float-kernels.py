@@ -442,10 +442,12 @@ func.func @main({", ".join(names)}, %bias: {ty(bias.shape)}, %resid: {ty_}) -> {
     check(f"{kernel} + {body} special={special}", src, [*ins, bias, res], want)
 
 
-def transposed(xshape, body, special=False):
+def transposed(xshape, body, special=False, residual_first=False):
     """The layout transpose after tq.conv2d: an NHWC input read as NCHW by
     a generic that applies `body` with a per-channel %b and an NCHW %res
-    (tq-cpu-float-kernels' L x L register transpose)."""
+    (tq-cpu-float-kernels' L x L register transpose); with
+    `residual_first`, %res is the generic's first input and the NHWC one
+    its last (as fusing a residual add after the bias makes it)."""
     n, h, w, c = xshape
     x = data(xshape, special)
     bias, res = data((c,), special), data((n, c, h, w), special)
@@ -454,20 +456,27 @@ def transposed(xshape, body, special=False):
         want = ref(x.transpose(0, 3, 1, 2), bias.reshape(1, c, 1, 1), res)
     d = "(d0, d1, d2, d3)"
     tx, to, tb = ty(xshape), ty((n, c, h, w)), ty((c,))
+    nhwc, chan, ident = (f"affine_map<{d} -> (d0, d2, d3, d1)>",
+                         f"affine_map<{d} -> (d1)>", f"affine_map<{d} -> {d}>")
+    ins = [("%in", tx, nhwc, "%o"), ("%bias", tb, chan, "%b"), ("%resid", to, ident, "%res")]
+    if residual_first:
+        ins.reverse()
+    maps = ", ".join(m for _, _, m, _ in ins)
     src = f"""
 func.func @main(%in: {tx}, %bias: {tb}, %resid: {to}) -> {to} {{
 {CONSTANTS}
   %e = tensor.empty() : {to}
-  %z = linalg.generic {{indexing_maps = [affine_map<{d} -> (d0, d2, d3, d1)>,
-      affine_map<{d} -> (d1)>, affine_map<{d} -> {d}>, affine_map<{d} -> {d}>],
+  %z = linalg.generic {{indexing_maps = [{maps}, {ident}],
       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
-      ins(%in, %bias, %resid : {tx}, {tb}, {to}) outs(%e : {to}) {{
-    ^bb0(%o: f32, %b: f32, %res: f32, %out: f32):{ir_body}
+      ins({", ".join(v for v, _, _, _ in ins)} : {", ".join(t for _, t, _, _ in ins)})
+      outs(%e : {to}) {{
+    ^bb0({", ".join(a + ": f32" for _, _, _, a in ins)}, %out: f32):{ir_body}
       linalg.yield %r : f32
   }} -> {to}
   return %z : {to}
 }}"""
-    check(f"nhwc->nchw {xshape} + {body} special={special}", src, [x, bias, res], want)
+    check(f"nhwc->nchw {xshape} + {body} special={special} residual_first={residual_first}",
+          src, [x, bias, res], want)
 
 
 def elementwise(shape, bias_dim, body, special=False, accumulate=False):
@@ -612,6 +621,7 @@ conv_pool((2, 2, 8, 8), (4, 2, 1, 1), 2, 2, relu=False)
 for xshape in ((1, 4, 4, 16), (2, 3, 5, 20), (3, 7, 7, 8), (2, 1, 1, 3)):
     for body in EPILOGUES:
         transposed(xshape, body, special=(body != "bias_relu"))
+    transposed(xshape, "residual_clip", special=True, residual_first=True)
 
 # Elementwise generics on their own: rows of 32 with a bias along them
 # (two whole vectors per row), rows of 10 and 33 (masked tails), a bias
