@@ -212,8 +212,10 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     dims, or once per row when it depends only on the outer dims (a bias
     per channel). The same scalar ops on each lane: the same bits.
     An elementwise generic that reads an NHWC buffer as NCHW and writes an
-    NCHW one (the layout transpose after `tq.conv2d`, with the bias and
-    activation fused into it) becomes a blocked transpose: per image,
+    NCHW one (the layout transpose after `tq.conv2d`, with the bias,
+    activation and a residual add fused into it; the residual may be the
+    target itself, read element for element) becomes a blocked transpose:
+    per image,
     blocks of L channels × L pixels, L row loads transposed in registers
     by log2(L) rounds of shuffles, then the body on each channel's L
     pixels and one store (masked past the last channel or pixel).
