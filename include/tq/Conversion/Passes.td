@@ -155,6 +155,11 @@ def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
     `tensor.empty` of its own, so that bufferization does not fill one
     buffer and copy it for the others: a float kernel takes the fill just
     before it as its initial value.
+
+    A `linalg.transpose` of an f32 constant (a Gemm's `transB` weight in an
+    f32 program) becomes the constant of the permuted values, computed at
+    compile time instead of on every call; a large one stays a dense
+    resource.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

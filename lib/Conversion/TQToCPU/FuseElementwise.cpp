@@ -6,9 +6,13 @@
 #include "tq/Conversion/Passes.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tq {
@@ -29,6 +33,56 @@ struct GeneralizeTranspose : OpRewritePattern<linalg::TransposeOp> {
     if (!op.hasPureTensorSemantics())
       return rw.notifyMatchFailure(op, "not on tensors");
     return linalg::generalizeNamedOp(rw, op);
+  }
+};
+
+/// A linalg.transpose of an f32 constant (a Gemm's transB weight in an f32
+/// program) folded into the constant of its permuted values: the program
+/// does not transpose it again on every call. Large results stay dense
+/// resources.
+struct FoldConstantTranspose : OpRewritePattern<linalg::TransposeOp> {
+  FoldConstantTranspose(MLIRContext *ctx)
+      : OpRewritePattern(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rw) const override {
+    auto c = op.getInput().getDefiningOp<arith::ConstantOp>();
+    auto from = dyn_cast<RankedTensorType>(op.getInput().getType());
+    if (!op.hasPureTensorSemantics() || !c || !from || !from.hasStaticShape() ||
+        !from.getElementType().isF32())
+      return rw.notifyMatchFailure(op, "not a transpose of an f32 constant");
+    SmallVector<float> in;
+    if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue())) {
+      in = llvm::to_vector(dense.getValues<float>());
+    } else if (auto res =
+                   dyn_cast<DenseF32ResourceElementsAttr>(c.getValue())) {
+      std::optional<ArrayRef<float>> data = res.tryGetAsArrayRef();
+      if (!data || int64_t(data->size()) != from.getNumElements())
+        return rw.notifyMatchFailure(op, "the resource's data is not at hand");
+      in.assign(data->begin(), data->end());
+    } else {
+      return rw.notifyMatchFailure(op, "not a dense f32 constant");
+    }
+    ArrayRef<int64_t> perm = op.getPermutation();
+    auto to = cast<RankedTensorType>(op.getResult()[0].getType());
+    SmallVector<int64_t> inStrides = computeStrides(from.getShape()),
+                         outStrides = computeStrides(to.getShape());
+    SmallVector<float> out(in.size());
+    for (int64_t i = 0, e = out.size(); i < e; ++i) {
+      SmallVector<int64_t> idx = delinearize(i, outStrides);
+      int64_t j = 0;
+      for (auto [k, d] : llvm::enumerate(perm))
+        j += idx[k] * inStrides[d];
+      out[i] = in[j];
+    }
+    Attribute value;
+    if (isa<DenseElementsAttr>(c.getValue()))
+      value = DenseElementsAttr::get(to, ArrayRef<float>(out));
+    else
+      value = DenseF32ResourceElementsAttr::get(
+          to, "transposed",
+          HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<float>(out)));
+    rw.replaceOpWithNewOp<arith::ConstantOp>(op, cast<TypedAttr>(value));
+    return success();
   }
 };
 
@@ -77,7 +131,8 @@ struct TQCPUFuseElementwisePass
 } // namespace
 
 void mlir::tq::populateCPUFuseElementwisePatterns(RewritePatternSet &patterns) {
-  patterns.add<GeneralizeTranspose, OneFillPerUser>(patterns.getContext());
+  patterns.add<FoldConstantTranspose, GeneralizeTranspose, OneFillPerUser>(
+      patterns.getContext());
   // A producer is fused only into its one user: nothing is computed twice.
   linalg::populateElementwiseOpsFusionPatterns(
       patterns, [](OpOperand *operand) {

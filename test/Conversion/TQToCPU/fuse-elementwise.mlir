@@ -73,3 +73,30 @@ func.func @shared_fill(%a: tensor<2x4xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8x
   %1 = linalg.matmul ins(%a, %c : tensor<2x4xf32>, tensor<4x8xf32>) outs(%f : tensor<2x8xf32>) -> tensor<2x8xf32>
   return %0, %1 : tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// The transpose of a constant (a Gemm's transB weight in an f32 program)
+// becomes the constant of the permuted values, computed once at compile
+// time; a large one stays a dense resource.
+// CHECK-LABEL: func.func @constant_transpose
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.generic
+// CHECK: arith.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// CHECK: arith.constant dense_resource<transposed> : tensor<3x2xf32>
+func.func @constant_transpose() -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+  %c = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %e = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%c : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  %r = arith.constant dense_resource<w> : tensor<2x3xf32>
+  %u = linalg.transpose ins(%r : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  return %t, %u : tensor<3x2xf32>, tensor<3x2xf32>
+}
+// The resource's values, transposed: 1, 4, 2, 5, 3, 6.
+// CHECK: transposed: "0x040000000000803F00008040000000400000A040000040400000C040"
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000803F0000004000004040000080400000A0400000C040"
+    }
+  }
+#-}
