@@ -175,8 +175,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     accumulators held in registers for the whole reduction, B's vectors
     loaded once per k for the 6 rows, A's values broadcast. Each output's
     sum is taken in the op's order (increasing k; c, kh, kw for a
-    convolution) with a multiply then an add, as the loops of
-    `convert-linalg-to-loops` do: the results are the same bits.
+    convolution), each step one fused multiply-add (`math.fma`, a single
+    rounding, as onnxruntime's kernels do) on the x86 targets; on the
+    `generic` target, which may lack FMA, a multiply then an add, as the
+    loops of `convert-linalg-to-loops` do (the same bits as those). Where
+    the products are exact the two give the same bits. The depthwise
+    kernel below does the same.
 
     A convolution is one product per image, F × (C·KH·KW) by
     (C·KH·KW) × (OH·OW), on the image's columns (im2col into a buffer of

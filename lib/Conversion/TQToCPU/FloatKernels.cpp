@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -143,7 +144,15 @@ KernelOptions kernelOptions(const CPUCodegenOptions &options) {
   KernelOptions o;
   o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
   o.threads = options.threads;
+  o.fma = options.target != CPUTarget::generic;
   return o;
+}
+
+Value multiplyAdd(ImplicitLocOpBuilder &b, Value acc, Value x, Value y,
+                  bool fma) {
+  if (fma)
+    return math::FmaOp::create(b, x, y, acc);
+  return arith::AddFOp::create(b, acc, arith::MulFOp::create(b, x, y));
 }
 
 SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b, ArrayRef<Value> in) {
@@ -194,6 +203,7 @@ struct GemmShape {
   int64_t M, N, K;
   int64_t L;           // f32 lanes per vector
   int64_t threads = 1; // > 1: the panels are shared out (scf.parallel)
+  bool fma = false;    // see KernelOptions
   int64_t NR() const { return 2 * L; }
 };
 
@@ -258,8 +268,7 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
                 kb, vF32,
                 memref::LoadOp::create(kb, A, ValueRange{rows[r], k}));
             for (int64_t c = 0; c < 2; ++c)
-              next.push_back(arith::AddFOp::create(
-                  kb, acc[r * 2 + c], arith::MulFOp::create(kb, a, bv[c])));
+              next.push_back(multiplyAdd(kb, acc[r * 2 + c], a, bv[c], s.fma));
           }
           scf::YieldOp::create(kb, next);
         });
@@ -405,6 +414,7 @@ template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
     s.K = cast<MemRefType>(A.getType()).getShape()[rank - 1];
     s.L = this->o.lanes;
     s.threads = this->o.threads;
+    s.fma = this->o.fma;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, C, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, C, 1, b);
@@ -465,6 +475,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     s.K = C * R * S;
     s.L = o.lanes;
     s.threads = o.threads;
+    s.fma = o.fma;
     bool inPlace =
         R == 1 && S == 1 && st[0] == 1 && st[1] == 1 && xs[2] == P && W == Q;
     ImplicitLocOpBuilder b(op.getLoc(), rw);

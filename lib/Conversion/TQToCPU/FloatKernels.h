@@ -20,6 +20,9 @@ namespace mlir::tq::floatkernels {
 struct KernelOptions {
   int64_t lanes = 8;
   int64_t threads = 1;
+  /// Products accumulated with fused multiply-adds (one rounding), on the
+  /// x86 targets; the generic one multiplies, then adds.
+  bool fma = false;
 };
 
 KernelOptions kernelOptions(const CPUCodegenOptions &options);
@@ -34,6 +37,10 @@ template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
 /// stride.
 bool isKernelOperand(Value v, int64_t rank);
 Value idx(ImplicitLocOpBuilder &b, int64_t v);
+/// acc + x·y: one fused multiply-add with `fma`, else a multiply, then an
+/// add.
+Value multiplyAdd(ImplicitLocOpBuilder &b, Value acc, Value x, Value y,
+                  bool fma);
 /// An f32 vector of zeros.
 Value zeros(ImplicitLocOpBuilder &b, VectorType t);
 /// A 2-D view of `v` with its dims grouped as `groups`.

@@ -348,8 +348,7 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
                 idx(ib, s * dl[1]));
             xv = loadTap(ib, from, inputAt(ib, n, g, h, col), L, sw, W, masked);
           }
-          acc =
-              arith::AddFOp::create(ib, acc, arith::MulFOp::create(ib, wv, xv));
+          acc = multiplyAdd(ib, acc, wv, xv, o.fma);
         }
       }
       SmallVector<Value> outer{n, g, c0, p};

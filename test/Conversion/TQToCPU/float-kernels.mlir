@@ -1,10 +1,12 @@
 // RUN: tq-opt %s -tq-cpu-float-kernels=target=avx2 -split-input-file | FileCheck %s
 // RUN: tq-opt %s -tq-cpu-float-kernels="target=avx2 threads=2" -split-input-file | FileCheck %s --check-prefix=PAR
+// RUN: tq-opt %s -tq-cpu-float-kernels=target=generic -split-input-file | FileCheck %s --check-prefix=GENERIC
 // RUN: not tq-opt %s -tq-cpu-float-kernels=target=sse 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not tq-opt %s -tq-cpu-float-kernels=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS
 // f32 products and convolutions on buffers become register-blocked
 // kernels: 6 rows x 2 vectors of 8 lanes of C held across the reduction,
-// multiply then add; the panel past N is masked.
+// a fused multiply-add per step (on the generic target, which may lack
+// FMA, a multiply then an add); the panel past N is masked.
 
 // TARGET: error: tq-cpu-float-kernels: unknown target 'sse' (expected native, avx512, avxvnni, avx2 or generic)
 // THREADS: error: tq-cpu-float-kernels: threads must be at least 1, got 0
@@ -17,8 +19,12 @@
 // CHECK-COUNT-12: vector.load %{{.*}} : memref<10x40xf32>, vector<8xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1 iter_args
 // CHECK: vector.broadcast
-// CHECK-NEXT: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NEXT: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// GENERIC-LABEL: func.func @matmul
+// GENERIC: vector.broadcast
+// GENERIC-NEXT: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+// GENERIC-NEXT: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// GENERIC-NOT: math.fma
 // CHECK: vector.store
 // CHECK: scf.for %{{.*}} = %c2 to %c3 step %c1
 // CHECK: vector.maskedload
@@ -41,7 +47,7 @@ func.func @matmul(%a: memref<10x7xf32>, %b: memref<7x40xf32>, %c: memref<10x40xf
 // CHECK: %[[COLS:.*]] = memref.alloc() : memref<27x36xf32>
 // CHECK: vector.maskedload %{{.*}} : memref<3x8x8xf32, strided<[64, 8, 1], offset: ?>>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-NEXT: vector.maskedstore %[[COLS]]
-// CHECK: arith.mulf
+// CHECK: math.fma
 // CHECK: memref.dealloc %[[COLS]]
 func.func @conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x6x6xf32>) {
   linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x6x6xf32>)
@@ -99,8 +105,7 @@ func.func @filled(%a: memref<6x4xf32>, %b: memref<4x16xf32>, %c: memref<6x16xf32
 // CHECK-LABEL: func.func @depthwise
 // CHECK-NOT: linalg.conv_2d_ngchw_gfchw
 // CHECK: vector.load %{{.*}} : memref<2x5x1x10x10xf32>, vector<8xf32>
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK-NEXT: arith.addf
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.maskedstore
 func.func @depthwise(%x: memref<2x5x1x12x12xf32>, %w: memref<5x1x1x3x3xf32>, %y: memref<2x5x1x10x10xf32>) {
   linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x5x1x12x12xf32>, memref<5x1x1x3x3xf32>) outs(%y : memref<2x5x1x10x10xf32>)
@@ -116,7 +121,7 @@ func.func @depthwise(%x: memref<2x5x1x12x12xf32>, %w: memref<5x1x1x3x3xf32>, %y:
 // CHECK-NOT: linalg.conv_2d_ngchw_gfchw
 // CHECK: vector.load %{{.*}} : memref<1x4x1x33x33xf32>, vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.maskedload %{{.*}} : memref<1x4x1x33x33xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK: vector.shuffle
 func.func @depthwise_strided(%x: memref<1x4x1x33x33xf32>, %w: memref<4x1x1x3x3xf32>, %y: memref<1x4x1x16x16xf32>) {
@@ -132,7 +137,7 @@ func.func @depthwise_strided(%x: memref<1x4x1x33x33xf32>, %w: memref<4x1x1x3x3xf
 // CHECK-NOT: linalg.conv_2d_ngchw_gfchw
 // CHECK-NOT: vector<8xf32>
 // CHECK: vector.load %{{.*}} : memref<2x3x1x6x6xf32>, vector<4xf32>
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK-NOT: vector.maskedstore
 // CHECK: vector.store %{{.*}} : memref<2x3x1x4x4xf32>, vector<4xf32>
 func.func @depthwise_narrow(%x: memref<2x3x1x6x6xf32>, %w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x4x4xf32>) {

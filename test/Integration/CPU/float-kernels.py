@@ -5,11 +5,14 @@
 # NHWC to NCHW elementwise generic, elementwise generics on their own,
 # reductions over a row)
 # compiled by tq-to-cpu and run on every SIMD path,
-# bit for bit against numpy summing each output in the op's order with
-# separately rounded f32 multiplies and adds: shapes that are not multiples
-# of the micro-tile (rows past 6, a masked last panel), a nonzero
+# bit for bit against numpy summing each output in the op's order: on data
+# whose products are exact (see data()), and on full-precision data with
+# fused multiply-adds on the x86 targets and a multiply then an add on the
+# generic one, each against its own reference. Shapes that are not
+# multiples of the micro-tile (rows past 6, a masked last panel), a nonzero
 # accumulator, strides, dilations, 1x1 convolutions (the image read in
-# place), pooling rows narrower than a vector, ±0 in max pooling, NaN and ±Inf, values near FLT_MAX (overflow to Inf), 2 threads.
+# place), pooling rows narrower than a vector, ±0 in max pooling, NaN and
+# ±Inf, sums that overflow to Inf, 2 threads.
 # NaN payloads are not compared: any NaN matches any NaN.
 import sys
 
@@ -29,46 +32,71 @@ def ty(shape):
 
 
 def data(shape, special=False):
-    x = rng.standard_normal(shape).astype(np.float32)
+    """Multiples of 1/64 below 1 in magnitude, and with `special` some NaN,
+    ±Inf and ±2^63: every product of two is exact and finite, so the x86 kernels'
+    fused multiply-adds and the generic target's multiply-then-add give the
+    same bits as the reference (sums still round, in order)."""
+    x = (np.clip(np.round(rng.standard_normal(shape) * 24), -63, 63) / 64).astype(np.float32)
     if special:
         flat = x.reshape(-1)
         picks = rng.choice(flat.size, size=max(1, flat.size // 16), replace=False)
-        flat[picks] = rng.choice(np.array([np.nan, np.inf, -np.inf, 3e38, -3e38],
+        flat[picks] = rng.choice(np.array([np.nan, np.inf, -np.inf, 2.0**63, -2.0**63],
                                           dtype=np.float32), size=picks.size)
     return x
 
 
-def check(name, src, inputs, want):
+def check(name, src, inputs, want, want_fused=None):
+    """`want_fused`, if given, is what the x86 targets (fused multiply-adds)
+    must give; the generic target must give `want`."""
     global failures, cases
     for target in TARGETS:
         for threads in (1, 2):
             got, = cpu.run(src, inputs, target=target, threads=threads)
+            w = want if want_fused is None or target == "generic" else want_fused
             cases += 1
             # Same bits, NaN payloads aside (which NaN an add returns
             # depends on the operand order the hardware sees).
-            differ = (got.view(np.uint32) != want.view(np.uint32)) & \
-                ~(np.isnan(got) & np.isnan(want))
+            differ = (got.view(np.uint32) != w.view(np.uint32)) & \
+                ~(np.isnan(got) & np.isnan(w))
             if differ.any():
                 failures += 1
                 bad = np.flatnonzero(differ)
                 print(f"MISMATCH {name} {target} threads={threads}: "
                       f"{bad.size} elements, first at {bad[0]}: "
-                      f"{got.reshape(-1)[bad[0]]} vs {want.reshape(-1)[bad[0]]}")
+                      f"{got.reshape(-1)[bad[0]]} vs {w.reshape(-1)[bad[0]]}")
 
 
-def ref_matmul(a, b, c):
-    """c + a @ b, each output summed in increasing k (multiply, then add)."""
+def madd(acc, x, y, fused):
+    """acc + x·y in f32: a multiply, then an add; with `fused`, one rounding
+    of the exact value (the f64 product is exact; its f64 sum, rounded to
+    f32, is the fused result for these data)."""
+    if not fused:
+        return (acc + x * y).astype(np.float32)
+    f64 = np.float64
+    return (acc.astype(f64) + x.astype(f64) * y.astype(f64)).astype(np.float32)
+
+
+def ref_matmul(a, b, c, fused=False):
+    """c + a @ b, each output summed in increasing k."""
     out = c.copy()
     with np.errstate(all="ignore"):
         for k in range(a.shape[-1]):
-            out = out + a[..., :, k:k + 1] * b[..., k:k + 1, :]
+            out = madd(out, a[..., :, k:k + 1], b[..., k:k + 1, :], fused)
     return out
 
 
-def matmul(m, n, k, batch=(), special=False):
-    a = data((*batch, m, k), special)
-    b = data((*batch, k, n), special)
-    c = data((*batch, m, n))
+def full(shape):
+    """Standard normal f32 values: products that round."""
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def matmul(m, n, k, batch=(), special=False, precise=False):
+    """With `precise`, full-precision data: the x86 targets' sums of fused
+    multiply-adds differ from the generic target's, each as its reference."""
+    gen = full if precise else (lambda shape: data(shape, special))
+    a = gen((*batch, m, k))
+    b = gen((*batch, k, n))
+    c = gen((*batch, m, n))
     op = "linalg.batch_matmul" if batch else "linalg.matmul"
     ta, tb, tc = ty(a.shape), ty(b.shape), ty(c.shape)
     src = f"""
@@ -76,10 +104,11 @@ func.func @main(%a: {ta}, %b: {tb}, %c: {tc}) -> {tc} {{
   %r = {op} ins(%a, %b : {ta}, {tb}) outs(%c : {tc}) -> {tc}
   return %r : {tc}
 }}"""
-    check(f"{op} {batch} {m}x{n}x{k}", src, [a, b, c], ref_matmul(a, b, c))
+    check(f"{op} {batch} {m}x{n}x{k} precise={precise}", src, [a, b, c],
+          ref_matmul(a, b, c), ref_matmul(a, b, c, fused=True) if precise else None)
 
 
-def ref_conv(x, w, bias, stride, dilation):
+def ref_conv(x, w, bias, stride, dilation, fused=False):
     n, c, h, wd = x.shape
     f, _, r, s = w.shape
     p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
@@ -92,15 +121,19 @@ def ref_conv(x, w, bias, stride, dilation):
                     h0, w0 = ri * dilation[0], si * dilation[1]
                     patch = x[:, ci, h0:h0 + stride[0] * (p - 1) + 1:stride[0],
                               w0:w0 + stride[1] * (q - 1) + 1:stride[1]]
-                    out = out + w[None, :, ci, ri, si, None, None] * patch[:, None]
+                    out = madd(out, w[None, :, ci, ri, si, None, None], patch[:, None],
+                               fused)
     return out
 
 
-def conv(xshape, wshape, stride=(1, 1), dilation=(1, 1), special=False):
-    x = data(xshape, special)
-    w = data(wshape, special)
-    bias = data((wshape[0],))
+def conv(xshape, wshape, stride=(1, 1), dilation=(1, 1), special=False,
+         precise=False):
+    gen = full if precise else (lambda shape: data(shape, special))
+    x = gen(xshape)
+    w = gen(wshape)
+    bias = gen((wshape[0],))
     want = ref_conv(x, w, bias, stride, dilation)
+    fused = ref_conv(x, w, bias, stride, dilation, fused=True) if precise else None
     tx, tw, tb, ty_ = ty(x.shape), ty(w.shape), ty(bias.shape), ty(want.shape)
     src = f"""
 #map = affine_map<(n, f, p, q) -> (f)>
@@ -118,10 +151,11 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
       ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
   return %y : {ty_}
 }}"""
-    check(f"conv {xshape} {wshape} s={stride} d={dilation}", src, [x, w, bias], want)
+    check(f"conv {xshape} {wshape} s={stride} d={dilation} precise={precise}", src,
+          [x, w, bias], want, fused)
 
 
-def ref_depthwise(x, w, bias, stride, dilation):
+def ref_depthwise(x, w, bias, stride, dilation, fused=False):
     n, g, _, h, wd = x.shape
     r, s = w.shape[3], w.shape[4]
     p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
@@ -133,16 +167,19 @@ def ref_depthwise(x, w, bias, stride, dilation):
                 h0, w0 = ri * dilation[0], si * dilation[1]
                 patch = x[:, :, :, h0:h0 + stride[0] * (p - 1) + 1:stride[0],
                           w0:w0 + stride[1] * (q - 1) + 1:stride[1]]
-                out = out + w[None, :, 0, 0, ri, si, None, None, None] * patch
+                out = madd(out, w[None, :, 0, 0, ri, si, None, None, None], patch, fused)
     return out
 
 
-def depthwise(xshape, k, stride=(1, 1), dilation=(1, 1), special=False):
+def depthwise(xshape, k, stride=(1, 1), dilation=(1, 1), special=False,
+              precise=False):
     n, g, h, wd = xshape
-    x = data((n, g, 1, h, wd), special)
-    w = data((g, 1, 1, k, k), special)
-    bias = data((g,))
+    gen = full if precise else (lambda shape: data(shape, special))
+    x = gen((n, g, 1, h, wd))
+    w = gen((g, 1, 1, k, k))
+    bias = gen((g,))
     want = ref_depthwise(x, w, bias, stride, dilation)
+    fused = ref_depthwise(x, w, bias, stride, dilation, fused=True) if precise else None
     tx, tw, tb, ty_ = ty(x.shape), ty(w.shape), ty(bias.shape), ty(want.shape)
     src = f"""
 #map = affine_map<(n, g, f, p, q) -> (g)>
@@ -160,7 +197,8 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
       ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
   return %y : {ty_}
 }}"""
-    check(f"depthwise {xshape} k={k} s={stride} d={dilation}", src, [x, w, bias], want)
+    check(f"depthwise {xshape} k={k} s={stride} d={dilation} precise={precise}", src,
+          [x, w, bias], want, fused)
 
 
 def padded_depthwise(xshape, k, pads, stride=(1, 1), special=False):
@@ -584,6 +622,13 @@ depthwise((2, 3, 12, 12), 3, stride=(2, 2))
 # 33 and 40 inputs), stride 3, a dilation, NaN and ±Inf.
 depthwise((2, 4, 33, 33), 3, stride=(2, 2))
 depthwise((1, 3, 16, 40), 3, stride=(1, 2), special=True)
+# Full-precision data, whose products round: the x86 targets' fused
+# multiply-adds (one rounding per step, in the same order) against a fused
+# reference, the generic target's multiply-then-add against its own.
+matmul(10, 40, 37, precise=True)
+matmul(6, 19, 9, batch=(2,), precise=True)
+conv((2, 5, 11, 9), (7, 5, 3, 2), stride=(2, 3), precise=True)
+depthwise((2, 5, 10, 10), 3, precise=True)
 depthwise((1, 2, 20, 50), 3, stride=(2, 3), dilation=(1, 2))
 depthwise((1, 4, 9, 9), 5, special=True)
 # Rows of at most 4 and 7 outputs get 4- and 8-lane vectors: one whole
