@@ -1003,8 +1003,6 @@ Value cpu::emitPermute(ImplicitLocOpBuilder &b, Value src,
 // Patterns
 //===----------------------------------------------------------------------===//
 
-namespace {} // namespace
-
 bool mlir::tq::quantizeFusesIntoTranspose(QuantizeOp q) {
   if (!q->hasOneUse() || q.getScales() || q.getRefresh())
     return false;
