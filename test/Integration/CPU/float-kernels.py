@@ -12,7 +12,7 @@
 # multiples of the micro-tile (rows past 6, a masked last panel), a nonzero
 # accumulator, strides, dilations, 1x1 convolutions (the image read in
 # place), pooling rows narrower than a vector, ±0 in max pooling, NaN and
-# ±Inf, sums that overflow to Inf, 2 threads.
+# ±Inf, ±2^63 (products of 2^126), 2 threads.
 # NaN payloads are not compared: any NaN matches any NaN.
 import sys
 
