@@ -112,6 +112,9 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertTQCPUIntrinsics());
   pm.addPass(createTQCPUFloatKernels(o.getTQCPUFloatKernelsOptions()));
   pm.addPass(createTQCPULoopOrder());
+  // The short-lived buffers of the body in one allocation, instead of a
+  // malloc and free each.
+  pm.addNestedPass<func::FuncOp>(createTQCPUPlanBuffers());
   // One function per distinct loop nest: LLVM's cost grows faster than a
   // function's size, and layers of the same shape share one.
   if (o.outlineKernels || o.profile) {
