@@ -501,11 +501,12 @@ def TQCPUPlanBuffers : Pass<"tq-cpu-plan-buffers", "::mlir::func::FuncOp"> {
     A buffer is planned when it is allocated at the top of the block with
     a static shape, the identity layout and an element type of whole
     bytes, is freed by one `memref.dealloc` in that block, and is at most
-    `max-buffer-bytes` long. Larger buffers keep their own allocation: the
-    work on them costs much more than their `malloc`, and an arena that
-    grew past glibc's threshold for `mmap` (32 MiB at most) would be mapped
-    and its pages faulted in on every call. The buffers' contents are not
-    touched, so the results are the same bits.
+    `max-buffer-bytes` long (1 MiB), and placed in the arena only if it
+    ends within `max-arena-bytes` (16 MiB). The other buffers keep their
+    own allocation: the work on a large buffer costs much more than its
+    `malloc`, and an arena past glibc's threshold for `mmap` (32 MiB at
+    most) would be mapped and its pages faulted in on every call. The
+    buffers' contents are not touched, so the results are the same bits.
 
     ```mlir
     %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
@@ -526,7 +527,11 @@ def TQCPUPlanBuffers : Pass<"tq-cpu-plan-buffers", "::mlir::func::FuncOp"> {
   let options = [
     Option<"maxBufferBytes", "max-buffer-bytes", "int64_t",
            /*default=*/"1048576",
-           "Largest buffer placed in the arena, in bytes">
+           "Largest buffer placed in the arena, in bytes">,
+    Option<"maxArenaBytes", "max-arena-bytes", "int64_t",
+           /*default=*/"16777216",
+           "Largest arena, in bytes: a buffer that would end past it keeps "
+           "its own allocation">
   ];
   let statistics = [
     Statistic<"numPlanned", "num-planned", "Buffers placed in an arena">

@@ -22,13 +22,13 @@ constexpr int64_t kAlignment = 64;
 
 /// One buffer to place: its lifetime, from its allocation to its
 /// deallocation (positions in the block, both ends included), its size and
-/// the offset chosen for it.
+/// the offset chosen for it (-1 until it is placed).
 struct Buffer {
   memref::AllocOp alloc;
   memref::DeallocOp dealloc;
   unsigned first, last;
   int64_t bytes;
-  int64_t offset = 0;
+  int64_t offset = -1;
 
   bool overlapsInTime(const Buffer &o) const {
     return first <= o.last && o.first <= last;
@@ -63,8 +63,9 @@ memref::DeallocOp localDealloc(memref::AllocOp alloc) {
 
 /// Greedy by size: the largest buffer first, each at the lowest aligned
 /// offset where it meets no placed buffer that is alive at the same time.
-/// Returns the arena's size.
-int64_t placeBySize(MutableArrayRef<Buffer> buffers) {
+/// A buffer that would end past `maxArena` is not placed (its offset stays
+/// -1). Returns the arena's size.
+int64_t placeBySize(MutableArrayRef<Buffer> buffers, int64_t maxArena) {
   SmallVector<Buffer *> order;
   for (Buffer &b : buffers)
     order.push_back(&b);
@@ -92,6 +93,8 @@ int64_t placeBySize(MutableArrayRef<Buffer> buffers) {
       offset = std::max<int64_t>(
           offset, llvm::alignTo(p->offset + p->bytes, kAlignment));
     }
+    if (offset + b->bytes > maxArena)
+      continue;
     b->offset = offset;
     arena = std::max(arena, offset + b->bytes);
     placed.push_back(b);
@@ -123,10 +126,11 @@ struct TQCPUPlanBuffersPass
       buffers.push_back(
           {alloc, dealloc, position[alloc], position[dealloc], *bytes});
     }
+    int64_t size = placeBySize(buffers, maxArenaBytes);
+    llvm::erase_if(buffers, [](const Buffer &b) { return b.offset < 0; });
     // One buffer gains nothing from an arena.
     if (buffers.size() < 2)
       return;
-    int64_t size = placeBySize(buffers);
 
     OpBuilder b(&getContext());
     b.setInsertionPointToStart(&block);

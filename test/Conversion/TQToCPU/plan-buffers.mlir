@@ -1,5 +1,6 @@
 // RUN: tq-opt %s -split-input-file -allow-unregistered-dialect -pass-pipeline='builtin.module(func.func(tq-cpu-plan-buffers))' | FileCheck %s
 // RUN: tq-opt %s -split-input-file -allow-unregistered-dialect -pass-pipeline='builtin.module(func.func(tq-cpu-plan-buffers{max-buffer-bytes=128}))' | FileCheck %s --check-prefix=SMALL
+// RUN: tq-opt %s -split-input-file -allow-unregistered-dialect -pass-pipeline='builtin.module(func.func(tq-cpu-plan-buffers{max-arena-bytes=300}))' | FileCheck %s --check-prefix=CAP
 // The buffers of a function's block that are freed in that block become
 // views of one allocation; two share bytes only when their lifetimes do
 // not overlap.
@@ -33,6 +34,18 @@
 // SMALL: memref.view %[[ARENA]]{{.*}} to memref<3xf32>
 // SMALL-NOT: memref.dealloc %{{.*}} : memref<{{.*}}xf32>
 // SMALL: memref.dealloc %[[ARENA]] : memref<204xi8>
+// With max-arena-bytes=300, %b would end at 384 and keeps its allocation;
+// %c and %d are placed as before.
+// CAP-LABEL: func.func @lifetimes(
+// CAP-NEXT: %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256xi8>
+// CAP: memref.view %[[ARENA]]{{.*}} to memref<64xf32>
+// CAP: %[[B:.*]] = memref.alloc() : memref<32xf32>
+// CAP: %[[O0:.*]] = arith.constant 0 : index
+// CAP-NEXT: memref.view %[[ARENA]][%[[O0]]][] : memref<256xi8> to memref<16xf32>
+// CAP: %[[O64:.*]] = arith.constant 64 : index
+// CAP-NEXT: memref.view %[[ARENA]][%[[O64]]][] : memref<256xi8> to memref<3xf32>
+// CAP: memref.dealloc %[[B]] : memref<32xf32>
+// CAP-NEXT: memref.dealloc %[[ARENA]]
 func.func @lifetimes() {
   %a = memref.alloc() : memref<64xf32>
   %b = memref.alloc() : memref<32xf32>
