@@ -206,7 +206,15 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     `collapse_shape` dropping the unit group dim (how the importer's
     grouped convolutions end), stored at (n, g, p, q); one that writes the
     padded source's buffer in place (bufferization reuses it) is taken
-    only where it writes the plane just copied. So do
+    only where it writes the plane just copied. Planes whose rows hold at
+    most 4 outputs, with at least half a vector of channels and a fill
+    before the convolution, are computed image by image in channels-last
+    order instead: the image's planes transposed in registers into an
+    H × W × C scratch buffer (its border the pad value), each output pixel
+    a vector of channels over the window in the same order, and the result
+    transposed back, the epilogue applied along each channel's flattened
+    plane. Its 4×4 planes of 120 channels took 0.24 ms at batch 64 in rows
+    of 4 lanes, and take 0.10 ms. So do
     `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up to 64
     taps). Per tap one vector load, or for a W stride s one load of s·L
     contiguous inputs with every s-th lane picked, combined as the op's

@@ -225,6 +225,279 @@ struct PaddedPlanes {
   }
 };
 
+/// A depthwise convolution of small planes, whose rows hold at most 4
+/// outputs, computed in channels-last order image by image, in
+/// scratch buffers that stay in cache: the image's planes are transposed (L × L
+/// blocks in registers) into an H × W × C buffer (padded with the pad value
+/// when the input is a PaddedPlanes), each output pixel is computed as
+/// vectors of L channels over the window (kh, kw in order, from the op's
+/// fill value), and the H·W × C result is transposed back, the epilogue
+/// (vectors along the flattened plane) applied as each channel's pixels are
+/// stored. Each output is the same sum in the same order as in the row
+/// kernel: the same bits. Fails, changing nothing, where it does not apply.
+LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
+                                  std::optional<PaddedPlanes> padded,
+                                  const KernelOptions &o, PatternRewriter &rw) {
+  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
+        y = op.getDpsInits()[0];
+  ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
+                    ws = cast<MemRefType>(w.getType()).getShape(),
+                    ys = cast<MemRefType>(y.getType()).getShape();
+  SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
+      dl(op.getDilations().getValues<int64_t>());
+  int64_t N = xs[0], G = xs[1], H = xs[3], W = xs[4], R = ws[3], S = ws[4],
+          P = ys[3], Q = ys[4], L = o.lanes;
+  int64_t GP = llvm::alignTo(G, L);
+  // Rows of at most 4 outputs (a quarter of a vector of 16, half of one of
+  // 8), channels for at least half a vector.
+  if (Q > 4 || 2 * G < L)
+    return failure();
+  // Both scratch buffers on the stack of the thread: at most 256 KiB.
+  if ((H * W + P * Q) * GP * 4 > 256 * 1024)
+    return failure();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != y ||
+      !fill.getInputs()[0].getType().isF32())
+    return failure();
+  // The view that drops the unit group dim, if the generic after the op
+  // reads the output through it; not one it writes in place.
+  memref::CollapseShapeOp groupView;
+  if (auto view =
+          dyn_cast_or_null<memref::CollapseShapeOp>(nextPastAllocations(op));
+      view && view.getSrc() == y && view->hasOneUse() &&
+      view.getReassociationIndices() ==
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(*view->user_begin());
+    if (!dps || !llvm::is_contained(dps.getDpsInits(), view.getResult()))
+      groupView = view;
+  }
+
+  // From here on the op is rewritten. The epilogue is matched once the fill
+  // is gone (the kernel must be the output's only writer), as vectors along
+  // the flattened plane; a generic that only fits rows stays on its own.
+  ImplicitLocOpBuilder b(op.getLoc(), rw);
+  Value fillValue = fill.getInputs()[0];
+  rw.eraseOp(fill);
+  Operation *kernel = op;
+  Value out = y;
+  std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 2);
+  if (!epi && groupView)
+    if ((epi = VectorEpilogue::match(groupView, groupView.getResult(), 2))) {
+      kernel = groupView;
+      out = groupView.getResult();
+    }
+  // The epilogue may read the padded source's buffer only as the output's
+  // own planes (as in the row kernel); else the planes are read from the
+  // padded buffer.
+  if (padded && epi)
+    for (Value v : epi->op()->getOperands())
+      if (rootOf(v) == padded->root &&
+          !((v == padded->source || v == padded->root) &&
+            v.getType() == padded->source.getType() &&
+            cast<MemRefType>(v.getType()).getShape() ==
+                ArrayRef<int64_t>{N, G, P, Q}))
+        padded.reset();
+  if (epi) {
+    b.setLoc(epi->fusedLoc(op));
+    epi->prepare(b);
+  }
+  Type f32 = b.getF32Type();
+  auto vF32 = VectorType::get({L}, f32);
+  auto vMask = VectorType::get({L}, b.getI1Type());
+  Value zeroV = zeros(b, vF32);
+  auto maskOf = [&](ImplicitLocOpBuilder &mb, int64_t valid) -> Value {
+    if (valid == L)
+      return Value();
+    return vector::ConstantMaskOp::create(mb, vMask, ArrayRef<int64_t>{valid});
+  };
+
+  // The filter as [tap][channel], channels past G zero.
+  Value wT = memref::AllocOp::create(b, MemRefType::get({R * S, GP}, f32),
+                                     b.getI64IntegerAttr(64));
+  linalg::FillOp::create(b,
+                         ValueRange{arith::ConstantFloatOp::create(
+                             b, b.getF32Type(), APFloat(0.0f))},
+                         ValueRange{wT});
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{idx(b, 0), idx(b, 0), idx(b, 0)},
+      ValueRange{idx(b, G), idx(b, R), idx(b, S)},
+      ValueRange{idx(b, 1), idx(b, 1), idx(b, 1)},
+      [&](OpBuilder &nb, Location l, ValueRange iv) {
+        ImplicitLocOpBuilder ib(l, nb);
+        Value c0 = idx(ib, 0);
+        Value v = memref::LoadOp::create(
+            ib, w, ValueRange{iv[0], c0, c0, iv[1], iv[2]});
+        Value tap = arith::AddIOp::create(
+            ib, arith::MulIOp::create(ib, iv[1], idx(ib, S)), iv[2]);
+        memref::StoreOp::create(ib, v, wT, ValueRange{tap, iv[0]});
+      });
+
+  // The planes read: the padded source's, or x's, as [n][g][h·w].
+  Value src = padded ? collapse(b, padded->source, {{0}, {1}, {2, 3}})
+                     : collapse(b, x, {{0}, {1, 2}, {3, 4}});
+  int64_t srcH = H, srcW = W, top = 0, left = 0;
+  if (padded) {
+    ArrayRef<int64_t> ss =
+        cast<MemRefType>(padded->source.getType()).getShape();
+    srcH = ss[2];
+    srcW = ss[3];
+    top = padded->top;
+    left = padded->left;
+  }
+  Value to = epi ? epi->target() : out;
+  int64_t toRank = cast<MemRefType>(to.getType()).getRank();
+  SmallVector<ReassociationIndices> toGroups;
+  for (int64_t d = 0; d < toRank - 2; ++d)
+    toGroups.push_back({d});
+  toGroups.push_back({toRank - 2, toRank - 1});
+  Value dst = collapse(b, to, toGroups);
+
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
+      ValueRange{idx(b, 1)}, o.threads,
+      [&](OpBuilder &nb, Location loc, ValueRange nIv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value n = nIv[0];
+        auto scope = memref::AllocaScopeOp::create(ib, TypeRange{});
+        OpBuilder::InsertionGuard guard(ib);
+        ib.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+        Value in = memref::AllocaOp::create(
+            ib, MemRefType::get({H, W, GP}, f32), ib.getI64IntegerAttr(64));
+        Value res = memref::AllocaOp::create(
+            ib, MemRefType::get({P * Q, GP}, f32), ib.getI64IntegerAttr(64));
+        // The border, with the pad value.
+        if (padded) {
+          Value padV = vector::BroadcastOp::create(ib, vF32, padded->padValue);
+          scf::buildLoopNest(
+              ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
+              ValueRange{idx(ib, H), idx(ib, W)},
+              ValueRange{idx(ib, 1), idx(ib, 1)},
+              [&](OpBuilder &hb, Location l, ValueRange hw) {
+                ImplicitLocOpBuilder kb(l, hb);
+                auto outside = [&](Value v, int64_t lo, int64_t hi) {
+                  return arith::OrIOp::create(
+                      kb,
+                      arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, v,
+                                            idx(kb, lo)),
+                      arith::CmpIOp::create(kb, arith::CmpIPredicate::uge, v,
+                                            idx(kb, hi)));
+                };
+                Value border =
+                    arith::OrIOp::create(kb, outside(hw[0], top, top + srcH),
+                                         outside(hw[1], left, left + srcW));
+                auto ifBorder = scf::IfOp::create(kb, border, false);
+                ImplicitLocOpBuilder tb(l, ifBorder.getThenBodyBuilder());
+                for (int64_t c0 = 0; c0 < GP; c0 += L)
+                  vector::StoreOp::create(
+                      tb, padV, in, ValueRange{hw[0], hw[1], idx(tb, c0)});
+              });
+        }
+        // The planes, transposed into the interior: rows past the last
+        // channel repeat it, and land in the channels past G.
+        forEachBlock(
+            ib, G, L, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
+              forEachBlock(
+                  cb, srcH * srcW, L,
+                  [&](ImplicitLocOpBuilder &kb, Value hw0, int64_t hwn) {
+                    Value hwMask = maskOf(kb, hwn);
+                    SmallVector<Value> rows;
+                    for (int64_t i = 0; i < L; ++i) {
+                      Value c = arith::AddIOp::create(
+                          kb, c0, idx(kb, std::min(i, cn - 1)));
+                      SmallVector<Value> at{n, c, hw0};
+                      rows.push_back(
+                          hwMask ? vector::MaskedLoadOp::create(
+                                       kb, vF32, src, at, hwMask, zeroV)
+                                       .getResult()
+                                 : vector::LoadOp::create(kb, vF32, src, at)
+                                       .getResult());
+                    }
+                    SmallVector<Value> pixels = transposeBlock(kb, rows);
+                    for (int64_t j = 0; j < hwn; ++j) {
+                      Value pix = arith::AddIOp::create(kb, hw0, idx(kb, j));
+                      Value h = arith::AddIOp::create(
+                          kb, arith::DivUIOp::create(kb, pix, idx(kb, srcW)),
+                          idx(kb, top));
+                      Value wc = arith::AddIOp::create(
+                          kb, arith::RemUIOp::create(kb, pix, idx(kb, srcW)),
+                          idx(kb, left));
+                      vector::StoreOp::create(kb, pixels[j], in,
+                                              ValueRange{h, wc, c0});
+                    }
+                  });
+            });
+        // Each output pixel, L channels at a time.
+        Value fillV = vector::BroadcastOp::create(ib, vF32, fillValue);
+        scf::buildLoopNest(
+            ib, loc, ValueRange{idx(ib, 0), idx(ib, 0), idx(ib, 0)},
+            ValueRange{idx(ib, P), idx(ib, Q), idx(ib, GP)},
+            ValueRange{idx(ib, 1), idx(ib, 1), idx(ib, L)},
+            [&](OpBuilder &pb, Location l, ValueRange pqc) {
+              ImplicitLocOpBuilder kb(l, pb);
+              Value h0 = arith::MulIOp::create(kb, pqc[0], idx(kb, st[0]));
+              Value w0 = arith::MulIOp::create(kb, pqc[1], idx(kb, st[1]));
+              Value acc = fillV;
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t s = 0; s < S; ++s) {
+                  Value h = arith::AddIOp::create(kb, h0, idx(kb, r * dl[0]));
+                  Value wc = arith::AddIOp::create(kb, w0, idx(kb, s * dl[1]));
+                  Value xv = vector::LoadOp::create(kb, vF32, in,
+                                                    ValueRange{h, wc, pqc[2]});
+                  Value wv = vector::LoadOp::create(
+                      kb, vF32, wT, ValueRange{idx(kb, r * S + s), pqc[2]});
+                  acc = multiplyAdd(kb, acc, wv, xv, o.fma);
+                }
+              Value pix = arith::AddIOp::create(
+                  kb, arith::MulIOp::create(kb, pqc[0], idx(kb, Q)), pqc[1]);
+              vector::StoreOp::create(kb, acc, res, ValueRange{pix, pqc[2]});
+            });
+        // Back to planes, with the epilogue.
+        forEachBlock(
+            ib, G, L, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
+              forEachBlock(
+                  cb, P * Q, L,
+                  [&](ImplicitLocOpBuilder &kb, Value hw0, int64_t hwn) {
+                    Value hwMask = maskOf(kb, hwn);
+                    SmallVector<Value> rows;
+                    for (int64_t i = 0; i < L; ++i) {
+                      Value pix = arith::AddIOp::create(
+                          kb, hw0, idx(kb, std::min(i, hwn - 1)));
+                      rows.push_back(vector::LoadOp::create(
+                          kb, vF32, res, ValueRange{pix, c0}));
+                    }
+                    SmallVector<Value> planes = transposeBlock(kb, rows);
+                    for (int64_t j = 0; j < cn; ++j) {
+                      Value c = arith::AddIOp::create(kb, c0, idx(kb, j));
+                      SmallVector<Value> outer{n, c};
+                      if (toRank == 5)
+                        outer.push_back(idx(kb, 0));
+                      Value v = planes[j];
+                      if (epi)
+                        v = epi->apply(kb, v, outer, hw0, hwMask);
+                      SmallVector<Value> at(outer);
+                      at.push_back(hw0);
+                      if (hwMask)
+                        vector::MaskedStoreOp::create(kb, dst, at, hwMask, v);
+                      else
+                        vector::StoreOp::create(kb, v, dst, at);
+                    }
+                  });
+            });
+        memref::AllocaScopeReturnOp::create(ib, ValueRange{});
+      });
+  memref::DeallocOp::create(b, wT);
+
+  if (padded && padded->sourceDealloc)
+    rw.moveOpBefore(padded->sourceDealloc, op);
+  eraseWithEpilogue(op, epi, rw);
+  if (kernel != op)
+    rw.eraseOp(kernel);
+  if (padded)
+    for (Operation *pad : padded->ops)
+      rw.eraseOp(pad);
+  return success();
+}
+
 /// A depthwise linalg.conv_2d_ngchw_gfchw (one channel per group, one
 /// filter per group): per output row, vectors of L outputs held in
 /// registers over the window (kh, kw in order), the last vector of a row
@@ -254,6 +527,8 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
             Q = ys[4], sw = st[1];
     int64_t L = rowLanes(o.lanes, Q);
     std::optional<PaddedPlanes> padded = PaddedPlanes::match(op, x);
+    if (succeeded(rewriteChannelsLast(op, padded, o, rw)))
+      return success();
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);

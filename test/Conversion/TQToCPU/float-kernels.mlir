@@ -211,6 +211,63 @@ func.func @depthwise_epilogue_nchw(%x: memref<2x3x1x10x10xf32>, %w: memref<3x1x1
 
 // -----
 
+// Planes of 2x2 outputs (rows of a quarter of a vector) and 12 channels:
+// each image is transposed into a 4x4x16 scratch buffer (its border filled
+// with the pad value, the padded buffer gone), each output pixel computed
+// as vectors of 8 channels, and the 4x16 result transposed back, the bias
+// and ReLU applied to each channel's 4 pixels as they are stored through
+// the group view's buffer, flattened.
+// CHECK-LABEL: func.func @depthwise_channels_last
+// CHECK-NOT: memref<2x12x4x4xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[WT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x16xf32>
+// CHECK: %[[DST:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : memref<2x12x2x2xf32> into memref<2x12x4xf32>
+// CHECK: memref.alloca_scope
+// CHECK: %[[IN:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4x16xf32>
+// CHECK: %[[RES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}}, %[[IN]]
+// CHECK: vector.maskedload %{{.*}} : memref<2x12x4xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.store %{{.*}}, %[[IN]]
+// CHECK-COUNT-9: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[RES]]
+// CHECK: vector.load %[[RES]]
+// CHECK: vector.shuffle
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.maskedstore %[[DST]]
+// CHECK: memref.dealloc %[[WT]]
+func.func @depthwise_channels_last(%w: memref<12x1x1x3x3xf32>, %bias: memref<12xf32>, %out: memref<2x12x2x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %src = memref.alloc() : memref<2x12x2x2xf32>
+  linalg.fill ins(%zero : f32) outs(%src : memref<2x12x2x2xf32>)
+  %pad = memref.alloc() : memref<2x12x4x4xf32>
+  linalg.map outs(%pad : memref<2x12x4x4xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %in = memref.subview %pad[0, 0, 1, 1] [2, 12, 2, 2] [1, 1, 1, 1] : memref<2x12x4x4xf32> to memref<2x12x2x2xf32, strided<[192, 16, 4, 1], offset: 5>>
+  memref.copy %src, %in : memref<2x12x2x2xf32> to memref<2x12x2x2xf32, strided<[192, 16, 4, 1], offset: 5>>
+  memref.dealloc %src : memref<2x12x2x2xf32>
+  %x = memref.expand_shape %pad [[0], [1, 2], [3], [4]] output_shape [2, 12, 1, 4, 4] : memref<2x12x4x4xf32> into memref<2x12x1x4x4xf32>
+  %y = memref.alloc() : memref<2x12x1x2x2xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x12x1x2x2xf32>)
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x12x1x4x4xf32>, memref<12x1x1x3x3xf32>) outs(%y : memref<2x12x1x2x2xf32>)
+  memref.dealloc %pad : memref<2x12x4x4xf32>
+  %y4 = memref.collapse_shape %y [[0], [1, 2], [3], [4]] : memref<2x12x1x2x2xf32> into memref<2x12x2x2xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y4, %bias : memref<2x12x2x2xf32>, memref<12xf32>) outs(%out : memref<2x12x2x2xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %y : memref<2x12x1x2x2xf32>
+  return
+}
+
+// -----
+
 // The output is read again after the bias and ReLU: the kernel stores it,
 // and the generic runs on its own (vector loops that load the output).
 // CHECK-LABEL: func.func @depthwise_epilogue_nchw_reread

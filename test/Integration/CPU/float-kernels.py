@@ -429,9 +429,11 @@ def fused(kernel, body, special=False):
             ins = [data((13, 7), special), data((7, 21), special)]
             y0 = ref_matmul(*ins, np.zeros((13, 21), np.float32))
             name = "linalg.matmul"
-        elif kernel == "depthwise":
-            x, w = data((1, 4, 1, 10, 13), special), data((4, 1, 1, 3, 3), special)
-            y0 = ref_depthwise(x, w, np.zeros(4, np.float32), (1, 1), (1, 1))
+        elif kernel.startswith("depthwise"):
+            # depthwise-small: rows of 4 outputs, 20 channels (channels-last).
+            g, h, wd = (20, 6, 6) if kernel == "depthwise-small" else (4, 10, 13)
+            x, w = data((1, g, 1, h, wd), special), data((g, 1, 1, 3, 3), special)
+            y0 = ref_depthwise(x, w, np.zeros(g, np.float32), (1, 1), (1, 1))
             ins, name = [x, w], "linalg.conv_2d_ngchw_gfchw " + unit
         else:
             x = data((2, 3, 12, 11), special)
@@ -636,6 +638,18 @@ depthwise((1, 4, 9, 9), 5, special=True)
 depthwise((2, 6, 6, 6), 3, special=True)
 depthwise((2, 5, 9, 9), 3, stride=(2, 2))
 depthwise((1, 3, 9, 9), 3)
+# Rows of at most 4 outputs and at least half a vector of channels: image by
+# image in channels-last order (vectors of channels, transposed in and out),
+# with channel tails (20, 12, 40 and 33 channels), stride 2, a dilation,
+# NaN and ±Inf, and full-precision data.
+depthwise((2, 20, 6, 6), 3, special=True)
+depthwise((2, 12, 4, 4), 3)
+depthwise((1, 40, 9, 9), 3, stride=(2, 2))
+depthwise((2, 16, 7, 7), 3, dilation=(2, 2), special=True)
+depthwise((2, 20, 6, 6), 3, precise=True)
+padded_depthwise((2, 24, 4, 4), 3, (1, 1, 1, 1))
+padded_depthwise((2, 33, 7, 7), 3, (1, 1, 1, 1), stride=(2, 2), special=True)
+padded_depthwise((1, 16, 3, 2), 3, (0, 2, 1, 0), special=True)
 # Padded: the pad folded into the kernel, one plane at a time; stride 2,
 # uneven pads, rows wider than a vector, a 5x5 window, NaN and ±Inf.
 padded_depthwise((2, 8, 7, 7), 3, (1, 1, 1, 1))
@@ -651,7 +665,7 @@ pool("max", (2, 2, 9, 9), (3, 3), (1, 1), special=True)
 pool("sum", (2, 3, 9, 9), (2, 2), (2, 2))
 pool("sum", (1, 2, 17, 33), (3, 3), (2, 2), fill=False, special=True)
 pool("sum", (1, 3, 7, 7), (7, 7), (1, 1))
-for kernel in ("conv", "matmul", "depthwise", "pool"):
+for kernel in ("conv", "matmul", "depthwise", "depthwise-small", "pool"):
     for body in EPILOGUES:
         fused(kernel, body, special=(body != "bias_relu"))
 
