@@ -198,9 +198,9 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     copy (the bufferized `tensor.pad`: a buffer filled with the pad value,
     the source copied into its interior) and the source is not written
     between the copy and the convolution, the kernel reads the source
-    instead: per image a scratch plane on the stack (`memref.alloca_scope`)
-    whose border holds the pad value, each group's plane copied into its
-    interior, then its rows computed. The padded tensor, written and read
+    instead: a scratch plane per thread (allocated once, outside the image
+    loop) whose border holds the pad value, each group's plane copied into
+    its interior, then its rows computed. The padded tensor, written and read
     in full, is gone; the kernel reads the same values. Its epilogue may
     also be a generic that reads the output as NCHW through the
     `collapse_shape` dropping the unit group dim (how the importer's

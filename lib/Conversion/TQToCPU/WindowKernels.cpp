@@ -72,6 +72,41 @@ void emitRowVectors(
     vectorAt(b, idx(b, q0), true);
 }
 
+/// The images [0, N) in one chunk per thread (as many as the threads, at
+/// most N), each chunk with its own `scratch` buffers (heap allocations,
+/// made once per chunk and freed after it), calling `body` with (n, the
+/// buffers) for each image of the chunk. The buffers are not on the stack:
+/// canonicalization hoists an alloca out of its `memref.alloca_scope` into
+/// the image loop, where the stack would grow at every image.
+void forEachImageWithScratch(
+    ImplicitLocOpBuilder &b, int64_t N, int64_t threads,
+    ArrayRef<MemRefType> scratch,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body) {
+  int64_t chunks = std::clamp<int64_t>(threads, 1, N),
+          per = llvm::divideCeil(N, chunks);
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, chunks)},
+      ValueRange{idx(b, 1)}, threads,
+      [&](OpBuilder &nb, Location loc, ValueRange chunk) {
+        ImplicitLocOpBuilder cb(loc, nb);
+        SmallVector<Value> buffers;
+        for (MemRefType t : scratch)
+          buffers.push_back(
+              memref::AllocOp::create(cb, t, cb.getI64IntegerAttr(64)));
+        Value lo = arith::MulIOp::create(cb, chunk[0], idx(cb, per));
+        Value hi = arith::MinUIOp::create(
+            cb, arith::AddIOp::create(cb, lo, idx(cb, per)), idx(cb, N));
+        scf::buildLoopNest(cb, loc, ValueRange{lo}, ValueRange{hi},
+                           ValueRange{idx(cb, 1)},
+                           [&](OpBuilder &ib, Location l, ValueRange n) {
+                             ImplicitLocOpBuilder nb2(l, ib);
+                             body(nb2, n[0], buffers);
+                           });
+        for (Value v : buffers)
+          memref::DeallocOp::create(cb, v);
+      });
+}
+
 /// The L inputs of one window tap for L outputs of a row along a W stride
 /// sw: columns col, col + sw, ... of the row `at` (its last index is col),
 /// from one load of L·sw contiguous ones, every sw-th lane picked
@@ -252,7 +287,7 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
   // 8), channels for at least half a vector.
   if (Q > 4 || 2 * G < L)
     return failure();
-  // Both scratch buffers on the stack of the thread: at most 256 KiB.
+  // Both scratch buffers (per thread) stay in cache: at most 256 KiB.
   if ((H * W + P * Q) * GP * 4 > 256 * 1024)
     return failure();
   auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
@@ -352,19 +387,12 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
   toGroups.push_back({toRank - 2, toRank - 1});
   Value dst = collapse(b, to, toGroups);
 
-  cpu::buildIndependentLoops(
-      b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
-      ValueRange{idx(b, 1)}, o.threads,
-      [&](OpBuilder &nb, Location loc, ValueRange nIv) {
-        ImplicitLocOpBuilder ib(loc, nb);
-        Value n = nIv[0];
-        auto scope = memref::AllocaScopeOp::create(ib, TypeRange{});
-        OpBuilder::InsertionGuard guard(ib);
-        ib.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
-        Value in = memref::AllocaOp::create(
-            ib, MemRefType::get({H, W, GP}, f32), ib.getI64IntegerAttr(64));
-        Value res = memref::AllocaOp::create(
-            ib, MemRefType::get({P * Q, GP}, f32), ib.getI64IntegerAttr(64));
+  forEachImageWithScratch(
+      b, N, o.threads,
+      {MemRefType::get({H, W, GP}, f32), MemRefType::get({P * Q, GP}, f32)},
+      [&](ImplicitLocOpBuilder &ib, Value n, ValueRange scratch) {
+        Location loc = ib.getLoc();
+        Value in = scratch[0], res = scratch[1];
         // The border, with the pad value.
         if (padded) {
           Value padV = vector::BroadcastOp::create(ib, vF32, padded->padValue);
@@ -483,7 +511,6 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
                     }
                   });
             });
-        memref::AllocaScopeReturnOp::create(ib, ValueRange{});
       });
   memref::DeallocOp::create(b, wT);
 
@@ -655,24 +682,20 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
       eraseKernel();
       return success();
     }
-    // Per image n: a scratch plane on the stack (freed with the image's
-    // scope) whose border is filled with the pad value once; per group g
+    // Per image n: a scratch plane (one per thread) whose border is
+    // filled with the pad value; per group g
     // the source plane is copied into its interior (vectors of L, the
     // last of a row masked), then the plane's rows are computed.
     int64_t H = xs[3], top = padded->top, left = padded->left;
     ArrayRef<int64_t> srcShape =
         cast<MemRefType>(padded->source.getType()).getShape();
     int64_t srcH = srcShape[2], srcW = srcShape[3];
-    cpu::buildIndependentLoops(
-        b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
-        ValueRange{idx(b, 1)}, o.threads,
-        [&](OpBuilder &nb, Location loc, ValueRange nIv) {
-          ImplicitLocOpBuilder ib(loc, nb);
-          auto scope = memref::AllocaScopeOp::create(ib, TypeRange{});
-          OpBuilder::InsertionGuard guard(ib);
-          ib.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
-          Value scratch = memref::AllocaOp::create(
-              ib, MemRefType::get({H, W}, ib.getF32Type()));
+    forEachImageWithScratch(
+        b, N, o.threads, {MemRefType::get({H, W}, b.getF32Type())},
+        [&](ImplicitLocOpBuilder &ib, Value image, ValueRange scratches) {
+          Location loc = ib.getLoc();
+          Value scratch = scratches[0];
+          SmallVector<Value> nIv{image};
           linalg::FillOp::create(ib, ValueRange{padded->padValue},
                                  ValueRange{scratch});
           scf::buildLoopNest(
@@ -716,7 +739,6 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
                     });
                 plane = Value();
               });
-          memref::AllocaScopeReturnOp::create(ib, ValueRange{});
         });
     if (padded->sourceDealloc)
       rw.moveOpBefore(padded->sourceDealloc, op);

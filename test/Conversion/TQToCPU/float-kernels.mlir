@@ -149,18 +149,21 @@ func.func @depthwise_narrow(%x: memref<2x3x1x6x6xf32>, %w: memref<3x1x1x3x3xf32>
 
 // A padded input (the bufferized tensor.pad: a buffer filled with the pad
 // value, the source copied into its interior): each image gets a scratch
-// plane on the stack, filled once, and each group's plane is copied into
-// its interior; the padded buffer is gone, and the source's dealloc moves
-// after the kernel.
+// plane (allocated once per thread, outside the image loop: an alloca
+// there would grow the stack at every image), filled with the pad value,
+// and each group's plane is copied into its interior; the padded buffer is
+// gone, and the source's dealloc moves after the kernel.
 // CHECK-LABEL: func.func @depthwise_padded
 // CHECK-NOT: memref<2x3x9x9xf32>
-// CHECK: memref.alloca_scope
-// CHECK: %[[PLANE:.*]] = memref.alloca() : memref<9x9xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PLANE]] : memref<9x9xf32>)
+// CHECK-NOT: memref.alloca
+// CHECK: %[[PLANE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x9xf32>
+// CHECK: scf.for
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[PLANE]] : memref<9x9xf32>)
 // CHECK: scf.for
 // CHECK: vector.maskedload %[[SRC:.*]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], {{.*}} : memref<2x3x7x7xf32>
 // CHECK: vector.maskedstore %[[PLANE]][%{{.*}}, %{{.*}}]
 // CHECK: vector.maskedload %[[PLANE]]
+// CHECK: memref.dealloc %[[PLANE]]
 // CHECK: memref.dealloc %[[SRC]]
 // CHECK-NOT: memref.copy
 func.func @depthwise_padded(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>) {
@@ -211,8 +214,8 @@ func.func @depthwise_epilogue_nchw(%x: memref<2x3x1x10x10xf32>, %w: memref<3x1x1
 
 // -----
 
-// Planes of 2x2 outputs (rows of a quarter of a vector) and 12 channels:
-// each image is transposed into a 4x4x16 scratch buffer (its border filled
+// Planes of 2x2 outputs (rows of at most 4) and 12 channels: each image
+// is transposed into a 4x4x16 scratch buffer (one per thread; its border filled
 // with the pad value, the padded buffer gone), each output pixel computed
 // as vectors of 8 channels, and the 4x16 result transposed back, the bias
 // and ReLU applied to each channel's 4 pixels as they are stored through
@@ -222,9 +225,10 @@ func.func @depthwise_epilogue_nchw(%x: memref<2x3x1x10x10xf32>, %w: memref<3x1x1
 // CHECK-NOT: linalg.generic
 // CHECK: %[[WT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x16xf32>
 // CHECK: %[[DST:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : memref<2x12x2x2xf32> into memref<2x12x4xf32>
-// CHECK: memref.alloca_scope
-// CHECK: %[[IN:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4x16xf32>
-// CHECK: %[[RES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK-NOT: memref.alloca
+// CHECK: %[[IN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x4x16xf32>
+// CHECK-NEXT: %[[RES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK: scf.for
 // CHECK: scf.if
 // CHECK: vector.store %{{.*}}, %[[IN]]
 // CHECK: vector.maskedload %{{.*}} : memref<2x12x4xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
@@ -237,6 +241,8 @@ func.func @depthwise_epilogue_nchw(%x: memref<2x3x1x10x10xf32>, %w: memref<3x1x1
 // CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.maskedstore %[[DST]]
+// CHECK: memref.dealloc %[[IN]]
+// CHECK-NEXT: memref.dealloc %[[RES]]
 // CHECK: memref.dealloc %[[WT]]
 func.func @depthwise_channels_last(%w: memref<12x1x1x3x3xf32>, %bias: memref<12xf32>, %out: memref<2x12x2x2xf32>) {
   %zero = arith.constant 0.0 : f32

@@ -650,6 +650,9 @@ depthwise((2, 20, 6, 6), 3, precise=True)
 padded_depthwise((2, 24, 4, 4), 3, (1, 1, 1, 1))
 padded_depthwise((2, 33, 7, 7), 3, (1, 1, 1, 1), stride=(2, 2), special=True)
 padded_depthwise((1, 16, 3, 2), 3, (0, 2, 1, 0), special=True)
+# 2000 images: scratch buffers made per image on the stack (about 5 KiB
+# each) would take 10 MiB of it; they are made once per thread.
+depthwise((2000, 20, 6, 6), 3)
 # Padded: the pad folded into the kernel, one plane at a time; stride 2,
 # uneven pads, rows wider than a vector, a 5x5 window, NaN and ±Inf.
 padded_depthwise((2, 8, 7, 7), 3, (1, 1, 1, 1))
