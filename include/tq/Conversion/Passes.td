@@ -507,8 +507,9 @@ def TQCPUPlanBuffers : Pass<"tq-cpu-plan-buffers", "::mlir::func::FuncOp"> {
     arena planner does).
 
     A buffer is planned when it is allocated at the top of the block with
-    a static shape, the identity layout and an element type of whole
-    bytes, is freed by one `memref.dealloc` in that block, and is at most
+    a static shape, the identity layout, an element type of 1, 2, 4 or 8
+    bytes and an alignment of at most 64, is freed by one `memref.dealloc`
+    in that block, and is at most
     `max-buffer-bytes` long (1 MiB), and placed in the arena only if it
     ends within `max-arena-bytes` (16 MiB). The other buffers keep their
     own allocation: the work on a large buffer costs much more than its

@@ -36,13 +36,16 @@ struct Buffer {
 };
 
 /// The size in bytes of `type` when the arena can hold it: a static shape,
-/// the identity layout and an integer or float element type of whole bytes.
+/// the identity layout and an integer or float element type of 1, 2, 4 or
+/// 8 bytes (LLVM rounds other widths up, which the size would miss).
 std::optional<int64_t> arenaBytes(MemRefType type) {
   if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
       type.getMemorySpace())
     return std::nullopt;
   Type elem = type.getElementType();
-  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() < 8 ||
+      elem.getIntOrFloatBitWidth() > 64 ||
+      !llvm::isPowerOf2_32(elem.getIntOrFloatBitWidth()))
     return std::nullopt;
   return type.getNumElements() * (elem.getIntOrFloatBitWidth() / 8);
 }
@@ -118,7 +121,8 @@ struct TQCPUPlanBuffersPass
     SmallVector<Buffer> buffers;
     for (auto alloc : block.getOps<memref::AllocOp>()) {
       std::optional<int64_t> bytes = arenaBytes(alloc.getType());
-      if (!bytes || *bytes == 0 || *bytes > maxBufferBytes)
+      if (!bytes || *bytes == 0 || *bytes > maxBufferBytes ||
+          alloc.getAlignment().value_or(0) > kAlignment)
         continue;
       memref::DeallocOp dealloc = localDealloc(alloc);
       if (!dealloc)

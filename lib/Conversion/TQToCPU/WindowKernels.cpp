@@ -183,6 +183,20 @@ struct PaddedPlanes {
   /// The source's dealloc, moved after the kernel.
   Operation *sourceDealloc = nullptr;
 
+  /// Whether the epilogue `epi` of a kernel writing planes of `outShape`
+  /// uses the source's buffer (reused in place for its output) only as
+  /// those planes: the source, or its buffer of the same type, of the
+  /// output's shape. The kernel reads each plane before it stores it.
+  bool onlyOwnPlanes(const VectorEpilogue &epi,
+                     ArrayRef<int64_t> outShape) const {
+    for (Value v : epi.op()->getOperands())
+      if (rootOf(v) == root &&
+          !((v == source || v == root) && v.getType() == source.getType() &&
+            cast<MemRefType>(v.getType()).getShape() == outShape))
+        return false;
+    return true;
+  }
+
   static std::optional<PaddedPlanes> match(Operation *conv, Value x) {
     auto expand = x.getDefiningOp<memref::ExpandShapeOp>();
     if (!expand || !x.hasOneUse() || expand.getSrcType().getRank() != 4)
@@ -290,6 +304,13 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
   // Both scratch buffers (per thread) stay in cache: at most 256 KiB.
   if ((H * W + P * Q) * GP * 4 > 256 * 1024)
     return failure();
+  // The planes are read and written flattened: H and W of the input, P and
+  // Q of the output (strided views of rows stay with the row kernel).
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+          cast<MemRefType>(x.getType()), {{0}, {1, 2}, {3, 4}}) ||
+      !memref::CollapseShapeOp::isGuaranteedCollapsible(
+          cast<MemRefType>(y.getType()), {{0}, {1}, {2}, {3, 4}}))
+    return failure();
   auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
   if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != y ||
       !fill.getInputs()[0].getType().isF32())
@@ -324,14 +345,8 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
   // The epilogue may read the padded source's buffer only as the output's
   // own planes (as in the row kernel); else the planes are read from the
   // padded buffer.
-  if (padded && epi)
-    for (Value v : epi->op()->getOperands())
-      if (rootOf(v) == padded->root &&
-          !((v == padded->source || v == padded->root) &&
-            v.getType() == padded->source.getType() &&
-            cast<MemRefType>(v.getType()).getShape() ==
-                ArrayRef<int64_t>{N, G, P, Q}))
-        padded.reset();
+  if (padded && epi && !padded->onlyOwnPlanes(*epi, {N, G, P, Q}))
+    padded.reset();
   if (epi) {
     b.setLoc(epi->fusedLoc(op));
     epi->prepare(b);
@@ -585,17 +600,8 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
     // source's buffer (reused in place for its output) only as the output's
     // own planes, already copied: the source, or its buffer of the same
     // type, of the output's shape.
-    if (padded && epi)
-      for (Value v : epi->op()->getOperands()) {
-        if (rootOf(v) != padded->root)
-          continue;
-        bool samePlanes = (v == padded->source || v == padded->root) &&
-                          v.getType() == padded->source.getType() &&
-                          cast<MemRefType>(v.getType()).getShape() ==
-                              ArrayRef<int64_t>{N, G, P, Q};
-        if (!samePlanes)
-          padded.reset();
-      }
+    if (padded && epi && !padded->onlyOwnPlanes(*epi, {N, G, P, Q}))
+      padded.reset();
     Value to = epi ? epi->target() : y;
     auto vF32 = VectorType::get({L}, b.getF32Type());
     auto vMask = VectorType::get({L}, b.getI1Type());

@@ -274,6 +274,22 @@ func.func @depthwise_channels_last(%w: memref<12x1x1x3x3xf32>, %bias: memref<12x
 
 // -----
 
+// The same planes read through rows of a wider buffer (H and W do not
+// flatten): the row kernel, vectors of 4 along each row.
+// CHECK-LABEL: func.func @depthwise_channels_last_strided
+// CHECK-NOT: memref<4x4x16xf32>
+// CHECK-NOT: memref.collapse_shape
+// CHECK: vector.maskedload %{{.*}} : memref<2x12x1x4x4xf32, strided<[240, 20, 20, 5, 1]>>, vector<4xi1>, vector<4xf32>
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+func.func @depthwise_channels_last_strided(%x: memref<2x12x1x4x4xf32, strided<[240, 20, 20, 5, 1]>>, %w: memref<12x1x1x3x3xf32>, %y: memref<2x12x1x2x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x12x1x2x2xf32>)
+  linalg.conv_2d_ngchw_gfchw ins(%x, %w : memref<2x12x1x4x4xf32, strided<[240, 20, 20, 5, 1]>>, memref<12x1x1x3x3xf32>) outs(%y : memref<2x12x1x2x2xf32>)
+  return
+}
+
+// -----
+
 // The output is read again after the bias and ReLU: the kernel stores it,
 // and the generic runs on its own (vector loops that load the output).
 // CHECK-LABEL: func.func @depthwise_epilogue_nchw_reread

@@ -80,24 +80,26 @@ func.func @chain(%x: memref<8xi8>) {
 
 // -----
 
-// Left alone: a dynamic shape, a layout, an element type of less than a
-// byte, a buffer never freed, one freed inside an `scf.if`, one
+// Left alone: a dynamic shape, a layout, element types of less than a
+// byte and of 3 bytes (stored in 4), an alignment of 128, a buffer never freed, one freed inside an `scf.if`, one
 // allocated inside a loop. What remains is one buffer, which gains nothing from an
 // arena.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: memref.view
-// CHECK-COUNT-7: memref.alloc
+// CHECK-COUNT-9: memref.alloc
 // CHECK-NOT: memref.view
 func.func @left_alone(%n: index, %cond: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %dyn = memref.alloc(%n) : memref<?xf32>
   %strided = memref.alloc() : memref<4xf32, strided<[2]>>
-  %bits = memref.alloc() : memref<16xi1>
+  %bits = memref.alloc() : memref<16xi12>
+  %odd = memref.alloc() : memref<16xi24>
+  %aligned = memref.alloc() {alignment = 128 : i64} : memref<16xf32>
   %kept = memref.alloc() : memref<4xf32>
   %inner = memref.alloc() : memref<4xf32>
   %one = memref.alloc() : memref<4xf32>
-  "test.use"(%dyn, %strided, %bits, %kept, %inner, %one) : (memref<?xf32>, memref<4xf32, strided<[2]>>, memref<16xi1>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+  "test.use"(%dyn, %strided, %bits, %odd, %aligned, %kept, %inner, %one) : (memref<?xf32>, memref<4xf32, strided<[2]>>, memref<16xi12>, memref<16xi24>, memref<16xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
   scf.for %i = %c0 to %n step %c1 {
     %loop = memref.alloc() : memref<4xf32>
     "test.use"(%loop) : (memref<4xf32>) -> ()
@@ -108,7 +110,9 @@ func.func @left_alone(%n: index, %cond: i1) {
   }
   memref.dealloc %dyn : memref<?xf32>
   memref.dealloc %strided : memref<4xf32, strided<[2]>>
-  memref.dealloc %bits : memref<16xi1>
+  memref.dealloc %bits : memref<16xi12>
+  memref.dealloc %odd : memref<16xi24>
+  memref.dealloc %aligned : memref<16xf32>
   memref.dealloc %one : memref<4xf32>
   return
 }

@@ -172,15 +172,49 @@ def ref_depthwise(x, w, bias, stride, dilation, fused=False):
 
 
 def depthwise(xshape, k, stride=(1, 1), dilation=(1, 1), special=False,
-              precise=False):
+              precise=False, zero_fill=False):
+    """The output starts from the bias; with `zero_fill`, from a zero
+    linalg.fill, the bias added by a generic after the convolution (the
+    form the channels-last kernel takes, with the add as its epilogue)."""
     n, g, h, wd = xshape
     gen = full if precise else (lambda shape: data(shape, special))
     x = gen((n, g, 1, h, wd))
     w = gen((g, 1, 1, k, k))
     bias = gen((g,))
-    want = ref_depthwise(x, w, bias, stride, dilation)
-    fused = ref_depthwise(x, w, bias, stride, dilation, fused=True) if precise else None
+    if zero_fill:
+        zero, b5 = np.zeros(g, np.float32), bias[None, :, None, None, None]
+        with np.errstate(all="ignore"):
+            want = (ref_depthwise(x, w, zero, stride, dilation) + b5).astype(np.float32)
+            fused = (ref_depthwise(x, w, zero, stride, dilation, fused=True) + b5).astype(
+                np.float32) if precise else None
+    else:
+        want = ref_depthwise(x, w, bias, stride, dilation)
+        fused = ref_depthwise(x, w, bias, stride, dilation, fused=True) if precise else None
     tx, tw, tb, ty_ = ty(x.shape), ty(w.shape), ty(bias.shape), ty(want.shape)
+    if zero_fill:
+        src = f"""
+#map = affine_map<(n, g, f, p, q) -> (g)>
+#id = affine_map<(n, g, f, p, q) -> (n, g, f, p, q)>
+func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {ty_}
+  %init = linalg.fill ins(%zero : f32) outs(%e : {ty_}) -> {ty_}
+  %y = linalg.conv_2d_ngchw_gfchw {{strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>,
+      dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>}}
+      ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
+  %e2 = tensor.empty() : {ty_}
+  %z = linalg.generic {{indexing_maps = [#id, #map, #id],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}}
+      ins(%y, %bias : {ty_}, {tb}) outs(%e2 : {ty_}) {{
+    ^bb0(%v: f32, %b: f32, %o: f32):
+      %s = arith.addf %v, %b : f32
+      linalg.yield %s : f32
+  }} -> {ty_}
+  return %z : {ty_}
+}}"""
+        check(f"depthwise {xshape} k={k} s={stride} d={dilation} precise={precise} zero fill",
+              src, [x, w, bias], want, fused)
+        return
     src = f"""
 #map = affine_map<(n, g, f, p, q) -> (g)>
 #id = affine_map<(n, g, f, p, q) -> (n, g, f, p, q)>
@@ -642,17 +676,21 @@ depthwise((1, 3, 9, 9), 3)
 # image in channels-last order (vectors of channels, transposed in and out),
 # with channel tails (20, 12, 40 and 33 channels), stride 2, a dilation,
 # NaN and ±Inf, and full-precision data.
-depthwise((2, 20, 6, 6), 3, special=True)
-depthwise((2, 12, 4, 4), 3)
-depthwise((1, 40, 9, 9), 3, stride=(2, 2))
-depthwise((2, 16, 7, 7), 3, dilation=(2, 2), special=True)
-depthwise((2, 20, 6, 6), 3, precise=True)
+depthwise((2, 20, 6, 6), 3, special=True, zero_fill=True)
+depthwise((2, 12, 4, 4), 3, zero_fill=True)
+depthwise((1, 40, 9, 9), 3, stride=(2, 2), zero_fill=True)
+depthwise((3, 16, 7, 7), 3, dilation=(2, 2), special=True, zero_fill=True)
+depthwise((2, 20, 6, 6), 3, precise=True, zero_fill=True)
 padded_depthwise((2, 24, 4, 4), 3, (1, 1, 1, 1))
 padded_depthwise((2, 33, 7, 7), 3, (1, 1, 1, 1), stride=(2, 2), special=True)
 padded_depthwise((1, 16, 3, 2), 3, (0, 2, 1, 0), special=True)
-# 2000 images: scratch buffers made per image on the stack (about 5 KiB
-# each) would take 10 MiB of it; they are made once per thread.
-depthwise((2000, 20, 6, 6), 3)
+# 2000 images: scratch buffers made per image on the stack (about 7 KiB
+# each) would take 13 MiB of it; they are made once per thread. The row
+# kernel's padded planes (rows of 12) likewise, over 301 images (an odd
+# count: threads take 151 and 150).
+depthwise((2000, 20, 6, 6), 3, zero_fill=True)
+padded_depthwise((2000, 20, 4, 4), 3, (1, 1, 1, 1))
+padded_depthwise((301, 8, 12, 12), 3, (1, 1, 1, 1))
 # Padded: the pad folded into the kernel, one plane at a time; stride 2,
 # uneven pads, rows wider than a vector, a 5x5 window, NaN and ±Inf.
 padded_depthwise((2, 8, 7, 7), 3, (1, 1, 1, 1))
