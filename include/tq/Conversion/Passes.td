@@ -171,9 +171,13 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     layers, `keep-float`, a whole f32 model) are `linalg.matmul`,
     `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` on buffers. This
     pass replaces each one on static f32 memrefs with a register-blocked
-    kernel: C's columns in panels of two vectors, 6 rows × 2 vectors of
+    kernel: C's columns in panels of two vectors (the last, partial panel
+    one vector when its columns fit in one), 6 rows × 2 vectors of
     accumulators held in registers for the whole reduction, B's vectors
-    loaded once per k for the 6 rows, A's values broadcast. Each output's
+    loaded once per k for the rows, A's values broadcast. With a reduction
+    of 32 or more, the rows per tile are chosen (4 to 6, up to 12 in the 32
+    registers of AVX-512) to waste the fewest rows in the last tile: 32
+    rows take 4 tiles of 8 instead of 6 tiles of 6. Each output's
     sum is taken in the op's order (increasing k; c, kh, kw for a
     convolution), each step one fused multiply-add (`math.fma`, a single
     rounding, as onnxruntime's kernels do) on the x86 targets; on the

@@ -196,8 +196,32 @@ void forEachBlock(ImplicitLocOpBuilder &b, int64_t extent, int64_t L,
 namespace {
 
 /// Rows of the micro-tile: MR·2 accumulators, two B vectors, the A
-/// broadcast and a product fit in 16 vector registers.
+/// broadcast and a product fit in 16 vector registers (AVX2), or up to 12
+/// rows in the 32 of AVX-512.
 constexpr int64_t kRows = 6;
+
+/// The micro-tile's rows for M rows and a reduction of K: up to the
+/// registers' limit, those that waste the fewest rows in the last tile,
+/// the closest to kRows among them (M = 32 takes 8 rows on AVX-512, 4
+/// tiles, instead of 6 tiles of 6 with 4 rows wasted; M = 48 keeps 6). A short
+/// reduction (K < 32), whose time goes to storing the output, keeps kRows.
+int64_t microTileRows(int64_t M, int64_t K, int64_t L) {
+  int64_t most = L >= 16 ? 2 * kRows : kRows;
+  if (M <= kRows || (M <= most && K >= 32))
+    return M;
+  if (K < 32)
+    return kRows;
+  // The fewest rows wasted, then the closest to kRows (the larger of two).
+  auto cost = [&](int64_t mr) {
+    return std::make_pair(llvm::alignTo(M, mr) - M,
+                          2 * std::abs(mr - kRows) - (mr > kRows));
+  };
+  int64_t best = kRows;
+  for (int64_t mr = 4; mr <= most; ++mr)
+    if (cost(mr) < cost(best))
+      best = mr;
+  return best;
+}
 
 struct GemmShape {
   int64_t M, N, K;
@@ -220,20 +244,20 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
               Value to = Value()) {
   if (!to)
     to = C;
-  int64_t L = s.L, NR = s.NR(), MR = std::min(s.M, kRows);
+  int64_t L = s.L, NR = s.NR(), MR = microTileRows(s.M, s.K, s.L);
   auto vF32 = VectorType::get({L}, b.getF32Type());
   auto vMask = VectorType::get({L}, b.getI1Type());
   int64_t full = s.N / NR, panels = llvm::divideCeil(s.N, NR);
 
-  // One micro-tile: rows [i0, i0+MR), columns [j0, j0+NR).
+  // One micro-tile: rows [i0, i0+MR), columns [j0, j0+NC·L).
   auto microTile = [&](ImplicitLocOpBuilder &ib, Value i0, Value j0,
-                       bool masked) {
+                       bool masked, int64_t NC) {
     SmallVector<Value> rows, cols, masks;
     for (int64_t r = 0; r < MR; ++r)
       rows.push_back(arith::MinUIOp::create(
           ib, arith::AddIOp::create(ib, i0, idx(ib, r)), idx(ib, s.M - 1)));
     Value zero = zeros(ib, vF32);
-    for (int64_t c = 0; c < 2; ++c) {
+    for (int64_t c = 0; c < NC; ++c) {
       Value j = arith::AddIOp::create(ib, j0, idx(ib, c * L));
       cols.push_back(j);
       if (masked)
@@ -255,20 +279,22 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
     Value splat = fill ? vector::BroadcastOp::create(ib, vF32, fill).getResult()
                        : Value();
     for (int64_t r = 0; r < MR; ++r)
-      for (int64_t c = 0; c < 2; ++c)
+      for (int64_t c = 0; c < NC; ++c)
         init.push_back(splat ? splat : load(ib, C, rows[r], c));
     auto kLoop = scf::ForOp::create(
         ib, idx(ib, 0), idx(ib, s.K), idx(ib, 1), init,
         [&](OpBuilder &nb, Location loc, Value k, ValueRange acc) {
           ImplicitLocOpBuilder kb(loc, nb);
-          Value bv[2] = {load(kb, B, k, 0), load(kb, B, k, 1)};
+          SmallVector<Value> bv;
+          for (int64_t c = 0; c < NC; ++c)
+            bv.push_back(load(kb, B, k, c));
           SmallVector<Value> next;
           for (int64_t r = 0; r < MR; ++r) {
             Value a = vector::BroadcastOp::create(
                 kb, vF32,
                 memref::LoadOp::create(kb, A, ValueRange{rows[r], k}));
-            for (int64_t c = 0; c < 2; ++c)
-              next.push_back(multiplyAdd(kb, acc[r * 2 + c], a, bv[c], s.fma));
+            for (int64_t c = 0; c < NC; ++c)
+              next.push_back(multiplyAdd(kb, acc[r * NC + c], a, bv[c], s.fma));
           }
           scf::YieldOp::create(kb, next);
         });
@@ -279,8 +305,8 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
           arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, i, idx(ib, s.M)),
           /*withElse=*/false);
       ImplicitLocOpBuilder tb(ib.getLoc(), inRows.getThenBodyBuilder());
-      for (int64_t c = 0; c < 2; ++c) {
-        Value v = kLoop.getResult(r * 2 + c);
+      for (int64_t c = 0; c < NC; ++c) {
+        Value v = kLoop.getResult(r * NC + c);
         if (epilogue)
           v = epilogue(tb, v, i, cols[c], masked ? masks[c] : Value());
         if (masked)
@@ -292,16 +318,17 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
     }
   };
   // The row micro-tiles of one panel.
-  auto panel = [&](ImplicitLocOpBuilder &pb, Value jp, bool masked) {
+  auto panel = [&](ImplicitLocOpBuilder &pb, Value jp, bool masked,
+                   int64_t NC) {
     Value j0 = arith::MulIOp::create(pb, jp, idx(pb, NR));
     auto rowLoop =
         scf::ForOp::create(pb, idx(pb, 0), idx(pb, s.M), idx(pb, MR));
     ImplicitLocOpBuilder rb(pb.getLoc(),
                             OpBuilder::atBlockBegin(rowLoop.getBody()));
     rb.setInsertionPoint(rowLoop.getBody()->getTerminator());
-    microTile(rb, rowLoop.getInductionVar(), j0, masked);
+    microTile(rb, rowLoop.getInductionVar(), j0, masked, NC);
   };
-  auto panelLoop = [&](int64_t begin, int64_t end, bool masked) {
+  auto panelLoop = [&](int64_t begin, int64_t end, bool masked, int64_t NC) {
     if (begin >= end)
       return;
     Operation *loop;
@@ -319,10 +346,11 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
     }
     ImplicitLocOpBuilder pb(b.getLoc(), b.getContext());
     pb.setInsertionPoint(loop->getRegion(0).front().getTerminator());
-    panel(pb, jp, masked);
+    panel(pb, jp, masked, NC);
   };
-  panelLoop(0, full, /*masked=*/false);
-  panelLoop(full, panels, /*masked=*/true);
+  panelLoop(0, full, /*masked=*/false, 2);
+  // The last panel, partial: one vector when its columns fit in one.
+  panelLoop(full, panels, /*masked=*/true, s.N - full * NR <= L ? 1 : 2);
 }
 
 /// The linalg.pooling_nchw_max (and the fill of its output just before it)

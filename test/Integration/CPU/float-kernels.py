@@ -651,6 +651,12 @@ conv((1, 4, 12, 12), (6, 4, 3, 3), dilation=(2, 2))
 conv((2, 8, 5, 5), (4, 8, 1, 1))
 conv((1, 8, 7, 7), (20, 8, 1, 1), stride=(2, 2))
 conv((1, 3, 9, 9), (5, 3, 3, 3), special=True)
+# Micro-tiles of 8 rows for 32 (AVX-512) and a last panel of one vector
+# (196 = 6·32 + 4 columns; 144 = 4·32 + 16), as in the Fashion CNN's second
+# convolution; 13 rows in tiles of 7.
+matmul(32, 196, 144, special=True)
+conv((2, 16, 14, 14), (32, 16, 3, 3))
+matmul(13, 40, 64, precise=True)
 depthwise((2, 5, 10, 10), 3)
 depthwise((1, 7, 23, 19), 3, dilation=(2, 2))
 depthwise((2, 3, 12, 12), 3, stride=(2, 2))
