@@ -177,8 +177,10 @@ SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b, ArrayRef<Value> in) {
   return rows;
 }
 
-void forEachBlock(ImplicitLocOpBuilder &b, int64_t extent, int64_t L,
-                  BlockBody body) {
+/// [0, extent) in blocks of L, as forEachBlock takes each dim.
+static void forEachBlock1D(
+    ImplicitLocOpBuilder &b, int64_t extent, int64_t L,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)> body) {
   if (extent / L > 0)
     scf::buildLoopNest(b, b.getLoc(), ValueRange{idx(b, 0)},
                        ValueRange{idx(b, extent / L * L)},
@@ -189,6 +191,17 @@ void forEachBlock(ImplicitLocOpBuilder &b, int64_t extent, int64_t L,
                        });
   if (extent % L != 0)
     body(b, idx(b, extent / L * L), extent % L);
+}
+
+void forEachBlock(ImplicitLocOpBuilder &b, int64_t channels, int64_t pixels,
+                  int64_t L, BlockBody body) {
+  forEachBlock1D(
+      b, channels, L, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
+        forEachBlock1D(cb, pixels, L,
+                       [&](ImplicitLocOpBuilder &pb, Value p0, int64_t pn) {
+                         body(pb, c0, cn, p0, pn);
+                       });
+      });
 }
 
 } // namespace mlir::tq::floatkernels
@@ -703,14 +716,10 @@ struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
         ValueRange{idx(b, 1)}, o.threads,
         [&](OpBuilder &nb, Location l, ValueRange iv) {
           ImplicitLocOpBuilder ib(l, nb);
-          forEachBlock(ib, C, L,
-                       [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
-                         forEachBlock(cb, HW, L,
-                                      [&](ImplicitLocOpBuilder &hb, Value hw0,
-                                          int64_t hwn) {
-                                        block(hb, iv[0], c0, hw0, cn, hwn);
-                                      });
-                       });
+          forEachBlock(
+              ib, C, HW, L,
+              [&](ImplicitLocOpBuilder &kb, Value c0, int64_t cn, Value hw0,
+                  int64_t hwn) { block(kb, iv[0], c0, hw0, cn, hwn); });
         });
     rw.eraseOp(op);
     return success();

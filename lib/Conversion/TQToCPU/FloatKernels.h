@@ -75,12 +75,14 @@ Value rootOf(Value v);
 /// off-diagonal h×h blocks of every 2h×2h block.
 SmallVector<Value> transposeBlock(ImplicitLocOpBuilder &b,
                                   ArrayRef<Value> rows);
-/// [0, extent) in blocks of L: the whole ones in a loop, then the last
-/// partial one on its own, `body` given each block's start and length.
-using BlockBody =
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, int64_t)>;
-void forEachBlock(ImplicitLocOpBuilder &b, int64_t extent, int64_t L,
-                  BlockBody body);
+/// [0, channels) × [0, pixels) in L × L blocks, channel blocks outside:
+/// along each, the whole blocks in a loop, then the last partial one on its
+/// own. `body` gets each block's first channel and how many it holds, then
+/// its first pixel and how many it holds.
+using BlockBody = llvm::function_ref<void(ImplicitLocOpBuilder &, Value,
+                                          int64_t, Value, int64_t)>;
+void forEachBlock(ImplicitLocOpBuilder &b, int64_t channels, int64_t pixels,
+                  int64_t L, BlockBody body);
 
 /// The depthwise convolution and pooling kernels (WindowKernels.cpp).
 void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);

@@ -732,13 +732,9 @@ Value emitQuantizeChannelsLast(ImplicitLocOpBuilder &b, TiledType type, Value x,
       b, {N},
       [&](ImplicitLocOpBuilder &ib, ValueRange n) {
         floatkernels::forEachBlock(
-            ib, C, L, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
-              floatkernels::forEachBlock(
-                  cb, HW, L,
-                  [&](ImplicitLocOpBuilder &hb, Value hw0, int64_t hwn) {
-                    block(hb, n[0], c0, hw0, cn, hwn);
-                  });
-            });
+            ib, C, HW, L,
+            [&](ImplicitLocOpBuilder &kb, Value c0, int64_t cn, Value hw0,
+                int64_t hwn) { block(kb, n[0], c0, hw0, cn, hwn); });
       },
       threads);
   return cpu::emitPermute(b, steps, {0, 2, 3, 1}, threads);

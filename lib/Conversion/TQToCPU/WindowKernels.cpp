@@ -334,14 +334,11 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
   ImplicitLocOpBuilder b(op.getLoc(), rw);
   Value fillValue = fill.getInputs()[0];
   rw.eraseOp(fill);
-  Operation *kernel = op;
-  Value out = y;
   std::optional<VectorEpilogue> epi = VectorEpilogue::match(op, y, 2);
+  bool throughView = false;
   if (!epi && groupView)
-    if ((epi = VectorEpilogue::match(groupView, groupView.getResult(), 2))) {
-      kernel = groupView;
-      out = groupView.getResult();
-    }
+    throughView =
+        bool(epi = VectorEpilogue::match(groupView, groupView.getResult(), 2));
   // The epilogue may read the padded source's buffer only as the output's
   // own planes (as in the row kernel); else the planes are read from the
   // padded buffer.
@@ -394,7 +391,7 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
     top = padded->top;
     left = padded->left;
   }
-  Value to = epi ? epi->target() : out;
+  Value to = epi ? epi->target() : y;
   int64_t toRank = cast<MemRefType>(to.getType()).getRank();
   SmallVector<ReassociationIndices> toGroups;
   for (int64_t d = 0; d < toRank - 2; ++d)
@@ -437,38 +434,35 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
         }
         // The planes, transposed into the interior: rows past the last
         // channel repeat it, and land in the channels past G.
-        forEachBlock(
-            ib, G, L, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
-              forEachBlock(
-                  cb, srcH * srcW, L,
-                  [&](ImplicitLocOpBuilder &kb, Value hw0, int64_t hwn) {
-                    Value hwMask = maskOf(kb, hwn);
-                    SmallVector<Value> rows;
-                    for (int64_t i = 0; i < L; ++i) {
-                      Value c = arith::AddIOp::create(
-                          kb, c0, idx(kb, std::min(i, cn - 1)));
-                      SmallVector<Value> at{n, c, hw0};
-                      rows.push_back(
-                          hwMask ? vector::MaskedLoadOp::create(
-                                       kb, vF32, src, at, hwMask, zeroV)
-                                       .getResult()
-                                 : vector::LoadOp::create(kb, vF32, src, at)
-                                       .getResult());
-                    }
-                    SmallVector<Value> pixels = transposeBlock(kb, rows);
-                    for (int64_t j = 0; j < hwn; ++j) {
-                      Value pix = arith::AddIOp::create(kb, hw0, idx(kb, j));
-                      Value h = arith::AddIOp::create(
-                          kb, arith::DivUIOp::create(kb, pix, idx(kb, srcW)),
-                          idx(kb, top));
-                      Value wc = arith::AddIOp::create(
-                          kb, arith::RemUIOp::create(kb, pix, idx(kb, srcW)),
-                          idx(kb, left));
-                      vector::StoreOp::create(kb, pixels[j], in,
-                                              ValueRange{h, wc, c0});
-                    }
-                  });
-            });
+        forEachBlock(ib, G, srcH * srcW, L,
+                     [&](ImplicitLocOpBuilder &kb, Value c0, int64_t cn,
+                         Value hw0, int64_t hwn) {
+                       Value hwMask = maskOf(kb, hwn);
+                       SmallVector<Value> rows;
+                       for (int64_t i = 0; i < L; ++i) {
+                         Value c = arith::AddIOp::create(
+                             kb, c0, idx(kb, std::min(i, cn - 1)));
+                         SmallVector<Value> at{n, c, hw0};
+                         rows.push_back(
+                             hwMask ? vector::MaskedLoadOp::create(
+                                          kb, vF32, src, at, hwMask, zeroV)
+                                          .getResult()
+                                    : vector::LoadOp::create(kb, vF32, src, at)
+                                          .getResult());
+                       }
+                       SmallVector<Value> pixels = transposeBlock(kb, rows);
+                       for (int64_t j = 0; j < hwn; ++j) {
+                         Value pix = arith::AddIOp::create(kb, hw0, idx(kb, j));
+                         Value h = arith::AddIOp::create(
+                             kb, arith::DivUIOp::create(kb, pix, idx(kb, srcW)),
+                             idx(kb, top));
+                         Value wc = arith::AddIOp::create(
+                             kb, arith::RemUIOp::create(kb, pix, idx(kb, srcW)),
+                             idx(kb, left));
+                         vector::StoreOp::create(kb, pixels[j], in,
+                                                 ValueRange{h, wc, c0});
+                       }
+                     });
         // Each output pixel, L channels at a time.
         Value fillV = vector::BroadcastOp::create(ib, vF32, fillValue);
         scf::buildLoopNest(
@@ -496,35 +490,33 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
             });
         // Back to planes, with the epilogue.
         forEachBlock(
-            ib, G, L, [&](ImplicitLocOpBuilder &cb, Value c0, int64_t cn) {
-              forEachBlock(
-                  cb, P * Q, L,
-                  [&](ImplicitLocOpBuilder &kb, Value hw0, int64_t hwn) {
-                    Value hwMask = maskOf(kb, hwn);
-                    SmallVector<Value> rows;
-                    for (int64_t i = 0; i < L; ++i) {
-                      Value pix = arith::AddIOp::create(
-                          kb, hw0, idx(kb, std::min(i, hwn - 1)));
-                      rows.push_back(vector::LoadOp::create(
-                          kb, vF32, res, ValueRange{pix, c0}));
-                    }
-                    SmallVector<Value> planes = transposeBlock(kb, rows);
-                    for (int64_t j = 0; j < cn; ++j) {
-                      Value c = arith::AddIOp::create(kb, c0, idx(kb, j));
-                      SmallVector<Value> outer{n, c};
-                      if (toRank == 5)
-                        outer.push_back(idx(kb, 0));
-                      Value v = planes[j];
-                      if (epi)
-                        v = epi->apply(kb, v, outer, hw0, hwMask);
-                      SmallVector<Value> at(outer);
-                      at.push_back(hw0);
-                      if (hwMask)
-                        vector::MaskedStoreOp::create(kb, dst, at, hwMask, v);
-                      else
-                        vector::StoreOp::create(kb, v, dst, at);
-                    }
-                  });
+            ib, G, P * Q, L,
+            [&](ImplicitLocOpBuilder &kb, Value c0, int64_t cn, Value hw0,
+                int64_t hwn) {
+              Value hwMask = maskOf(kb, hwn);
+              SmallVector<Value> rows;
+              for (int64_t i = 0; i < L; ++i) {
+                Value pix = arith::AddIOp::create(
+                    kb, hw0, idx(kb, std::min(i, hwn - 1)));
+                rows.push_back(
+                    vector::LoadOp::create(kb, vF32, res, ValueRange{pix, c0}));
+              }
+              SmallVector<Value> planes = transposeBlock(kb, rows);
+              for (int64_t j = 0; j < cn; ++j) {
+                Value c = arith::AddIOp::create(kb, c0, idx(kb, j));
+                SmallVector<Value> outer{n, c};
+                if (toRank == 5)
+                  outer.push_back(idx(kb, 0));
+                Value v = planes[j];
+                if (epi)
+                  v = epi->apply(kb, v, outer, hw0, hwMask);
+                SmallVector<Value> at(outer);
+                at.push_back(hw0);
+                if (hwMask)
+                  vector::MaskedStoreOp::create(kb, dst, at, hwMask, v);
+                else
+                  vector::StoreOp::create(kb, v, dst, at);
+              }
             });
       });
   memref::DeallocOp::create(b, wT);
@@ -532,8 +524,8 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
   if (padded && padded->sourceDealloc)
     rw.moveOpBefore(padded->sourceDealloc, op);
   eraseWithEpilogue(op, epi, rw);
-  if (kernel != op)
-    rw.eraseOp(kernel);
+  if (throughView)
+    rw.eraseOp(groupView);
   if (padded)
     for (Operation *pad : padded->ops)
       rw.eraseOp(pad);
