@@ -87,11 +87,7 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
         acc = mask ? vector::MaskedLoadOp::create(vb, vF32, dst, at, mask, zero)
                          .getResult()
                    : vector::LoadOp::create(vb, vF32, dst, at).getResult();
-      Value v = epi->apply(vb, acc, ivs, col, mask);
-      if (mask)
-        vector::MaskedStoreOp::create(vb, dst, at, mask, v);
-      else
-        vector::StoreOp::create(vb, v, dst, at);
+      storeThroughEpilogue(vb, epi, acc, dst, ivs, col, mask);
     };
     SmallVector<Value> lbs, ubs, steps;
     for (int64_t d = 0; d < outer; ++d) {

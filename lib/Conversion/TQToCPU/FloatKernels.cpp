@@ -122,6 +122,19 @@ std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
   return epi;
 }
 
+void storeThroughEpilogue(ImplicitLocOpBuilder &b,
+                          const std::optional<VectorEpilogue> &epi, Value v,
+                          Value to, ValueRange outer, Value col, Value mask) {
+  if (epi)
+    v = epi->apply(b, v, outer, col, mask);
+  SmallVector<Value> at(outer);
+  at.push_back(col);
+  if (mask)
+    vector::MaskedStoreOp::create(b, to, at, mask, v);
+  else
+    vector::StoreOp::create(b, v, to, at);
+}
+
 /// Erases a kernel's op and the epilogue it took.
 void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
                        PatternRewriter &rw) {
@@ -702,12 +715,8 @@ struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
       SmallVector<Value> cols = transposeBlock(kb, rows);
       for (int64_t j = 0; j < cValid; ++j) {
         Value c = arith::AddIOp::create(kb, c0, idx(kb, j));
-        Value v = epi->apply(kb, cols[j], ValueRange{n, c}, hw0, hwMask);
-        if (hwMask)
-          vector::MaskedStoreOp::create(kb, dst, ValueRange{n, c, hw0}, hwMask,
-                                        v);
-        else
-          vector::StoreOp::create(kb, v, dst, ValueRange{n, c, hw0});
+        storeThroughEpilogue(kb, epi, cols[j], dst, ValueRange{n, c}, hw0,
+                             hwMask);
       }
     };
     // The images are independent (shared among the threads).

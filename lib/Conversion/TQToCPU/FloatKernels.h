@@ -59,6 +59,12 @@ Value takeFill(Operation *op, Value c, PatternRewriter &rw);
 std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
                                            int64_t vectorDims,
                                            ImplicitLocOpBuilder &b);
+/// `v` through the epilogue `epi`, if any (at the outer indices `outer`
+/// and position `col` along its vector dims), stored at (outer..., col) of
+/// `to`: masked when `mask` is not null.
+void storeThroughEpilogue(ImplicitLocOpBuilder &b,
+                          const std::optional<VectorEpilogue> &epi, Value v,
+                          Value to, ValueRange outer, Value col, Value mask);
 /// Erases a kernel's op and the epilogue it took.
 void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
                        PatternRewriter &rw);

@@ -489,35 +489,27 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
               vector::StoreOp::create(kb, acc, res, ValueRange{pix, pqc[2]});
             });
         // Back to planes, with the epilogue.
-        forEachBlock(
-            ib, G, P * Q, L,
-            [&](ImplicitLocOpBuilder &kb, Value c0, int64_t cn, Value hw0,
-                int64_t hwn) {
-              Value hwMask = maskOf(kb, hwn);
-              SmallVector<Value> rows;
-              for (int64_t i = 0; i < L; ++i) {
-                Value pix = arith::AddIOp::create(
-                    kb, hw0, idx(kb, std::min(i, hwn - 1)));
-                rows.push_back(
-                    vector::LoadOp::create(kb, vF32, res, ValueRange{pix, c0}));
-              }
-              SmallVector<Value> planes = transposeBlock(kb, rows);
-              for (int64_t j = 0; j < cn; ++j) {
-                Value c = arith::AddIOp::create(kb, c0, idx(kb, j));
-                SmallVector<Value> outer{n, c};
-                if (toRank == 5)
-                  outer.push_back(idx(kb, 0));
-                Value v = planes[j];
-                if (epi)
-                  v = epi->apply(kb, v, outer, hw0, hwMask);
-                SmallVector<Value> at(outer);
-                at.push_back(hw0);
-                if (hwMask)
-                  vector::MaskedStoreOp::create(kb, dst, at, hwMask, v);
-                else
-                  vector::StoreOp::create(kb, v, dst, at);
-              }
-            });
+        forEachBlock(ib, G, P * Q, L,
+                     [&](ImplicitLocOpBuilder &kb, Value c0, int64_t cn,
+                         Value hw0, int64_t hwn) {
+                       Value hwMask = maskOf(kb, hwn);
+                       SmallVector<Value> rows;
+                       for (int64_t i = 0; i < L; ++i) {
+                         Value pix = arith::AddIOp::create(
+                             kb, hw0, idx(kb, std::min(i, hwn - 1)));
+                         rows.push_back(vector::LoadOp::create(
+                             kb, vF32, res, ValueRange{pix, c0}));
+                       }
+                       SmallVector<Value> planes = transposeBlock(kb, rows);
+                       for (int64_t j = 0; j < cn; ++j) {
+                         Value c = arith::AddIOp::create(kb, c0, idx(kb, j));
+                         SmallVector<Value> outer{n, c};
+                         if (toRank == 5)
+                           outer.push_back(idx(kb, 0));
+                         storeThroughEpilogue(kb, epi, planes[j], dst, outer,
+                                              hw0, hwMask);
+                       }
+                     });
       });
   memref::DeallocOp::create(b, wT);
 
@@ -654,14 +646,7 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
       SmallVector<Value> outer{n, g, c0, p};
       if (groupView)
         outer.erase(outer.begin() + 2);
-      if (epi)
-        acc = epi->apply(ib, acc, outer, q0, mask);
-      SmallVector<Value> at(outer);
-      at.push_back(q0);
-      if (masked)
-        vector::MaskedStoreOp::create(ib, to, at, mask, acc);
-      else
-        vector::StoreOp::create(ib, acc, to, at);
+      storeThroughEpilogue(ib, epi, acc, to, outer, q0, mask);
     };
     // The kernel and what it took: the epilogue, the group view.
     auto eraseKernel = [&] {
@@ -820,13 +805,7 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
                         loadTap(ib, x, {n, c, h, col}, L, sw, W, masked));
         }
       }
-      if (epi)
-        acc = epi->apply(ib, acc, ValueRange{n, c, p}, q0, outMask);
-      if (masked)
-        vector::MaskedStoreOp::create(ib, to, ValueRange{n, c, p, q0}, outMask,
-                                      acc);
-      else
-        vector::StoreOp::create(ib, acc, to, ValueRange{n, c, p, q0});
+      storeThroughEpilogue(ib, epi, acc, to, ValueRange{n, c, p}, q0, outMask);
     };
     auto rows = [&](ImplicitLocOpBuilder &ib, ValueRange ncp) {
       emitRowVectors(ib, L, safe * L, Q,
