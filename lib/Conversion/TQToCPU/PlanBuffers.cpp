@@ -111,6 +111,13 @@ struct TQCPUPlanBuffersPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (maxBufferBytes < 0 || maxArenaBytes < 0) {
+      mlir::emitError(func.getLoc(), "tq-cpu-plan-buffers: max-buffer-bytes "
+                                     "and max-arena-bytes must be at least 0, "
+                                     "got ")
+          << int64_t(maxBufferBytes) << " and " << int64_t(maxArenaBytes);
+      return signalPassFailure();
+    }
     if (func.isExternal() || !func.getBody().hasOneBlock())
       return;
     Block &block = func.getBody().front();

@@ -1,6 +1,8 @@
 // RUN: tq-opt %s -split-input-file -allow-unregistered-dialect -pass-pipeline='builtin.module(func.func(tq-cpu-plan-buffers))' | FileCheck %s
 // RUN: tq-opt %s -split-input-file -allow-unregistered-dialect -pass-pipeline='builtin.module(func.func(tq-cpu-plan-buffers{max-buffer-bytes=128}))' | FileCheck %s --check-prefix=SMALL
 // RUN: tq-opt %s -split-input-file -allow-unregistered-dialect -pass-pipeline='builtin.module(func.func(tq-cpu-plan-buffers{max-arena-bytes=300}))' | FileCheck %s --check-prefix=CAP
+// RUN: not tq-opt %s -split-input-file -allow-unregistered-dialect -pass-pipeline='builtin.module(func.func(tq-cpu-plan-buffers{max-buffer-bytes=-1}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: tq-cpu-plan-buffers: max-buffer-bytes and max-arena-bytes must be at least 0, got -1 and 16777216
 // The buffers of a function's block that are freed in that block become
 // views of one allocation; two share bytes only when their lifetimes do
 // not overlap.
