@@ -319,7 +319,9 @@ static Value roundProduct(ImplicitLocOpBuilder &b, const KernelShape &s,
 Value KernelEmitter::scaleProducts(Value sa, Value sb) {
   int64_t gm = llvm::divideCeil(s.M, s.tileMA),
           gn = llvm::divideCeil(s.N, s.tileNB);
-  if (s.KT * gm * gn > (int64_t(1) << 22))
+  // With one step per row (an implicit GEMM's gathered rows), the products
+  // would be as many loads as the steps themselves, and one more pass.
+  if (s.tileMA == 1 || s.KT * gm * gn > (int64_t(1) << 22))
     return Value();
   Value products =
       cpu::allocBuffer(b, b.getLoc(), {s.KT, gm, gn}, b.getF32Type());
