@@ -95,7 +95,8 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
     With `threads` above 1, every loop nest whose iterations are
     independent is an `scf.parallel` (the kernels' row blocks and column
     panels, the tiles of `tq.quantize`, the elements of `tq.dequantize`
-    and `tq.transpose`, the im2col rows of `tq.conv2d`);
+    and `tq.transpose`, the im2col rows of `tq.conv2d` or the rows of its
+    bordered input);
     `tq-cpu-share-loops` then chooses how many of its dims are shared. A
     loop that reduces into tiles' maxima is shared a whole tile at a time
     (the tile rows of an NCHW tensor's N), or not at all. Each element

@@ -15,11 +15,311 @@ using namespace mlir::tq::matmul;
 
 namespace {
 
+/// The implicit GEMM's geometry, from the op.
+struct ConvGeometry {
+  int64_t N, H, W, C, K, R, S, P, Q;
+  int64_t ct, CT; // channels per K-tile (no more than C), and C-tiles
+  int64_t tn;     // the input's tile extent along N
+  ArrayRef<int64_t> stride, dil, pad;
+  Type xElem;
+  int64_t threads;
+
+  ConvGeometry(Conv2DOp op, int64_t threads) : threads(threads) {
+    auto tx = cast<TiledType>(op.getInput().getType());
+    ArrayRef<int64_t> xs = tx.getShape(),
+                      ws = cast<TiledType>(op.getFilter().getType()).getShape(),
+                      out = cast<RankedTensorType>(op.getType()).getShape();
+    N = xs[0], H = xs[1], W = xs[2], C = xs[3];
+    K = ws[0], R = ws[1], S = ws[2];
+    P = out[1], Q = out[2];
+    ct = std::min(tx.getTileShape()[1], C);
+    CT = llvm::divideCeil(C, ct);
+    tn = tx.getTileShape()[0];
+    stride = op.getStrides(), dil = op.getDilations(), pad = op.getPadding();
+    xElem = TiledToTensorsConverter::containerType(tx);
+  }
+};
+
+/// Input pixel (h, w), signed and possibly in the padding: clamped into
+/// the H × W input, and whether it is inside.
+std::tuple<Value, Value, Value> clampToInput(ImplicitLocOpBuilder &b, Value h,
+                                             Value w, int64_t H, int64_t W) {
+  auto c = [&](int64_t v) { return cIndex(b, v); };
+  auto inRange = [&](Value v, int64_t hi) {
+    return arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, v, c(0)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, v, c(hi)));
+  };
+  auto clamp = [&](Value v, int64_t hi) {
+    return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, v, c(0)),
+                                  c(hi - 1));
+  };
+  return {clamp(h, H), clamp(w, W),
+          arith::AndIOp::create(b, inRange(h, H), inRange(w, W))};
+}
+
+/// im2col: A[(n, p, q)][((r·S + s)·CT + t)·ct + c'] and its steps
+/// SA[(n, p, q)][(r·S + s)·CT + t] (0 in the padding, whose values are 0).
+/// C is padded to whole C-tiles with zeros.
+std::pair<Value, Value> im2col(ImplicitLocOpBuilder &b, const ConvGeometry &g,
+                               const KernelShape &s, Value xTensor,
+                               Value sxTensor) {
+  int64_t N = g.N, H = g.H, W = g.W, C = g.C, R = g.R, S = g.S, P = g.P,
+          Q = g.Q, ct = g.ct, CT = g.CT, tn = g.tn;
+  ArrayRef<int64_t> stride = g.stride, dil = g.dil, pad = g.pad;
+  Type xElem = g.xElem;
+  auto idx = [&](int64_t v) { return cIndex(b, v); };
+  // im2col: A[(n, p, q)][((r·S + s)·CT + t)·ct + c'] and its steps
+  // SA[(n, p, q)][(r·S + s)·CT + t]. For one (n, p, q, r, s) the CT·ct
+  // values are the pixel's channels, then zeros past C: two unit-stride
+  // loops, which LLVM vectorizes. A is int16 for vpmaddwd (read in place
+  // by the kernel). Each (n, p, q) writes its own row: the rows are shared
+  // among the threads.
+  Type aElem = s.target().packedAElement(xElem);
+  Value x = cpu::toBuffer(b, b.getLoc(), xTensor);
+  Value sx = cpu::toBuffer(b, b.getLoc(), sxTensor);
+  Value a = cpu::allocBuffer(b, b.getLoc(), {s.M, s.K}, aElem);
+  Value sa = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, b.getF32Type());
+  Value zero = idx(0), one = idx(1), rEnd = idx(R), sEnd = idx(S);
+  auto im2colRow = [&](OpBuilder &ob, Location rowLoc, ValueRange npq) {
+    scf::buildLoopNest(
+        ob, rowLoc, ValueRange{zero, zero}, ValueRange{rEnd, sEnd},
+        ValueRange{one, one}, [&](OpBuilder &nb, Location loc, ValueRange tap) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          IndexMath m{ib};
+          auto c = [&](int64_t v) { return m.c(v); };
+          auto mul = [&](Value v, int64_t k) { return m.mul(v, k); };
+          auto add = [&](Value u, Value v) { return m.add(u, v); };
+          Value n = npq[0], p = npq[1], q = npq[2], r = tap[0], sIdx = tap[1];
+          // Input coordinates, as signed offsets from the padded origin.
+          Value hc, wc, valid;
+          std::tie(hc, wc, valid) = clampToInput(
+              ib,
+              arith::SubIOp::create(ib, add(mul(p, stride[0]), mul(r, dil[0])),
+                                    c(pad[0])),
+              arith::SubIOp::create(
+                  ib, add(mul(q, stride[1]), mul(sIdx, dil[1])), c(pad[1])),
+              H, W);
+          Value row = add(mul(add(mul(n, P), p), Q), q);
+          Value rs = add(mul(r, S), sIdx);
+          Value nTile = arith::DivUIOp::create(ib, n, c(tn));
+          Value zeroF = arith::ConstantFloatOp::create(ib, ib.getF32Type(),
+                                                       APFloat(0.0f));
+          Value zeroI = arith::ConstantIntOp::create(ib, aElem, 0);
+          scf::buildLoopNest(
+              ib, loc, ValueRange{c(0)}, ValueRange{c(CT)}, ValueRange{c(1)},
+              [&](OpBuilder &nb2, Location l2, ValueRange tv) {
+                ImplicitLocOpBuilder jb(l2, nb2);
+                Value kt = arith::AddIOp::create(
+                    jb, arith::MulIOp::create(jb, rs, cIndex(jb, CT)), tv[0]);
+                Value step = memref::LoadOp::create(
+                    jb, sx, ValueRange{nTile, hc, wc, tv[0]});
+                memref::StoreOp::create(
+                    jb, arith::SelectOp::create(jb, valid, step, zeroF), sa,
+                    ValueRange{row, kt});
+              });
+          Value base = mul(rs, CT * ct);
+          // Columns [from, to) of the row: the pixel's channels, or zeros.
+          auto fill = [&](ImplicitLocOpBuilder &fb, int64_t from, int64_t to,
+                          bool channels) {
+            if (from >= to)
+              return;
+            // Whole vectors of 16 or 8 when the run allows (LLVM would
+            // leave a short run of widened bytes scalar).
+            int64_t vw = (to - from) % 16 == 0  ? 16
+                         : (to - from) % 8 == 0 ? 8
+                                                : 1;
+            auto vA = VectorType::get({vw}, aElem);
+            scf::buildLoopNest(
+                fb, fb.getLoc(), ValueRange{cIndex(fb, from)},
+                ValueRange{cIndex(fb, to)}, ValueRange{cIndex(fb, vw)},
+                [&](OpBuilder &nb2, Location l2, ValueRange cv) {
+                  ImplicitLocOpBuilder kb(l2, nb2);
+                  Value col = arith::AddIOp::create(kb, base, cv[0]);
+                  if (vw == 1) {
+                    Value v = zeroI;
+                    if (channels) {
+                      v = memref::LoadOp::create(kb, x,
+                                                 ValueRange{n, hc, wc, cv[0]});
+                      if (v.getType() != aElem)
+                        v = arith::ExtSIOp::create(kb, aElem, v);
+                    }
+                    memref::StoreOp::create(kb, v, a, ValueRange{row, col});
+                    return;
+                  }
+                  Value v;
+                  if (channels) {
+                    v = vector::LoadOp::create(kb, VectorType::get({vw}, xElem),
+                                               x, ValueRange{n, hc, wc, cv[0]});
+                    if (xElem != aElem)
+                      v = arith::ExtSIOp::create(kb, vA, v);
+                  } else {
+                    v = arith::ConstantOp::create(
+                        kb, vA,
+                        DenseElementsAttr::get(
+                            vA, APInt(aElem.getIntOrFloatBitWidth(), 0)));
+                  }
+                  vector::StoreOp::create(kb, v, a, ValueRange{row, col});
+                });
+          };
+          auto ifValid = scf::IfOp::create(ib, valid, /*withElse=*/true);
+          {
+            ImplicitLocOpBuilder tb(loc, ifValid.getThenBodyBuilder());
+            fill(tb, 0, C, true);
+            fill(tb, C, CT * ct, false);
+          }
+          {
+            ImplicitLocOpBuilder eb(loc, ifValid.getElseBodyBuilder());
+            fill(eb, 0, CT * ct, false);
+          }
+        });
+  };
+  cpu::buildIndependentLoops(b, b.getLoc(), ValueRange{zero, zero, zero},
+                             ValueRange{idx(N), idx(P), idx(Q)},
+                             ValueRange{one, one, one}, g.threads, im2colRow);
+  return {a, sa};
+}
+
+/// The buffer `v` (identity layout) as one dim.
+Value flatten(ImplicitLocOpBuilder &b, Value v) {
+  int64_t rank = cast<MemRefType>(v.getType()).getRank();
+  return memref::CollapseShapeOp::create(b, v, cpu::mergeTrailingDims(rank, 0));
+}
+
+/// A read where it is. Over the input with its zero border (xp), the
+/// values of K-tile (r·S + s)·CT + t of row (n, p, q) are the channels
+/// [t·ct, (t + 1)·ct) of pixel (p·sh + r·dh, q·sw + s·dw) of image n: a
+/// row's offset plus a K-tile's. The steps and the row sums (one per pixel
+/// and C-tile, 0 in the border) are laid out over the same padded pixels.
+/// One pass over the input makes the row sums, and the copy when the input
+/// is padded or widened (vpmaddwd), where im2col wrote R·S copies of it.
+/// Each row and K-tile gets the same values, step and sum as from im2col.
+GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
+                        const KernelShape &s, Value xTensor, Value sxTensor) {
+  int64_t N = g.N, H = g.H, W = g.W, C = g.C, S = g.S, P = g.P, Q = g.Q,
+          ct = g.ct, CT = g.CT, tn = g.tn;
+  int64_t Hp = H + g.pad[0] + g.pad[2], Wp = W + g.pad[1] + g.pad[3];
+  int64_t gN = llvm::divideCeil(N, tn);
+  bool padded = Hp != H || Wp != W;
+  Type aElem = s.target().packedAElement(g.xElem), i32 = b.getI32Type(),
+       f32 = b.getF32Type();
+  int64_t offset = s.target().offset(s.nibbles);
+  Value x = cpu::toBuffer(b, b.getLoc(), xTensor);
+  Value sx = cpu::toBuffer(b, b.getLoc(), sxTensor);
+  auto idx = [&](int64_t v) { return cIndex(b, v); };
+  Value zero = idx(0), one = idx(1);
+
+  Value xp = x;
+  if (padded || aElem != g.xElem ||
+      !cast<MemRefType>(x.getType()).getLayout().isIdentity())
+    xp = cpu::allocBuffer(b, b.getLoc(), {N, Hp, Wp, C}, aElem);
+  Value sums =
+      offset ? cpu::allocBuffer(b, b.getLoc(), {N, Hp, Wp, CT}, i32) : Value();
+  // (h, w) of the input for padded (hp, wp), clamped, and whether it is
+  // inside the input.
+  auto source = [&](ImplicitLocOpBuilder &ib, Value hp, Value wp) {
+    return clampToInput(ib, arith::SubIOp::create(ib, hp, cIndex(ib, g.pad[0])),
+                        arith::SubIOp::create(ib, wp, cIndex(ib, g.pad[1])), H,
+                        W);
+  };
+  if (xp != x || sums) {
+    auto vX = VectorType::get({ct}, g.xElem);
+    Value negOffset = arith::ConstantIntOp::create(b, i32, -offset);
+    cpu::buildIndependentLoops(
+        b, b.getLoc(), ValueRange{zero, zero}, ValueRange{idx(N), idx(Hp)},
+        ValueRange{one, one}, g.threads,
+        [&](OpBuilder &ob, Location loc, ValueRange nh) {
+          ImplicitLocOpBuilder rb(loc, ob);
+          auto c = [&](int64_t v) { return cIndex(rb, v); };
+          scf::buildLoopNest(
+              rb, loc, ValueRange{c(0), c(0)}, ValueRange{c(Wp), c(CT)},
+              ValueRange{c(1), c(1)},
+              [&](OpBuilder &nb, Location l, ValueRange wt) {
+                ImplicitLocOpBuilder ib(l, nb);
+                auto [hc, wc, valid] = source(ib, nh[1], wt[0]);
+                Value c0 = arith::MulIOp::create(ib, wt[1], cIndex(ib, ct));
+                Value v = vector::LoadOp::create(ib, vX, x,
+                                                 ValueRange{nh[0], hc, wc, c0});
+                v = arith::SelectOp::create(
+                    ib, valid, v,
+                    arith::ConstantOp::create(
+                        ib, vX, DenseElementsAttr::get(vX, APInt(8, 0))));
+                if (xp != x) {
+                  Value stored = v;
+                  if (aElem != g.xElem)
+                    stored = arith::ExtSIOp::create(
+                        ib, VectorType::get({ct}, aElem), v);
+                  vector::StoreOp::create(ib, stored, xp,
+                                          ValueRange{nh[0], nh[1], wt[0], c0});
+                }
+                if (sums) {
+                  Value sum = vector::ReductionOp::create(
+                      ib, vector::CombiningKind::ADD,
+                      arith::ExtSIOp::create(ib, VectorType::get({ct}, i32),
+                                             v));
+                  memref::StoreOp::create(
+                      ib, arith::MulIOp::create(ib, sum, negOffset), sums,
+                      ValueRange{nh[0], nh[1], wt[0], wt[1]});
+                }
+              });
+        });
+  }
+  Value sxp = sx;
+  if (padded || !cast<MemRefType>(sx.getType()).getLayout().isIdentity()) {
+    sxp = cpu::allocBuffer(b, b.getLoc(), {gN, Hp, Wp, CT}, f32);
+    scf::buildLoopNest(
+        b, b.getLoc(), ValueRange{zero, zero, zero, zero},
+        ValueRange{idx(gN), idx(Hp), idx(Wp), idx(CT)},
+        ValueRange{one, one, one, one},
+        [&](OpBuilder &nb, Location l, ValueRange iv) {
+          ImplicitLocOpBuilder ib(l, nb);
+          auto [hc, wc, valid] = source(ib, iv[1], iv[2]);
+          Value step =
+              memref::LoadOp::create(ib, sx, ValueRange{iv[0], hc, wc, iv[3]});
+          memref::StoreOp::create(
+              ib,
+              arith::SelectOp::create(ib, valid, step,
+                                      arith::ConstantFloatOp::create(
+                                          ib, ib.getF32Type(), APFloat(0.0f))),
+              sxp, iv);
+        });
+  }
+
+  GatheredA ga;
+  ga.data = flatten(b, xp);
+  ga.steps = flatten(b, sxp);
+  ga.sums = sums ? flatten(b, sums) : Value();
+  int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dil[0], dw = g.dil[1];
+  ga.row = [=](ImplicitLocOpBuilder &ib, Value i) {
+    IndexMath m{ib};
+    Value n = m.div(i, P * Q), pq = m.rem(i, P * Q);
+    Value p = m.div(pq, Q), q = m.rem(pq, Q);
+    // The padded pixel of the window's first tap, in image `image`.
+    auto pixel = [&](Value image) {
+      return m.add(m.mul(m.add(m.mul(image, Hp), m.mul(p, sh)), Wp),
+                   m.mul(q, sw));
+    };
+    Value pix = pixel(n), tilePix = pixel(m.div(n, tn));
+    return GatheredA::Offsets{m.mul(pix, C), m.mul(tilePix, CT),
+                              m.mul(pix, CT)};
+  };
+  ga.tile = [=](ImplicitLocOpBuilder &ib, Value t) {
+    IndexMath m{ib};
+    Value rs = m.div(t, CT), tc = m.rem(t, CT);
+    Value pix = m.add(m.mul(m.div(rs, S), dh * Wp), m.mul(m.rem(rs, S), dw));
+    Value steps = m.add(m.mul(pix, CT), tc);
+    return GatheredA::Offsets{m.add(m.mul(pix, C), m.mul(tc, ct)), steps,
+                              steps};
+  };
+  return ga;
+}
+
 /// tq.conv2d as the matmul kernel on an implicit GEMM: rows (n, p, q),
 /// columns k, reduction (r, s, c) with one K-tile per (r, s, C-tile), in
-/// the reference's order. A is gathered (im2col) with a step per row and
-/// K-tile (0 in the padding, whose values are 0); the filter is B, packed
-/// at compile time when constant. C is padded to whole C-tiles with zeros.
+/// the reference's order. A is read in place from the input when its
+/// K-tiles are whole groups of the dot's values (gatherInPlace), else
+/// gathered (im2col); the filter is B, packed at compile time when
+/// constant.
 struct Conv2DLowering : KernelPattern<Conv2DOp> {
   using KernelPattern::KernelPattern;
 
@@ -27,16 +327,11 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
                                 ConversionPatternRewriter &rw) const override {
     auto tx = cast<TiledType>(op.getInput().getType());
     auto tw = cast<TiledType>(op.getFilter().getType());
-    ArrayRef<int64_t> xs = tx.getShape(), ws = tw.getShape();
     ArrayRef<int64_t> out = cast<RankedTensorType>(op.getType()).getShape();
-    int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
-    int64_t K = ws[0], R = ws[1], S = ws[2];
-    int64_t P = out[1], Q = out[2];
-    // A K-tile is a tile of channels, no wider than C.
-    int64_t ct = std::min(tx.getTileShape()[1], C),
-            CT = llvm::divideCeil(C, ct);
-    ArrayRef<int64_t> stride = op.getStrides(), dil = op.getDilations(),
-                      pad = op.getPadding();
+    ConvGeometry geometry(op, options.threads);
+    int64_t N = geometry.N, C = geometry.C, K = geometry.K, R = geometry.R,
+            S = geometry.S, P = geometry.P, Q = geometry.Q, ct = geometry.ct,
+            CT = geometry.CT;
 
     // A filter with whole C-tiles of channels is already B transposed,
     // [k][(r·S + s)·C + c]: the kernel packs it from where it is. A constant
@@ -59,134 +354,21 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     KernelEmitter e(b, s);
     auto idx = [&](int64_t v) { return cIndex(b, v); };
-    Type xElem = TiledToTensorsConverter::containerType(tx);
     Type f32 = b.getF32Type();
-    Value x = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]);
-    Value sx = cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[1]);
     Value sw = cpu::toBuffer(b, b.getLoc(), adaptor.getFilter()[1]);
 
-    // im2col: A[(n, p, q)][((r·S + s)·CT + t)·ct + c'] and its steps
-    // SA[(n, p, q)][(r·S + s)·CT + t]. For one (n, p, q, r, s) the CT·ct
-    // values are the pixel's channels, then zeros past C: two unit-stride
-    // loops, which LLVM vectorizes. A is int16 for vpmaddwd (read in place
-    // by the kernel). Each (n, p, q) writes its own row: the rows are shared
-    // among the threads.
-    Type aElem = s.target().packedAElement(xElem);
-    Value a = cpu::allocBuffer(b, b.getLoc(), {s.M, s.K}, aElem);
-    Value sa = cpu::allocBuffer(b, b.getLoc(), {s.M, s.KT}, f32);
-    Value zero = idx(0), one = idx(1), rEnd = idx(R), sEnd = idx(S);
-    auto im2colRow = [&](OpBuilder &ob, Location rowLoc, ValueRange npq) {
-      scf::buildLoopNest(
-          ob, rowLoc, ValueRange{zero, zero}, ValueRange{rEnd, sEnd},
-          ValueRange{one, one},
-          [&](OpBuilder &nb, Location loc, ValueRange tap) {
-            ImplicitLocOpBuilder ib(loc, nb);
-            auto c = [&](int64_t v) { return cIndex(ib, v); };
-            Value n = npq[0], p = npq[1], q = npq[2], r = tap[0], sIdx = tap[1];
-            auto mul = [&](Value v, int64_t k) {
-              return arith::MulIOp::create(ib, v, c(k));
-            };
-            auto add = [&](Value u, Value v) {
-              return arith::AddIOp::create(ib, u, v);
-            };
-            // Input coordinates, as signed offsets from the padded origin.
-            Value h = arith::SubIOp::create(
-                ib, add(mul(p, stride[0]), mul(r, dil[0])), c(pad[0]));
-            Value w = arith::SubIOp::create(
-                ib, add(mul(q, stride[1]), mul(sIdx, dil[1])), c(pad[1]));
-            auto inRange = [&](Value v, int64_t hi) {
-              return arith::AndIOp::create(
-                  ib,
-                  arith::CmpIOp::create(ib, arith::CmpIPredicate::sge, v, c(0)),
-                  arith::CmpIOp::create(ib, arith::CmpIPredicate::slt, v,
-                                        c(hi)));
-            };
-            Value valid =
-                arith::AndIOp::create(ib, inRange(h, H), inRange(w, W));
-            Value hc = arith::MinSIOp::create(
-                ib, arith::MaxSIOp::create(ib, h, c(0)), c(H - 1));
-            Value wc = arith::MinSIOp::create(
-                ib, arith::MaxSIOp::create(ib, w, c(0)), c(W - 1));
-            Value row = add(mul(add(mul(n, P), p), Q), q);
-            Value rs = add(mul(r, S), sIdx);
-            Value nTile =
-                arith::DivUIOp::create(ib, n, c(tx.getTileShape()[0]));
-            Value zeroF = arith::ConstantFloatOp::create(ib, ib.getF32Type(),
-                                                         APFloat(0.0f));
-            Value zeroI = arith::ConstantIntOp::create(ib, aElem, 0);
-            scf::buildLoopNest(
-                ib, loc, ValueRange{c(0)}, ValueRange{c(CT)}, ValueRange{c(1)},
-                [&](OpBuilder &nb2, Location l2, ValueRange tv) {
-                  ImplicitLocOpBuilder jb(l2, nb2);
-                  Value kt = arith::AddIOp::create(
-                      jb, arith::MulIOp::create(jb, rs, cIndex(jb, CT)), tv[0]);
-                  Value step = memref::LoadOp::create(
-                      jb, sx, ValueRange{nTile, hc, wc, tv[0]});
-                  memref::StoreOp::create(
-                      jb, arith::SelectOp::create(jb, valid, step, zeroF), sa,
-                      ValueRange{row, kt});
-                });
-            Value base = mul(rs, CT * ct);
-            // Columns [from, to) of the row: the pixel's channels, or zeros.
-            auto fill = [&](ImplicitLocOpBuilder &fb, int64_t from, int64_t to,
-                            bool channels) {
-              if (from >= to)
-                return;
-              // Whole vectors of 16 or 8 when the run allows (LLVM would
-              // leave a short run of widened bytes scalar).
-              int64_t vw = (to - from) % 16 == 0  ? 16
-                           : (to - from) % 8 == 0 ? 8
-                                                  : 1;
-              auto vA = VectorType::get({vw}, aElem);
-              scf::buildLoopNest(
-                  fb, fb.getLoc(), ValueRange{cIndex(fb, from)},
-                  ValueRange{cIndex(fb, to)}, ValueRange{cIndex(fb, vw)},
-                  [&](OpBuilder &nb2, Location l2, ValueRange cv) {
-                    ImplicitLocOpBuilder kb(l2, nb2);
-                    Value col = arith::AddIOp::create(kb, base, cv[0]);
-                    if (vw == 1) {
-                      Value v = zeroI;
-                      if (channels) {
-                        v = memref::LoadOp::create(
-                            kb, x, ValueRange{n, hc, wc, cv[0]});
-                        if (v.getType() != aElem)
-                          v = arith::ExtSIOp::create(kb, aElem, v);
-                      }
-                      memref::StoreOp::create(kb, v, a, ValueRange{row, col});
-                      return;
-                    }
-                    Value v;
-                    if (channels) {
-                      v = vector::LoadOp::create(
-                          kb, VectorType::get({vw}, xElem), x,
-                          ValueRange{n, hc, wc, cv[0]});
-                      if (xElem != aElem)
-                        v = arith::ExtSIOp::create(kb, vA, v);
-                    } else {
-                      v = arith::ConstantOp::create(
-                          kb, vA,
-                          DenseElementsAttr::get(
-                              vA, APInt(aElem.getIntOrFloatBitWidth(), 0)));
-                    }
-                    vector::StoreOp::create(kb, v, a, ValueRange{row, col});
-                  });
-            };
-            auto ifValid = scf::IfOp::create(ib, valid, /*withElse=*/true);
-            {
-              ImplicitLocOpBuilder tb(loc, ifValid.getThenBodyBuilder());
-              fill(tb, 0, C, true);
-              fill(tb, C, CT * ct, false);
-            }
-            {
-              ImplicitLocOpBuilder eb(loc, ifValid.getElseBodyBuilder());
-              fill(eb, 0, CT * ct, false);
-            }
-          });
-    };
-    cpu::buildIndependentLoops(b, b.getLoc(), ValueRange{zero, zero, zero},
-                               ValueRange{idx(N), idx(P), idx(Q)},
-                               ValueRange{one, one, one}, options.threads,
-                               im2colRow);
+    // A K-tile of whole channel groups, read where it is (see
+    // gatherInPlace), or gathered into a copy (im2col).
+    GatheredA gathered;
+    Value a, sa;
+    if (C % ct == 0 && ct % s.group() == 0) {
+      gathered = gatherInPlace(b, geometry, s, adaptor.getInput()[0],
+                               adaptor.getInput()[1]);
+      e.gathered = &gathered;
+    } else {
+      std::tie(a, sa) =
+          im2col(b, geometry, s, adaptor.getInput()[0], adaptor.getInput()[1]);
+    }
 
     // The filter as B[((r·S + s)·CT + t)·ct + c'][k] and its steps
     // SB[(r·S + s)·CT + t][k-tile] (both transposed with filterIsBT).

@@ -21,14 +21,14 @@ using namespace mlir::tq::matmul;
 
 DotTarget::~DotTarget() = default;
 
-/// A's `count` values at packed position (row, count·g), read as one int32
-/// and broadcast to L lanes.
-static Value broadcastWord(ImplicitLocOpBuilder &b, Value ap, Value row,
-                           Value g, int64_t count, int64_t L) {
+/// A's `count` values from index `at` of the packed A (row and column, or
+/// one offset into a gathered A), read as one int32 and broadcast to L
+/// lanes.
+static Value broadcastWord(ImplicitLocOpBuilder &b, Value ap, ValueRange at,
+                           int64_t count, int64_t L) {
   Type elem = cast<MemRefType>(ap.getType()).getElementType();
-  Value kp = arith::MulIOp::create(b, g, cIndex(b, count));
-  Value values = vector::LoadOp::create(b, VectorType::get({count}, elem), ap,
-                                        ValueRange{row, kp});
+  Value values =
+      vector::LoadOp::create(b, VectorType::get({count}, elem), ap, at);
   Type i32 = b.getI32Type();
   Value word = vector::ExtractOp::create(
       b, vector::BitCastOp::create(b, VectorType::get({1}, i32), values),
@@ -65,8 +65,8 @@ struct VNNIDot final : DotTarget {
     return bv;
   }
   Value broadcastA(ImplicitLocOpBuilder &b, const KernelShape &s, Value ap,
-                   Value row, Value g) const override {
-    return broadcastWord(b, ap, row, g, 4, s.L);
+                   ValueRange at) const override {
+    return broadcastWord(b, ap, at, 4, s.L);
   }
   Value dot(ImplicitLocOpBuilder &b, Value acc, Value a,
             Value bv) const override {
@@ -100,11 +100,11 @@ struct MaddDot final : DotTarget {
     return bv;
   }
   Value broadcastA(ImplicitLocOpBuilder &b, const KernelShape &s, Value ap,
-                   Value row, Value g) const override {
+                   ValueRange at) const override {
     // The pair (k, k+1) of int16, broadcast as one int32.
     return vector::BitCastOp::create(b,
                                      VectorType::get({2 * s.L}, b.getI16Type()),
-                                     broadcastWord(b, ap, row, g, 2, s.L));
+                                     broadcastWord(b, ap, at, 2, s.L));
   }
   Value dot(ImplicitLocOpBuilder &b, Value acc, Value a,
             Value bv) const override {
@@ -129,9 +129,9 @@ struct MulDot final : DotTarget {
     return bv;
   }
   Value broadcastA(ImplicitLocOpBuilder &b, const KernelShape &s, Value ap,
-                   Value row, Value g) const override {
+                   ValueRange at) const override {
     Type i32 = b.getI32Type();
-    Value x = memref::LoadOp::create(b, ap, ValueRange{row, g});
+    Value x = memref::LoadOp::create(b, ap, at);
     return vector::BroadcastOp::create(b, VectorType::get({s.L}, i32),
                                        arith::ExtSIOp::create(b, i32, x));
   }

@@ -381,23 +381,36 @@ KernelEmitter::blockPanelLoops(Value &blk, Value &jp,
 }
 
 SmallVector<Value> KernelEmitter::partialSums(ImplicitLocOpBuilder &ib,
-                                              const MicroTile &m, Value t) {
+                                              const MicroTile &m, Value t,
+                                              const GatheredA::Offsets &off) {
   const DotTarget &target = s.target();
   auto vI32 = VectorType::get({s.L}, ib.getI32Type());
+  auto add = [&](Value u, Value v) { return arith::AddIOp::create(ib, u, v); };
   SmallVector<Value> iacc;
   for (int64_t r = 0; r < s.MR; ++r) {
-    Value start =
-        m.cmp
-            ? Value(vector::BroadcastOp::create(
-                  ib, vI32,
-                  memref::LoadOp::create(ib, m.cmp, ValueRange{m.aRow[r], t})))
-            : Value(arith::ConstantOp::create(
-                  ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0))));
+    Value start;
+    if (m.cmp)
+      start = vector::BroadcastOp::create(
+          ib, vI32,
+          memref::LoadOp::create(
+              ib, m.cmp,
+              gathered ? ValueRange{add(m.rowOffsets[r].sums, off.sums)}
+                       : ValueRange{m.aRow[r], t}));
+    else
+      start = arith::ConstantOp::create(
+          ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0)));
     iacc.append(s.NC, start);
   }
   int64_t steps = s.kt4 / s.group();
   Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
   Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
+  // Gathered, step g of row r reads from aStart[r] + g·group.
+  SmallVector<Value> aStart;
+  if (gathered)
+    for (int64_t r = 0; r < s.MR; ++r)
+      aStart.push_back(arith::SubIOp::create(
+          ib, add(m.rowOffsets[r].data, off.data),
+          arith::MulIOp::create(ib, lo, cIndex(ib, s.group()))));
   // Nibbles (VNNI): the vectors of steps 2h and 2h+1 from one load.
   auto loadPair = [&](ImplicitLocOpBuilder &kb, Value h) {
     SmallVector<Value> low, high;
@@ -423,8 +436,12 @@ SmallVector<Value> KernelEmitter::partialSums(ImplicitLocOpBuilder &ib,
   auto step = [&](ImplicitLocOpBuilder &kb, Value g, ArrayRef<Value> acc,
                   ArrayRef<Value> bv) {
     SmallVector<Value> next;
+    Value kp = arith::MulIOp::create(kb, g, cIndex(kb, s.group()));
     for (int64_t r = 0; r < s.MR; ++r) {
-      Value av = target.broadcastA(kb, s, m.ap, m.aRow[r], g);
+      Value av = target.broadcastA(
+          kb, s, m.ap,
+          gathered ? ValueRange{arith::AddIOp::create(kb, aStart[r], kp)}
+                   : ValueRange{m.aRow[r], kp});
       for (int64_t cc = 0; cc < s.NC; ++cc)
         next.push_back(target.dot(kb, acc[r * s.NC + cc], av, bv[cc]));
     }
@@ -466,6 +483,7 @@ SmallVector<Value> KernelEmitter::partialSums(ImplicitLocOpBuilder &ib,
 
 SmallVector<Value> KernelEmitter::scaleAndAdd(ImplicitLocOpBuilder &ib,
                                               const MicroTile &m, Value t,
+                                              const GatheredA::Offsets &off,
                                               ArrayRef<Value> psums,
                                               ValueRange facc) {
   auto vF32 = VectorType::get({s.L}, ib.getF32Type());
@@ -473,7 +491,11 @@ SmallVector<Value> KernelEmitter::scaleAndAdd(ImplicitLocOpBuilder &ib,
   for (int64_t r = 0; r < s.MR; ++r) {
     Value ra = m.rowScaleIdx[r];
     Value sAv = memref::LoadOp::create(
-        ib, m.sa, s.transA ? ValueRange{t, ra} : ValueRange{ra, t});
+        ib, m.sa,
+        gathered   ? ValueRange{arith::AddIOp::create(ib, m.rowOffsets[r].steps,
+                                                      off.steps)}
+        : s.transA ? ValueRange{t, ra}
+                   : ValueRange{ra, t});
     for (int64_t cc = 0; cc < s.NC; ++cc) {
       Value sv;
       if (m.colSteps) {
@@ -531,7 +553,7 @@ void KernelEmitter::storeMicroTile(const MicroTile &m, ValueRange acc) {
 Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
                           Value packedB, Value dest,
                           const FusedQuantize *fused) {
-  Type aElem = cast<MemRefType>(a.getType()).getElementType();
+  Type aElem = a ? cast<MemRefType>(a.getType()).getElementType() : Type();
   int64_t Mp = s.Mp(), Kp = s.Kp(), MR = s.MR;
   MicroTile m;
   m.sa = sa;
@@ -540,10 +562,16 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   // time; 3. the steps the micro-kernel reads: per column when a vector
   // spans several B tiles, else (when small enough) the products of every
   // pair of tiles, one broadcast load per accumulator and K-tile.
-  std::tie(m.ap, m.cmp) = packA(a, fused);
+  if (gathered) {
+    m.ap = gathered->data;
+    m.cmp = gathered->sums;
+    m.sa = gathered->steps;
+  } else {
+    std::tie(m.ap, m.cmp) = packA(a, fused);
+  }
   m.bp = packedB ? packedB : packB(bData);
   m.colSteps = columnSteps(sb);
-  if (!fused && !m.colSteps)
+  if (!fused && !m.colSteps && !gathered)
     m.products = scaleProducts(sa, sb);
 
   // 4. The micro-kernel loops: blocks of MC rows of A (about 256 KiB: they
@@ -600,6 +628,8 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
     m.rowIdx.push_back(i);
     m.aRow.push_back(clamped);
     m.rowScaleIdx.push_back(arith::DivUIOp::create(b, clamped, idx(s.tileMA)));
+    if (gathered)
+      m.rowOffsets.push_back(gathered->row(b, clamped));
   }
   for (int64_t cc = 0; cc < s.NC; ++cc) {
     Value j = arith::AddIOp::create(b, m.j0, idx(cc * s.L));
@@ -616,8 +646,11 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
       b, idx(0), idx(s.KT), idx(1), SmallVector<Value>(MR * s.NC, zeroF),
       [&](OpBuilder &nb, Location loc, Value t, ValueRange facc) {
         ImplicitLocOpBuilder ib(loc, nb);
-        SmallVector<Value> psums = partialSums(ib, m, t);
-        scf::YieldOp::create(ib, scaleAndAdd(ib, m, t, psums, facc));
+        GatheredA::Offsets off;
+        if (gathered)
+          off = gathered->tile(ib, t);
+        SmallVector<Value> psums = partialSums(ib, m, t, off);
+        scf::YieldOp::create(ib, scaleAndAdd(ib, m, t, off, psums, facc));
       });
   storeMicroTile(m, tLoop.getResults());
   return m.c;

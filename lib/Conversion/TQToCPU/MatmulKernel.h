@@ -19,6 +19,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <functional>
+
 namespace mlir::tq::matmul {
 
 class DotTarget;
@@ -59,6 +61,22 @@ inline Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
 
+/// Index arithmetic by constants, at the builder's place.
+struct IndexMath {
+  ImplicitLocOpBuilder &b;
+  Value c(int64_t v) const { return cIndex(b, v); }
+  Value add(Value u, Value v) const { return arith::AddIOp::create(b, u, v); }
+  Value mul(Value u, int64_t k) const {
+    return arith::MulIOp::create(b, u, c(k));
+  }
+  Value div(Value u, int64_t k) const {
+    return arith::DivUIOp::create(b, u, c(k));
+  }
+  Value rem(Value u, int64_t k) const {
+    return arith::RemUIOp::create(b, u, c(k));
+  }
+};
+
 /// How the kernel forms int32 partial sums on a target: the layout of
 /// packed B (groups of `group()` k per column), what A is packed as, and
 /// the instructions of one k step, for the NC vectors of L lanes of a
@@ -82,9 +100,10 @@ public:
   virtual SmallVector<Value> loadB(ImplicitLocOpBuilder &b,
                                    const KernelShape &s, Value bp, Value panel,
                                    Value g) const = 0;
-  /// A's values for row `row` and k step g, broadcast to the lanes.
+  /// A's `group()` values from index `at` of the packed A (its row and
+  /// column, or an offset into a gathered A), broadcast to the lanes.
   virtual Value broadcastA(ImplicitLocOpBuilder &b, const KernelShape &s,
-                           Value ap, Value row, Value g) const = 0;
+                           Value ap, ValueRange at) const = 0;
   /// acc + the dot products of one k step.
   virtual Value dot(ImplicitLocOpBuilder &b, Value acc, Value a,
                     Value bv) const = 0;
@@ -121,6 +140,19 @@ struct FusedQuantize {
   Value refresh; // i1: the steps computed after all, or null
 };
 
+/// A read where it is (an implicit GEMM) instead of packed M×Kp: for row
+/// i and K-tile t, the K-tile's values start at data[row(i).data +
+/// tile(t).data], its step is steps[row(i).steps + tile(t).steps], and
+/// its row sum (see DotTarget::offset) sums[row(i).sums + tile(t).sums].
+/// The three buffers are 1-D; a K-tile's kt4 values are contiguous.
+struct GatheredA {
+  struct Offsets {
+    Value data, steps, sums;
+  };
+  Value data, steps, sums;
+  std::function<Offsets(ImplicitLocOpBuilder &, Value)> row, tile;
+};
+
 class KernelEmitter {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, const KernelShape &s) : b(b), s(s) {}
@@ -128,6 +160,8 @@ public:
   /// Elementwise ops applied to each vector of C before it is stored (a
   /// 2-D kernel's; prepared by the caller).
   const VectorEpilogue *epilogue = nullptr;
+  /// A read in place (set by the caller); emit() then ignores `a`, `sa`.
+  const GatheredA *gathered = nullptr;
 
   /// A (stored), its steps, B (stored), its steps -> C (f32 M×N buffer).
   /// With `dest`, C is written there (an M×N view) instead of a new buffer.
@@ -197,14 +231,17 @@ private:
   struct MicroTile {
     Value ap, cmp, bp, sa, sb, colSteps, products, c, jp, j0;
     SmallVector<Value> rowIdx, aRow, rowScaleIdx, colScaleIdx;
+    /// Gathered A: each row's offsets.
+    SmallVector<GatheredA::Offsets> rowOffsets;
   };
-  /// The int32 partial sums of K-tile t for every accumulator.
+  /// The int32 partial sums of K-tile t for every accumulator (`off`: the
+  /// K-tile's offsets into a gathered A).
   SmallVector<Value> partialSums(ImplicitLocOpBuilder &b, const MicroTile &m,
-                                 Value t);
+                                 Value t, const GatheredA::Offsets &off);
   /// facc + float(psum) · p(sA·sB) for K-tile t.
   SmallVector<Value> scaleAndAdd(ImplicitLocOpBuilder &b, const MicroTile &m,
-                                 Value t, ArrayRef<Value> psums,
-                                 ValueRange facc);
+                                 Value t, const GatheredA::Offsets &off,
+                                 ArrayRef<Value> psums, ValueRange facc);
   /// Stores the accumulators (rows below M, columns masked at N).
   void storeMicroTile(const MicroTile &m, ValueRange acc);
 };

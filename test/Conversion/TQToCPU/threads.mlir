@@ -69,15 +69,32 @@ func.func @dequantize(%q: !tq.tiled<16x32xi8:8, f32, tile = 16x16, dims = [0, 1]
 
 // -----
 
-// im2col: one row per output pixel (n, p, q), the taps (r, s) inside it.
+// A read in place: the padded input is written one row (n, h) of the
+// padded image per iteration, then the kernel's own blocks follow.
 // CHECK-LABEL: func.func @conv2d
+// CHECK: memref.alloc() {{.*}} : memref<2x6x6x16xi8>
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c2, %c6)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: vector.load %{{.*}} : memref<2x4x4x16xi8>, vector<16xi8>
+// CHECK: scf.parallel
+func.func @conv2d(%x: !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                  %w: !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x4x4x32xf32> {
+  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x32xf32>
+  return %0 : tensor<2x4x4x32xf32>
+}
+
+// -----
+
+// im2col (20 channels: a partial C-tile): one row per output pixel
+// (n, p, q), the taps (r, s) inside it.
+// CHECK-LABEL: func.func @conv2d_im2col
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (%c0, %c0, %c0) to (%c2, %c4, %c4{{.*}})
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c3
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c3{{.*}}
 // The kernel's own blocks follow.
 // CHECK: scf.parallel
-func.func @conv2d(%x: !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
-                  %w: !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x4x4x32xf32> {
-  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x32xf32>
+func.func @conv2d_im2col(%x: !tq.tiled<2x4x4x20xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                         %w: !tq.tiled<32x3x3x20xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x4x4x32xf32> {
+  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<2x4x4x20xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x20xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x32xf32>
   return %0 : tensor<2x4x4x32xf32>
 }

@@ -2,8 +2,11 @@
 # tq.conv2d compiled by tq-to-cpu (an implicit GEMM on the matmul kernel)
 # and run on every SIMD path, bit for bit against the numpy reference (T5):
 # NHWC input split on (N, C), KRSC filter split on (K, C), C not a multiple
-# of the tile or smaller than it, strides, dilations, asymmetric padding, a constant filter
-# packed at compile time, 2 threads (a constant filter and an argument).
+# of the tile or smaller than it (gathered by im2col), whole C-tiles (read
+# in place), strides, dilations, asymmetric padding, a constant filter
+# packed at compile time, 2 threads (a constant filter and an argument),
+# and operands at the edges (extreme int8 values, zero, huge, tiny,
+# infinite and NaN steps).
 import sys
 
 import numpy as np
@@ -29,13 +32,19 @@ def dense(values):
 
 
 def case(xshape, wshape, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0),
-         const=False, threads=1):
+         const=False, threads=1, data=None):
+    """`data`: the quantized operands (qx, sx, qw, sw) as given, else
+    quantized from normal samples."""
     global failures, cases
-    x = rng.standard_normal(xshape).astype(np.float32)
-    w = rng.standard_normal(wshape).astype(np.float32)
-    qx, sx, _, _ = ref.quantize(x, (v, v), (0, 3), 8, "scaled")
-    qw, sw, _, _ = ref.quantize(w, (v, v), (0, 3), 8, "scaled")
-    want = ref.conv2d(qx, sx, qw, sw, v, stride, dilation, pad)
+    if data is None:
+        x = rng.standard_normal(xshape).astype(np.float32)
+        w = rng.standard_normal(wshape).astype(np.float32)
+        qx, sx, _, _ = ref.quantize(x, (v, v), (0, 3), 8, "scaled")
+        qw, sw, _, _ = ref.quantize(w, (v, v), (0, 3), 8, "scaled")
+    else:
+        qx, sx, qw, sw = data
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = ref.conv2d(qx, sx, qw, sw, v, stride, dilation, pad)
     tx, tw = tiled(xshape, v), tiled(wshape, v)
     out = f"tensor<{'x'.join(map(str, want.shape))}xf32>"
     attrs = (f"{{strides = array<i64: {stride[0]}, {stride[1]}>, "
@@ -61,7 +70,7 @@ func.func @main(%x: {tx}, %w: {tw}) -> {out} {{
     for target in TARGETS:
         cases += 1
         got, = cpu.run(src, inputs, target=target, threads=threads)
-        if not np.array_equal(got, want):
+        if not np.array_equal(got, want, equal_nan=True):
             failures += 1
             print(f"MISMATCH x{xshape} w{wshape} V={v} stride={stride} "
                   f"dilation={dilation} pad={pad} const={const} {target}: "
@@ -79,8 +88,48 @@ case((2, 5, 5, 3), (4, 3, 3, 3), 8, pad=(1, 1, 1, 1))
 # an argument.
 case((8, 10, 10, 16), (32, 3, 3, 16), 16, pad=(1, 1, 1, 1), threads=2)
 
+# Whole C-tiles of whole dot groups are read in place from the input
+# (padded, or as it is), not gathered: no padding (the input itself, 2
+# threads), one group of 4 channels per K-tile.
+case((4, 6, 6, 32), (16, 1, 1, 32), 16, threads=2)
+case((3, 6, 5, 8), (6, 3, 3, 8), 4)
+case((6, 7, 7, 16), (20, 3, 3, 16), 4, stride=(2, 2), pad=(2, 1, 0, 1), threads=2)
+
+
+def adversarial(n, h, w, c, k, r, s, v):
+    """Operands at the edges: every 8-bit value, runs of -127 and 127 (the
+    largest int32 partial sums), an all-zero tile with step 0, huge, tiny,
+    infinite and NaN input steps."""
+    qx = rng.integers(-127, 128, (n, h, w, c)).astype(np.int8)
+    qw = rng.integers(-127, 128, (k, r, s, c)).astype(np.int8)
+    qx[0, :, :, :v] = 127
+    qw[0, :, :, :v] = 127
+    qx[1, 1, :, :v] = -127
+    qw[1, :, :, :v] = -127
+    qx[:v, 0, 0, :v] = 0
+    sx = rng.uniform(0.5, 2, (-(-n // v), h, w, -(-c // v))).astype(np.float32)
+    sw = rng.uniform(0.5, 2, (-(-k // v), r, s, -(-c // v))).astype(np.float32)
+    sx[0, 0, 0, 0] = 0
+    sx[0, 1, 2, 0] = 3e38
+    sx[0, 2, 1, 0] = 1e-38
+    sx[-1, 2, 2, -1] = np.inf
+    sx[-1, h - 1, 0, 0] = np.nan
+    return qx, sx, qw, sw
+
+
+case((33, 5, 5, 32), (20, 3, 3, 32), 16, pad=(2, 1, 0, 1),
+     data=adversarial(33, 5, 5, 32, 20, 3, 3, 16))
+case((33, 5, 5, 32), (20, 3, 3, 32), 16, pad=(2, 1, 0, 1), const=True, threads=2,
+     data=adversarial(33, 5, 5, 32, 20, 3, 3, 16))
+# Windows wholly in the padding (0, whatever the steps at the border),
+# next to infinite and NaN steps at the input's corners.
+qx, sx, qw, sw = adversarial(17, 3, 3, 16, 8, 3, 3, 16)
+sx[:, 0, 0, :] = np.inf
+sx[:, 2, 2, :] = np.nan
+case((17, 3, 3, 16), (8, 3, 3, 16), 16, pad=(3, 3, 3, 3), data=(qx, sx, qw, sw))
+
 print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 7, mismatches: 0
+# CHECK: conv cases per target: 13, mismatches: 0
