@@ -9,6 +9,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::tq;
 using namespace mlir::tq::matmul;
@@ -209,9 +211,10 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
   auto idx = [&](int64_t v) { return cIndex(b, v); };
   Value zero = idx(0), one = idx(1);
 
+  // cpu::toBuffer gives identity layouts: the input is read as it is
+  // unless it needs a border or widening.
   Value xp = x;
-  if (padded || aElem != g.xElem ||
-      !cast<MemRefType>(x.getType()).getLayout().isIdentity())
+  if (padded || aElem != g.xElem)
     xp = cpu::allocBuffer(b, b.getLoc(), {N, Hp, Wp, C}, aElem);
   Value sums =
       offset ? cpu::allocBuffer(b, b.getLoc(), {N, Hp, Wp, CT}, i32) : Value();
@@ -223,7 +226,12 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
                         W);
   };
   if (xp != x || sums) {
-    auto vX = VectorType::get({ct}, g.xElem);
+    // A C-tile in vectors of at most 64 values.
+    int64_t vw = std::gcd(ct, int64_t(64));
+    auto vX = VectorType::get({vw}, g.xElem);
+    Value zeros = arith::ConstantOp::create(
+        b, vX,
+        DenseElementsAttr::get(vX, APInt(g.xElem.getIntOrFloatBitWidth(), 0)));
     Value negOffset = arith::ConstantIntOp::create(b, i32, -offset);
     cpu::buildIndependentLoops(
         b, b.getLoc(), ValueRange{zero, zero}, ValueRange{idx(N), idx(Hp)},
@@ -237,40 +245,46 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
               [&](OpBuilder &nb, Location l, ValueRange wt) {
                 ImplicitLocOpBuilder ib(l, nb);
                 auto [hc, wc, valid] = source(ib, nh[1], wt[0]);
-                Value c0 = arith::MulIOp::create(ib, wt[1], cIndex(ib, ct));
-                Value v = vector::LoadOp::create(ib, vX, x,
-                                                 ValueRange{nh[0], hc, wc, c0});
-                v = arith::SelectOp::create(
-                    ib, valid, v,
-                    arith::ConstantOp::create(
-                        ib, vX, DenseElementsAttr::get(vX, APInt(8, 0))));
-                if (xp != x) {
-                  Value stored = v;
-                  if (aElem != g.xElem)
-                    stored = arith::ExtSIOp::create(
-                        ib, VectorType::get({ct}, aElem), v);
-                  vector::StoreOp::create(ib, stored, xp,
-                                          ValueRange{nh[0], nh[1], wt[0], c0});
-                }
-                if (sums) {
-                  Value sum = vector::ReductionOp::create(
+                Value sum;
+                for (int64_t k = 0; k < ct; k += vw) {
+                  Value ch = arith::AddIOp::create(
+                      ib, arith::MulIOp::create(ib, wt[1], cIndex(ib, ct)),
+                      cIndex(ib, k));
+                  Value v = arith::SelectOp::create(
+                      ib, valid,
+                      vector::LoadOp::create(ib, vX, x,
+                                             ValueRange{nh[0], hc, wc, ch}),
+                      zeros);
+                  if (xp != x) {
+                    Value stored = v;
+                    if (aElem != g.xElem)
+                      stored = arith::ExtSIOp::create(
+                          ib, VectorType::get({vw}, aElem), v);
+                    vector::StoreOp::create(
+                        ib, stored, xp, ValueRange{nh[0], nh[1], wt[0], ch});
+                  }
+                  if (!sums)
+                    continue;
+                  Value part = vector::ReductionOp::create(
                       ib, vector::CombiningKind::ADD,
-                      arith::ExtSIOp::create(ib, VectorType::get({ct}, i32),
+                      arith::ExtSIOp::create(ib, VectorType::get({vw}, i32),
                                              v));
+                  sum = sum ? arith::AddIOp::create(ib, sum, part) : part;
+                }
+                if (sums)
                   memref::StoreOp::create(
                       ib, arith::MulIOp::create(ib, sum, negOffset), sums,
                       ValueRange{nh[0], nh[1], wt[0], wt[1]});
-                }
               });
         });
   }
   Value sxp = sx;
-  if (padded || !cast<MemRefType>(sx.getType()).getLayout().isIdentity()) {
+  if (padded) {
     sxp = cpu::allocBuffer(b, b.getLoc(), {gN, Hp, Wp, CT}, f32);
-    scf::buildLoopNest(
+    cpu::buildIndependentLoops(
         b, b.getLoc(), ValueRange{zero, zero, zero, zero},
         ValueRange{idx(gN), idx(Hp), idx(Wp), idx(CT)},
-        ValueRange{one, one, one, one},
+        ValueRange{one, one, one, one}, g.threads,
         [&](OpBuilder &nb, Location l, ValueRange iv) {
           ImplicitLocOpBuilder ib(l, nb);
           auto [hc, wc, valid] = source(ib, iv[1], iv[2]);

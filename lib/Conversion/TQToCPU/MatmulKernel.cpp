@@ -6,7 +6,9 @@
 //
 // 1. pack A: op(A) copied row-major into Ap[Mp][KT·kt4] (each K-tile padded
 //    to a multiple of 4 with zeros, rows padded to the micro-tile), with, on
-//    the VNNI targets, cmp[i][t] = -128·Σ_{k∈t} A[i,k] per row and K-tile;
+//    the VNNI targets, cmp[i][t] = -128·Σ_{k∈t} A[i,k] per row and K-tile.
+//    Or A read where it is (GatheredA, a convolution's input): a row's
+//    offset plus a K-tile's locate its values, step and cmp;
 // 2. pack B: op(B) into column panels of NR = 2·L columns. For VNNI,
 //    Bp[panel][k/4][NR·4] holds groups of four k per column in offset binary
 //    (w + 128, unsigned), the operand order `vpdpbusd` wants (u8 × s8): the
@@ -319,8 +321,8 @@ static Value roundProduct(ImplicitLocOpBuilder &b, const KernelShape &s,
 Value KernelEmitter::scaleProducts(Value sa, Value sb) {
   int64_t gm = llvm::divideCeil(s.M, s.tileMA),
           gn = llvm::divideCeil(s.N, s.tileNB);
-  // With one step per row (an implicit GEMM's gathered rows), the products
-  // would be as many loads as the steps themselves, and one more pass.
+  // With one step per row (1-row tiles of A, or an implicit GEMM's rows),
+  // the products would be as many loads as the steps, and one more pass.
   if (s.tileMA == 1 || s.KT * gm * gn > (int64_t(1) << 22))
     return Value();
   Value products =
@@ -572,7 +574,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   m.bp = packedB ? packedB : packB(bData);
   m.colSteps = columnSteps(sb);
   if (!fused && !m.colSteps && !gathered)
-    m.products = scaleProducts(sa, sb);
+    m.products = scaleProducts(sa, sb); // (gathered: one step per row)
 
   // 4. The micro-kernel loops: blocks of MC rows of A (about 256 KiB: they
   //    stay in L2) outside, then column panels (NR columns of B by K: they

@@ -7,6 +7,7 @@
 // through 1-D views by the kernel.
 
 // CHECK-LABEL: func.func @padded
+// CHECK-NOT: memref.alloc() {{.*}} : memref<32x144xi8>
 // CHECK: %[[XP:.*]] = memref.alloc() {{.*}} : memref<2x6x6x16xi8>
 // CHECK: %[[SUMS:.*]] = memref.alloc() {{.*}} : memref<2x6x6x1xi32>
 // CHECK: vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
@@ -15,7 +16,6 @@
 // CHECK: %[[A:.*]] = memref.collapse_shape %[[XP]] {{.*}} into memref<1152xi8>
 // CHECK: %[[SA:.*]] = memref.collapse_shape %[[SP]] {{.*}} into memref<36xf32>
 // CHECK: %[[CMP:.*]] = memref.collapse_shape %[[SUMS]] {{.*}} into memref<72xi32>
-// CHECK-NOT: memref.alloc() {{.*}} : memref<32x144xi8>
 // CHECK: memref.load %[[CMP]][%{{.*}}] : memref<72xi32>
 // CHECK: vector.load %[[A]][%{{.*}}] : memref<1152xi8>, vector<4xi8>
 // CHECK: tq.dot_u8s8
@@ -43,6 +43,13 @@ func.func @padded(%x: !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>
 // CHECK-NOT: memref.alloc() {{.*}} : memref<1x4x4x2xf32>
 // CHECK: memref.collapse_shape %{{.*}} : memref<2x4x4x32xi8> into memref<1024xi8>
 // CHECK: memref.collapse_shape %{{.*}} : memref<1x4x4x2xf32> into memref<32xf32>
+
+// vpmaddwd reads int16: the input is widened, with no border and no sums.
+// AVX2-LABEL: func.func @unpadded
+// AVX2: %[[XP:.*]] = memref.alloc() {{.*}} : memref<2x4x4x32xi16>
+// AVX2-NOT: xi32>
+// AVX2: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2: memref.collapse_shape %[[XP]] {{.*}} into memref<1024xi16>
 func.func @unpadded(%x: !tq.tiled<2x4x4x32xi8:8, f32, tile = 16x16, dims = [0, 3]>,
                     %w: !tq.tiled<8x1x1x32xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x4x4x8xf32> {
   %0 = tq.conv2d %x, %w : !tq.tiled<2x4x4x32xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<8x1x1x32xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x8xf32>

@@ -21,9 +21,10 @@ rng = np.random.default_rng(23)
 failures = cases = 0
 
 
-def tiled(shape, v):
+def tiled(shape, v, bits=8):
     s = "x".join(map(str, shape))
-    return f"!tq.tiled<{s}xi8:8, f32, tile = {v}x{v}, dims = [0, 3], scale = f32>"
+    elem = "i8" if bits <= 8 else "i16"
+    return f"!tq.tiled<{s}x{elem}:{bits}, f32, tile = {v}x{v}, dims = [0, 3], scale = f32>"
 
 
 def dense(values):
@@ -32,20 +33,21 @@ def dense(values):
 
 
 def case(xshape, wshape, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0),
-         const=False, threads=1, data=None):
+         const=False, threads=1, data=None, bits=8):
     """`data`: the quantized operands (qx, sx, qw, sw) as given, else
-    quantized from normal samples."""
+    quantized from normal samples to `bits` (int16 containers above 8)."""
     global failures, cases
     if data is None:
         x = rng.standard_normal(xshape).astype(np.float32)
         w = rng.standard_normal(wshape).astype(np.float32)
-        qx, sx, _, _ = ref.quantize(x, (v, v), (0, 3), 8, "scaled")
-        qw, sw, _, _ = ref.quantize(w, (v, v), (0, 3), 8, "scaled")
+        qx, sx, _, _ = ref.quantize(x, (v, v), (0, 3), bits, "scaled")
+        qw, sw, _, _ = ref.quantize(w, (v, v), (0, 3), bits, "scaled")
     else:
         qx, sx, qw, sw = data
+    container = np.int8 if bits <= 8 else np.int16
     with np.errstate(over="ignore", invalid="ignore"):
         want = ref.conv2d(qx, sx, qw, sw, v, stride, dilation, pad)
-    tx, tw = tiled(xshape, v), tiled(wshape, v)
+    tx, tw = tiled(xshape, v, bits), tiled(wshape, v, bits)
     out = f"tensor<{'x'.join(map(str, want.shape))}xf32>"
     attrs = (f"{{strides = array<i64: {stride[0]}, {stride[1]}>, "
              f"dilations = array<i64: {dilation[0]}, {dilation[1]}>, "
@@ -59,14 +61,14 @@ func.func @main(%x: {tx}) -> {out} {{
   %y = tq.conv2d %x, %w {attrs} : {tx}, {tw} -> {out}
   return %y : {out}
 }}"""
-        inputs = [qx.astype(np.int8), sx]
+        inputs = [qx.astype(container), sx]
     else:
         src = f"""
 func.func @main(%x: {tx}, %w: {tw}) -> {out} {{
   %y = tq.conv2d %x, %w {attrs} : {tx}, {tw} -> {out}
   return %y : {out}
 }}"""
-        inputs = [qx.astype(np.int8), sx, qw.astype(np.int8), sw]
+        inputs = [qx.astype(container), sx, qw.astype(container), sw]
     for target in TARGETS:
         cases += 1
         got, = cpu.run(src, inputs, target=target, threads=threads)
@@ -86,14 +88,24 @@ case((5, 6, 6, 16), (8, 3, 3, 16), 32, pad=(1, 1, 1, 1), const=True)
 case((2, 5, 5, 3), (4, 3, 3, 3), 8, pad=(1, 1, 1, 1))
 # im2col rows and the kernel's blocks shared among 2 threads, the filter
 # an argument.
-case((8, 10, 10, 16), (32, 3, 3, 16), 16, pad=(1, 1, 1, 1), threads=2)
+case((8, 10, 10, 20), (32, 3, 3, 20), 16, pad=(1, 1, 1, 1), threads=2)
 
 # Whole C-tiles of whole dot groups are read in place from the input
-# (padded, or as it is), not gathered: no padding (the input itself, 2
-# threads), one group of 4 channels per K-tile.
+# (with its border, or as it is), not gathered: the bordered input's rows
+# and the kernel's blocks on 2 threads; no padding (the input itself, 2
+# threads); one group of 4 channels per K-tile; strides and dilations
+# along each dim, with and without padding; 12-bit values in int16
+# (widened for vpmaddwd, or read as they are without padding).
+case((8, 10, 10, 16), (32, 3, 3, 16), 16, pad=(1, 1, 1, 1), threads=2)
 case((4, 6, 6, 32), (16, 1, 1, 32), 16, threads=2)
 case((3, 6, 5, 8), (6, 3, 3, 8), 4)
 case((6, 7, 7, 16), (20, 3, 3, 16), 4, stride=(2, 2), pad=(2, 1, 0, 1), threads=2)
+case((2, 9, 8, 16), (12, 2, 3, 16), 8, dilation=(2, 1), pad=(1, 1, 1, 1))
+case((3, 9, 9, 16), (8, 3, 3, 16), 16, stride=(2, 2))
+case((3, 6, 6, 16), (8, 3, 3, 16), 16, pad=(1, 1, 1, 1), bits=12)
+case((3, 5, 5, 32), (8, 1, 1, 32), 16, bits=12, threads=2)
+# A C-tile of 128 channels (copied and summed 64 at a time).
+case((2, 4, 4, 128), (8, 3, 3, 128), 128, pad=(1, 1, 1, 1))
 
 
 def adversarial(n, h, w, c, k, r, s, v):
@@ -132,4 +144,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 13, mismatches: 0
+# CHECK: conv cases per target: 19, mismatches: 0
