@@ -102,6 +102,8 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // A generic's results written into the slices they were copied to.
+  pm.addNestedPass<func::FuncOp>(createTQCPUForwardCopies());
   // Each buffer freed after its last use (upstream ownership-based
   // deallocation where buffers leave their block).
   pm.addPass(createTQCPUFreeBuffers());

@@ -494,6 +494,57 @@ def TQCPUFreeBuffers : Pass<"tq-cpu-free-buffers", "::mlir::ModuleOp"> {
   ];
 }
 
+def TQCPUForwardCopies : Pass<"tq-cpu-forward-copies", "::mlir::func::FuncOp"> {
+  let summary = "Write a linalg.generic's result where a copy would put it";
+  let description = [{
+    One-shot bufferization gives a `linalg.generic` whose results are
+    inserted into strided slices of one tensor a buffer per result, then
+    copies each buffer into its slice: it cannot tell that the slices do
+    not meet. The training step's max-pool gradient is such a generic,
+    routing dY to each of the window's taps: for the Fashion CNN's first
+    pool, four 0.8 MB buffers and four strided copies into dX, 0.26 ms of
+    the step on 1 thread, and 0.13 ms more for the second pool.
+
+    This pass makes the generic write into the copy's target and removes
+    the copy and the buffer, when all of these hold in the block:
+    - the buffer is a `memref.alloc` used only as that generic's output and
+      as the source of one `memref.copy` after it (and a `memref.dealloc`);
+    - the generic's body does not read that output;
+    - the target is a `memref.subview` (of a buffer defined before the
+      generic) that can move before the generic;
+    - of the target's buffer, the generic reads and writes only slices
+      that provably do not meet the target, or reads the target itself
+      with the output's indexing map, a permutation, and no reduction
+      loop (in place: each iteration reads the element it writes, before
+      writing it, as bufferization itself does for element-wise ops);
+    - every op between the generic and the copy either has no memory
+      effects, frees another buffer, or is another copy of the same
+      generic's results into a slice of the same buffer that provably
+      does not meet the target.
+
+    Two slices provably do not meet when, along some dim, their static
+    offsets differ modulo a common stride or their ranges are apart. The
+    max-pool gradient's generic reads the window's taps of X and writes dX
+    into the same buffer, tap by tap: on the Fashion CNN's training step
+    the pass removes 8 copies and the step went from 4.8 to 4.2 ms on 1
+    thread.
+
+    Each element is computed as before and ends where the copy put it: the
+    same bits.
+
+    ```mlir
+    %b = memref.alloc() : memref<64x16x14x14xf32>
+    linalg.generic ... outs(%b : memref<64x16x14x14xf32>)
+    %v = memref.subview %dx[0, 0, 0, 1] [64, 16, 14, 14] [1, 1, 2, 2]
+    memref.copy %b, %v
+    // becomes
+    %v = memref.subview %dx[0, 0, 0, 1] [64, 16, 14, 14] [1, 1, 2, 2]
+    linalg.generic ... outs(%v : memref<64x16x14x14xf32, strided<...>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def TQCPUPlanBuffers : Pass<"tq-cpu-plan-buffers", "::mlir::func::FuncOp"> {
   let summary = "Place a function's short-lived buffers in one allocation";
   let description = [{

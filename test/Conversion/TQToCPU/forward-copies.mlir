@@ -1,0 +1,151 @@
+// RUN: tq-opt %s -pass-pipeline="builtin.module(func.func(tq-cpu-forward-copies))" -split-input-file | FileCheck %s
+
+#id = affine_map<(n, h, w) -> (n, h, w)>
+
+// A max-pool gradient's shape: the generic reads two interleaved taps of
+// %dx's buffer and writes each result into the same tap, in place. Both
+// buffers and copies go; the subviews move before the generic.
+// CHECK-LABEL: func.func @routing
+// CHECK-NOT: memref.alloc
+// CHECK: %[[X0:.*]] = memref.subview %arg1[0, 0, 0] [2, 3, 3] [1, 2, 2]
+// CHECK: %[[X1:.*]] = memref.subview %arg1[0, 0, 1] [2, 3, 3] [1, 2, 2]
+// CHECK: %[[T0:.*]] = memref.subview %arg1[0, 0, 0] [2, 3, 3] [1, 2, 2]
+// CHECK: %[[T1:.*]] = memref.subview %arg1[0, 0, 1] [2, 3, 3] [1, 2, 2]
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[X0]], %[[X1]], %arg0 :
+// CHECK-SAME: outs(%[[T0]], %[[T1]] :
+// CHECK-NOT: memref.copy
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @routing(%y: memref<2x3x3xf32>, %dx: memref<2x6x6xf32>) {
+  %x0 = memref.subview %dx[0, 0, 0] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
+  %x1 = memref.subview %dx[0, 0, 1] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2], offset: 1>>
+  %b0 = memref.alloc() : memref<2x3x3xf32>
+  %b1 = memref.alloc() : memref<2x3x3xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x0, %x1, %y : memref<2x3x3xf32, strided<[36, 12, 2]>>, memref<2x3x3xf32, strided<[36, 12, 2], offset: 1>>, memref<2x3x3xf32>)
+      outs(%b0, %b1 : memref<2x3x3xf32>, memref<2x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %g: f32, %o0: f32, %o1: f32):
+    %s = arith.addf %a, %g : f32
+    %t = arith.mulf %b, %g : f32
+    linalg.yield %s, %t : f32, f32
+  }
+  %v0 = memref.subview %dx[0, 0, 0] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
+  memref.copy %b0, %v0 : memref<2x3x3xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
+  memref.dealloc %b0 : memref<2x3x3xf32>
+  %v1 = memref.subview %dx[0, 0, 1] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2], offset: 1>>
+  memref.copy %b1, %v1 : memref<2x3x3xf32> to memref<2x3x3xf32, strided<[36, 12, 2], offset: 1>>
+  memref.dealloc %b1 : memref<2x3x3xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(n, h, w) -> (n, h, w)>
+
+// Left alone, one reason each:
+// - @reads_init: the body reads its output (the buffer's contents matter);
+// - @read_between: a load of the target's buffer between the generic and
+//   the copy;
+// - @overlapping: the second slice meets the first (offsets 0 and 2 with
+//   stride 2), so only the first copy goes;
+// - @shifted_read: the generic reads a slice of the target's buffer that
+//   meets the target without being it;
+// - @late_buffer: the target's buffer is made after the generic;
+// - @used_after: the buffer is read after the copy.
+// CHECK-LABEL: func.func @reads_init
+// CHECK: memref.copy
+func.func @reads_init(%x: memref<4xf32>, %dx: memref<8xf32>) {
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  return
+}
+
+// CHECK-LABEL: func.func @read_between
+// CHECK: memref.load
+// CHECK: memref.copy
+func.func @read_between(%x: memref<4xf32>, %dx: memref<8xf32>) -> f32 {
+  %c1 = arith.constant 1 : index
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %r = memref.load %dx[%c1] : memref<8xf32>
+  %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  return %r : f32
+}
+
+// CHECK-LABEL: func.func @overlapping
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.*}}, %[[B1:.*]] : memref<3xf32, strided<[2]>>, memref<3xf32>)
+// CHECK: memref.copy %[[B1]]
+func.func @overlapping(%x: memref<3xf32>, %dx: memref<8xf32>) {
+  %b0 = memref.alloc() : memref<3xf32>
+  %b1 = memref.alloc() : memref<3xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<3xf32>) outs(%b0, %b1 : memref<3xf32>, memref<3xf32>) {
+  ^bb0(%a: f32, %o0: f32, %o1: f32):
+    linalg.yield %a, %a : f32, f32
+  }
+  %v0 = memref.subview %dx[0] [3] [2] : memref<8xf32> to memref<3xf32, strided<[2]>>
+  memref.copy %b0, %v0 : memref<3xf32> to memref<3xf32, strided<[2]>>
+  %v1 = memref.subview %dx[2] [3] [2] : memref<8xf32> to memref<3xf32, strided<[2], offset: 2>>
+  memref.copy %b1, %v1 : memref<3xf32> to memref<3xf32, strided<[2], offset: 2>>
+  return
+}
+
+// CHECK-LABEL: func.func @shifted_read
+// CHECK: memref.copy
+func.func @shifted_read(%dx: memref<8xf32>) {
+  %x = memref.subview %dx[2] [3] [2] : memref<8xf32> to memref<3xf32, strided<[2], offset: 2>>
+  %b = memref.alloc() : memref<3xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<3xf32, strided<[2], offset: 2>>) outs(%b : memref<3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %v = memref.subview %dx[0] [3] [2] : memref<8xf32> to memref<3xf32, strided<[2]>>
+  memref.copy %b, %v : memref<3xf32> to memref<3xf32, strided<[2]>>
+  return
+}
+
+// CHECK-LABEL: func.func @late_buffer
+// CHECK: memref.copy
+func.func @late_buffer(%x: memref<4xf32>) -> memref<8xf32> {
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %dx = memref.alloc() : memref<8xf32>
+  %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  return %dx : memref<8xf32>
+}
+
+// CHECK-LABEL: func.func @used_after
+// CHECK: memref.copy
+func.func @used_after(%x: memref<4xf32>, %dx: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  %r = memref.load %b[%c0] : memref<4xf32>
+  return %r : f32
+}
