@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -31,7 +32,10 @@ Value rootOf(Value v) {
 /// dim, their static index sets (offset + stride · i, i < size) are apart
 /// or interleaved without meeting.
 bool disjoint(memref::SubViewOp a, memref::SubViewOp b) {
+  // Distinct indices of the source are distinct addresses only with the
+  // identity layout.
   if (a.getSource() != b.getSource() ||
+      !cast<MemRefType>(a.getSource().getType()).getLayout().isIdentity() ||
       a.getStaticOffsets().size() != b.getStaticOffsets().size())
     return false;
   for (auto [oa, ob, na, nb, sa, sb] : llvm::zip(
@@ -39,8 +43,8 @@ bool disjoint(memref::SubViewOp a, memref::SubViewOp b) {
            b.getStaticSizes(), a.getStaticStrides(), b.getStaticStrides())) {
     if (ShapedType::isDynamic(oa) || ShapedType::isDynamic(ob) ||
         ShapedType::isDynamic(na) || ShapedType::isDynamic(nb) ||
-        ShapedType::isDynamic(sa) || ShapedType::isDynamic(sb) || na == 0 ||
-        nb == 0)
+        ShapedType::isDynamic(sa) || ShapedType::isDynamic(sb) || na <= 0 ||
+        nb <= 0 || sa <= 0 || sb <= 0)
       continue;
     if (oa + sa * (na - 1) < ob || ob + sb * (nb - 1) < oa)
       return true;
@@ -64,12 +68,36 @@ bool sameView(memref::SubViewOp a, memref::SubViewOp b) {
          a.getStaticStrides() == b.getStaticStrides();
 }
 
+/// Whether `root` is a fresh allocation whose every alias is a view of it
+/// (cpu::keepsBufferLocal, and deallocations): no value made by another op
+/// (a select, a call, a loop's result) and no argument can alias it.
+bool onlyViewed(Value root) {
+  if (!root.getDefiningOp<memref::AllocOp>())
+    return false;
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses())
+      if (!isa<memref::DeallocOp>(use.getOwner()) &&
+          !mlir::tq::cpu::keepsBufferLocal(use.getOwner(), use, worklist))
+        return false;
+  }
+  return true;
+}
+
+/// Whether the body of `g` only computes on its block arguments (no loads
+/// or stores of its own, which could read the buffer being written).
+bool bodyIsPure(linalg::GenericOp g) {
+  return llvm::all_of(g.getBody()->without_terminator(),
+                      [](Operation &op) { return isMemoryEffectFree(&op); });
+}
+
 /// Makes `g` write its output `init` into the target of the copy of it,
 /// when that gives the same result (see the pass description).
 bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
   auto alloc = init.get().getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != g->getBlock() ||
-      g.payloadUsesValueFromOperand(&init))
+      g.payloadUsesValueFromOperand(&init) || !bodyIsPure(g))
     return false;
   memref::CopyOp copy;
   SmallVector<memref::DeallocOp> deallocs;
@@ -96,6 +124,9 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
       }))
     return false;
   Value root = rootOf(target.getResult());
+  if (!onlyViewed(root) || (target->getBlock() != g->getBlock() &&
+                            !dom.properlyDominates(target.getResult(), g)))
+    return false;
   // Of the target's buffer, the generic reads and writes only views that
   // do not meet the target, or reads the target itself at the element it
   // writes (in place: each iteration reads it before it writes it).
@@ -132,7 +163,7 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
     }
     return false;
   }
-  if (!target->isBeforeInBlock(g))
+  if (target->getBlock() == g->getBlock() && !target->isBeforeInBlock(g))
     target->moveBefore(g);
   init.set(target.getResult());
   copy->erase();

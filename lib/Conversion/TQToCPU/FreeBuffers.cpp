@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -19,14 +20,8 @@ namespace mlir::tq {
 
 using namespace mlir;
 
-namespace {
-
-/// Whether `user`, which uses an alias of a buffer as `operand`, keeps to
-/// the buffer's block: it does not pass the buffer on (a terminator), and
-/// makes no value that could alias it other than a view or cast, which
-/// `views` receives to be followed in turn.
-bool keepsBufferLocal(Operation *user, OpOperand &operand,
-                      SmallVectorImpl<Value> &views) {
+bool mlir::tq::cpu::keepsBufferLocal(Operation *user, OpOperand &operand,
+                                     SmallVectorImpl<Value> &views) {
   if (user->hasTrait<OpTrait::IsTerminator>())
     return false;
   // Deallocating, reallocating, or taking the pointer out of the memref
@@ -50,6 +45,8 @@ bool keepsBufferLocal(Operation *user, OpOperand &operand,
   return true;
 }
 
+namespace {
+
 /// The op of `alloc`'s block after which it can be freed, or null when a
 /// view of it leaves the block (or the ops it reaches may alias it).
 Operation *lastLocalUse(memref::AllocOp alloc) {
@@ -60,7 +57,7 @@ Operation *lastLocalUse(memref::AllocOp alloc) {
     Value v = worklist.pop_back_val();
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (!keepsBufferLocal(user, use, worklist))
+      if (!mlir::tq::cpu::keepsBufferLocal(user, use, worklist))
         return nullptr;
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor || ancestor->hasTrait<OpTrait::IsTerminator>())

@@ -3,21 +3,26 @@
 #id = affine_map<(n, h, w) -> (n, h, w)>
 
 // A max-pool gradient's shape: the generic reads two interleaved taps of
-// %dx's buffer and writes each result into the same tap, in place. Both
-// buffers and copies go; the subviews move before the generic.
+// %dx and writes each result into the same tap, in place. Both buffers
+// and copies go; the subviews move before the generic. The copies come
+// in the other order than the results, so the first result's copy is
+// forwarded across the second's (into a slice that does not meet it).
 // CHECK-LABEL: func.func @routing
+// CHECK: %[[DX:.*]] = memref.alloc() : memref<2x6x6xf32>
 // CHECK-NOT: memref.alloc
-// CHECK: %[[X0:.*]] = memref.subview %arg1[0, 0, 0] [2, 3, 3] [1, 2, 2]
-// CHECK: %[[X1:.*]] = memref.subview %arg1[0, 0, 1] [2, 3, 3] [1, 2, 2]
-// CHECK: %[[T0:.*]] = memref.subview %arg1[0, 0, 0] [2, 3, 3] [1, 2, 2]
-// CHECK: %[[T1:.*]] = memref.subview %arg1[0, 0, 1] [2, 3, 3] [1, 2, 2]
+// CHECK: %[[X0:.*]] = memref.subview %[[DX]][0, 0, 0] [2, 3, 3] [1, 2, 2]
+// CHECK: %[[X1:.*]] = memref.subview %[[DX]][0, 0, 1] [2, 3, 3] [1, 2, 2]
+// CHECK: %[[T0:.*]] = memref.subview %[[DX]][0, 0, 0] [2, 3, 3] [1, 2, 2]
+// CHECK: %[[T1:.*]] = memref.subview %[[DX]][0, 0, 1] [2, 3, 3] [1, 2, 2]
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%[[X0]], %[[X1]], %arg0 :
 // CHECK-SAME: outs(%[[T0]], %[[T1]] :
-// CHECK-NOT: memref.copy
-// CHECK-NOT: memref.dealloc
-// CHECK: return
-func.func @routing(%y: memref<2x3x3xf32>, %dx: memref<2x6x6xf32>) {
+// CHECK-NOT: memref.copy %{{.*}}, %{{.*}} : memref<2x3x3xf32> to
+// CHECK: memref.copy %[[DX]], %arg1
+func.func @routing(%y: memref<2x3x3xf32>, %out: memref<2x6x6xf32>) {
+  %dx = memref.alloc() : memref<2x6x6xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x6x6xf32>)
   %x0 = memref.subview %dx[0, 0, 0] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
   %x1 = memref.subview %dx[0, 0, 1] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2], offset: 1>>
   %b0 = memref.alloc() : memref<2x3x3xf32>
@@ -30,34 +35,42 @@ func.func @routing(%y: memref<2x3x3xf32>, %dx: memref<2x6x6xf32>) {
     %t = arith.mulf %b, %g : f32
     linalg.yield %s, %t : f32, f32
   }
-  %v0 = memref.subview %dx[0, 0, 0] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
-  memref.copy %b0, %v0 : memref<2x3x3xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
-  memref.dealloc %b0 : memref<2x3x3xf32>
   %v1 = memref.subview %dx[0, 0, 1] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2], offset: 1>>
   memref.copy %b1, %v1 : memref<2x3x3xf32> to memref<2x3x3xf32, strided<[36, 12, 2], offset: 1>>
   memref.dealloc %b1 : memref<2x3x3xf32>
+  %v0 = memref.subview %dx[0, 0, 0] [2, 3, 3] [1, 2, 2] : memref<2x6x6xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
+  memref.copy %b0, %v0 : memref<2x3x3xf32> to memref<2x3x3xf32, strided<[36, 12, 2]>>
+  memref.dealloc %b0 : memref<2x3x3xf32>
+  memref.copy %dx, %out : memref<2x6x6xf32> to memref<2x6x6xf32>
+  memref.dealloc %dx : memref<2x6x6xf32>
   return
 }
 
 // -----
 
-#id = affine_map<(n, h, w) -> (n, h, w)>
+#id = affine_map<(i) -> (i)>
 
-// Left alone, one reason each:
+// Left alone, one reason each (every %dx is a local buffer that only views,
+// loads, copies and linalg ops use, as after bufferization):
 // - @reads_init: the body reads its output (the buffer's contents matter);
-// - @read_between: a load of the target's buffer between the generic and
-//   the copy;
+// - @read_between: a load of the target between the generic and the copy;
 // - @overlapping: the second slice meets the first (offsets 0 and 2 with
 //   stride 2), so only the first copy goes;
-// - @shifted_read: the generic reads a slice of the target's buffer that
-//   meets the target without being it;
+// - @shifted_read: the generic reads a slice of %dx that meets the target
+//   without being it;
+// - @other_map: the generic reads the target itself, but reversed;
+// - @body_load: the body loads from %dx itself (a gather);
+// - @negative_stride: slices with stride -1 that meet;
+// - @argument: the target's buffer is an argument, which may alias the
+//   generic's input;
 // - @late_buffer: the target's buffer is made after the generic;
 // - @used_after: the buffer is read after the copy.
 // CHECK-LABEL: func.func @reads_init
-// CHECK: memref.copy
-func.func @reads_init(%x: memref<4xf32>, %dx: memref<8xf32>) {
+// CHECK: memref.copy %{{.*}} : memref<4xf32> to
+func.func @reads_init(%x: memref<4xf32>, %out: memref<8xf32>) {
+  %dx = memref.alloc() : memref<8xf32>
   %b = memref.alloc() : memref<4xf32>
-  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
   ^bb0(%a: f32, %o: f32):
     %s = arith.addf %a, %o : f32
@@ -65,23 +78,26 @@ func.func @reads_init(%x: memref<4xf32>, %dx: memref<8xf32>) {
   }
   %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
   memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
   return
 }
 
 // CHECK-LABEL: func.func @read_between
 // CHECK: memref.load
-// CHECK: memref.copy
-func.func @read_between(%x: memref<4xf32>, %dx: memref<8xf32>) -> f32 {
-  %c1 = arith.constant 1 : index
+// CHECK: memref.copy %{{.*}} : memref<4xf32> to
+func.func @read_between(%x: memref<4xf32>, %out: memref<8xf32>) -> f32 {
+  %c2 = arith.constant 2 : index
+  %dx = memref.alloc() : memref<8xf32>
   %b = memref.alloc() : memref<4xf32>
-  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
   }
-  %r = memref.load %dx[%c1] : memref<8xf32>
+  %r = memref.load %dx[%c2] : memref<8xf32>
   %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
   memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
   return %r : f32
 }
 
@@ -89,10 +105,11 @@ func.func @read_between(%x: memref<4xf32>, %dx: memref<8xf32>) -> f32 {
 // CHECK: linalg.generic
 // CHECK-SAME: outs(%{{.*}}, %[[B1:.*]] : memref<3xf32, strided<[2]>>, memref<3xf32>)
 // CHECK: memref.copy %[[B1]]
-func.func @overlapping(%x: memref<3xf32>, %dx: memref<8xf32>) {
+func.func @overlapping(%x: memref<3xf32>, %out: memref<8xf32>) {
+  %dx = memref.alloc() : memref<8xf32>
   %b0 = memref.alloc() : memref<3xf32>
   %b1 = memref.alloc() : memref<3xf32>
-  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
       ins(%x : memref<3xf32>) outs(%b0, %b1 : memref<3xf32>, memref<3xf32>) {
   ^bb0(%a: f32, %o0: f32, %o1: f32):
     linalg.yield %a, %a : f32, f32
@@ -101,29 +118,99 @@ func.func @overlapping(%x: memref<3xf32>, %dx: memref<8xf32>) {
   memref.copy %b0, %v0 : memref<3xf32> to memref<3xf32, strided<[2]>>
   %v1 = memref.subview %dx[2] [3] [2] : memref<8xf32> to memref<3xf32, strided<[2], offset: 2>>
   memref.copy %b1, %v1 : memref<3xf32> to memref<3xf32, strided<[2], offset: 2>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
   return
 }
 
 // CHECK-LABEL: func.func @shifted_read
-// CHECK: memref.copy
-func.func @shifted_read(%dx: memref<8xf32>) {
+// CHECK: memref.copy %{{.*}} : memref<3xf32> to
+func.func @shifted_read(%out: memref<8xf32>) {
+  %dx = memref.alloc() : memref<8xf32>
   %x = memref.subview %dx[2] [3] [2] : memref<8xf32> to memref<3xf32, strided<[2], offset: 2>>
   %b = memref.alloc() : memref<3xf32>
-  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : memref<3xf32, strided<[2], offset: 2>>) outs(%b : memref<3xf32>) {
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
   }
   %v = memref.subview %dx[0] [3] [2] : memref<8xf32> to memref<3xf32, strided<[2]>>
   memref.copy %b, %v : memref<3xf32> to memref<3xf32, strided<[2]>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @other_map
+// CHECK: memref.copy %{{.*}} : memref<4xf32> to
+func.func @other_map(%out: memref<8xf32>) {
+  %dx = memref.alloc() : memref<8xf32>
+  %x = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (3 - i)>, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32, strided<[2]>>) outs(%b : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @body_load
+// CHECK: memref.copy %{{.*}} : memref<4xf32> to
+func.func @body_load(%out: memref<8xf32>) {
+  %c3 = arith.constant 3 : index
+  %dx = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%b : memref<4xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = arith.subi %c3, %i : index
+    %v = memref.load %dx[%j] : memref<8xf32>
+    linalg.yield %v : f32
+  }
+  %t = memref.subview %dx[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  memref.copy %b, %t : memref<4xf32> to memref<4xf32, strided<[1]>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @negative_stride
+// CHECK: memref.copy %{{.*}} : memref<3xf32> to
+func.func @negative_stride(%out: memref<8xf32>) {
+  %dx = memref.alloc() : memref<8xf32>
+  %x = memref.subview %dx[4] [1] [1] : memref<8xf32> to memref<1xf32, strided<[1], offset: 4>>
+  %b = memref.alloc() : memref<3xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (0)>, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<1xf32, strided<[1], offset: 4>>) outs(%b : memref<3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %t = memref.subview %dx[5] [3] [-1] : memref<8xf32> to memref<3xf32, strided<[-1], offset: 5>>
+  memref.copy %b, %t : memref<3xf32> to memref<3xf32, strided<[-1], offset: 5>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @argument
+// CHECK: memref.copy %{{.*}} : memref<4xf32> to
+func.func @argument(%x: memref<4xf32>, %dx: memref<8xf32>) {
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (3 - i)>, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
   return
 }
 
 // CHECK-LABEL: func.func @late_buffer
-// CHECK: memref.copy
-func.func @late_buffer(%x: memref<4xf32>) -> memref<8xf32> {
+// CHECK: memref.copy %{{.*}} : memref<4xf32> to
+func.func @late_buffer(%x: memref<4xf32>, %out: memref<8xf32>) {
   %b = memref.alloc() : memref<4xf32>
-  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
@@ -131,15 +218,17 @@ func.func @late_buffer(%x: memref<4xf32>) -> memref<8xf32> {
   %dx = memref.alloc() : memref<8xf32>
   %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
   memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
-  return %dx : memref<8xf32>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
+  return
 }
 
 // CHECK-LABEL: func.func @used_after
-// CHECK: memref.copy
-func.func @used_after(%x: memref<4xf32>, %dx: memref<8xf32>) -> f32 {
+// CHECK: memref.copy %{{.*}} : memref<4xf32> to
+func.func @used_after(%x: memref<4xf32>, %out: memref<8xf32>) -> f32 {
   %c0 = arith.constant 0 : index
+  %dx = memref.alloc() : memref<8xf32>
   %b = memref.alloc() : memref<4xf32>
-  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
@@ -147,5 +236,29 @@ func.func @used_after(%x: memref<4xf32>, %dx: memref<8xf32>) -> f32 {
   %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
   memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
   %r = memref.load %b[%c0] : memref<4xf32>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
   return %r : f32
+}
+
+// -----
+
+#id = affine_map<(i) -> (i)>
+
+// The same generic, with the target's buffer made locally: forwarded
+// (the counterpart of @argument and @read_between above).
+// CHECK-LABEL: func.func @local
+// CHECK-NOT: memref.copy %{{.*}} : memref<4xf32> to
+// CHECK: return
+func.func @local(%x: memref<4xf32>, %out: memref<8xf32>) {
+  %dx = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (3 - i)>, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %v = memref.subview %dx[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %b, %v : memref<4xf32> to memref<4xf32, strided<[2]>>
+  memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
+  return
 }

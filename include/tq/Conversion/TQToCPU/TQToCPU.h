@@ -139,6 +139,12 @@ int64_t rankOf(Type t);
 /// (independent loops in the copy's order, see buildIndependentLoops).
 Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm,
                   int64_t threads = 1);
+/// Whether `user`, which uses an alias of a buffer as `operand`, keeps to
+/// the buffer's block: it does not pass the buffer on (a terminator), frees
+/// it, or makes a value that could alias it other than a view or cast,
+/// which `views` receives to be followed in turn.
+bool keepsBufferLocal(Operation *user, OpOperand &operand,
+                      SmallVectorImpl<Value> &views);
 /// `memref.alloc` of a static shape.
 Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type elementType);
