@@ -74,6 +74,12 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
       tensor split on (N, C) whose only user is a `tq.transpose` to NHWC
       (a `tq.conv2d`'s input) is written in NHWC directly, 16 channels ×
       16 pixels at a time transposed in registers (the same bits);
+    - `tq.transpose` copies the data and the steps permuted: a
+      permutation that swaps two groups of trailing dims (NCHW to NHWC,
+      or the batch moved last for a weight gradient) as a batch of 2-D
+      transposes in 16 × 16 blocks transposed in registers, each thread
+      taking whole blocks of output rows (the tile grid's steps, under
+      half a block along a side, element by element);
     - `tq.dequantize` multiplies each value by its tile's step;
     - `tq.constant` becomes two `arith.constant`s;
     - `tq.matmul` becomes a packed, register-blocked kernel (see
@@ -506,24 +512,31 @@ def TQCPUForwardCopies : Pass<"tq-cpu-forward-copies", "::mlir::func::FuncOp"> {
     the step on 1 thread, and 0.13 ms more for the second pool.
 
     This pass makes the generic write into the copy's target and removes
-    the copy and the buffer, when all of these hold in the block:
-    - the buffer is a `memref.alloc` used only as that generic's output and
-      as the source of one `memref.copy` after it (and a `memref.dealloc`);
-    - the generic's body does not read that output;
-    - the target is a `memref.subview` (of a buffer defined before the
-      generic) that can move before the generic;
-    - of the target's buffer, the generic reads and writes only slices
-      that provably do not meet the target, or reads the target itself
-      with the output's indexing map, a permutation, and no reduction
-      loop (in place: each iteration reads the element it writes, before
-      writing it, as bufferization itself does for element-wise ops);
+    the copy and the buffer, when all of these hold:
+    - the buffer is a `memref.alloc` in the generic's block, used only as
+      that generic's output and as the source of one `memref.copy` after
+      it in the block (and deallocations);
+    - the generic's body reads neither that output nor any memory of its
+      own (no loads: a gather's body could read the target);
+    - the target is a `memref.subview` whose operands are defined before
+      the generic (it moves before the generic when it is in its block);
+    - the target's buffer is a `memref.alloc` whose every alias is a view
+      of it, used by ops that neither pass it on nor make another value
+      that could alias it (as `tq-cpu-free-buffers` requires): so no
+      argument, global or selected buffer can be the same memory;
+    - of that buffer, the generic reads and writes only slices that
+      provably do not meet the target, or reads the target itself with the
+      output's indexing map, a permutation, and no reduction loop (in
+      place: each iteration reads the element it writes, before writing
+      it, as bufferization itself does for element-wise ops);
     - every op between the generic and the copy either has no memory
       effects, frees another buffer, or is another copy of the same
       generic's results into a slice of the same buffer that provably
       does not meet the target.
 
-    Two slices provably do not meet when, along some dim, their static
-    offsets differ modulo a common stride or their ranges are apart. The
+    Two slices of one identity-layout buffer provably do not meet when,
+    along some dim with static positive strides, their offsets differ
+    modulo a common stride or their ranges are apart. The
     max-pool gradient's generic reads the window's taps of X and writes dX
     into the same buffer, tap by tap: on the Fashion CNN's training step
     the pass removes 8 copies and the step went from 4.8 to 4.2 ms on 1

@@ -973,28 +973,6 @@ int64_t cpu::rankOf(Type t) {
   return cast<RankedTensorType>(t).getRank();
 }
 
-Value cpu::emitPermute(ImplicitLocOpBuilder &b, Value src,
-                       ArrayRef<int64_t> perm, int64_t threads) {
-  auto t = cast<MemRefType>(src.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(t.getShape()[d]);
-  Value out = cpu::allocBuffer(b, b.getLoc(), shape, t.getElementType());
-  // In the output's order: each thread writes its own rows (in the input's
-  // order, two threads would write into the same cache lines).
-  forEachIndex(
-      b, shape,
-      [&](ImplicitLocOpBuilder &b, ValueRange idx) {
-        SmallVector<Value> from(perm.size());
-        for (auto [i, d] : llvm::enumerate(perm))
-          from[d] = idx[i];
-        memref::StoreOp::create(b, memref::LoadOp::create(b, src, from), out,
-                                idx);
-      },
-      threads);
-  return out;
-}
-
 //===----------------------------------------------------------------------===//
 // Patterns
 //===----------------------------------------------------------------------===//

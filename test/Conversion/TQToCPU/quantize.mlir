@@ -70,11 +70,15 @@ func.func @nchw_to_nhwc(%x: tensor<2x20x3x5xf32>) -> !tq.tiled<2x3x5x20xi8:8, f3
 // -----
 
 // A quantization that is also used as it is stays NCHW, and the transpose
-// permutes it element by element.
+// permutes it as a batch of [20][15] matrices, in 16 x 16 blocks
+// transposed in registers (partial along both sides here).
 // CHECK-LABEL: func.func @nchw_used_twice
 // CHECK: vector.maskedstore %{{.*}} : memref<2x20x15xi8>
-// CHECK: memref.load %{{.*}} : memref<2x20x3x5xi8>
-// CHECK: memref.store %{{.*}} : memref<2x3x5x20xi8>
+// CHECK: %[[IN:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : memref<2x20x3x5xi8> into memref<2x20x15xi8>
+// CHECK: %[[OUT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] : memref<2x3x5x20xi8> into memref<2x15x20xi8>
+// CHECK-COUNT-16: vector.maskedload %[[IN]]
+// CHECK: vector.shuffle {{.*}} : vector<16xi8>, vector<16xi8>
+// CHECK: vector.maskedstore %[[OUT]]
 func.func @nchw_used_twice(%x: tensor<2x20x3x5xf32>) -> (!tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]>, !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>) {
   %q = tq.quantize %x : tensor<2x20x3x5xf32> -> !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]>
   %t = tq.transpose %q [0, 2, 3, 1] : !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]> -> !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>

@@ -44,13 +44,17 @@ func.func @nchw(%x: tensor<16x8x5x5xf32>) -> !tq.tiled<16x8x5x5xi8:8, f32, tile 
 
 // -----
 
-// The element loops run in the output's order: each thread writes rows
-// of its own.
+// The data in 16 x 16 blocks transposed in registers, each thread taking
+// whole blocks of output rows; the steps (less than half a block along a
+// side) element by element, in the output's order: each thread writes
+// rows of its own.
 // CHECK-LABEL: func.func @transpose
-// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%c0, %c0) to (%c32, %c16)
-// CHECK: memref.load %{{.*}}[%[[J]], %[[I]]] : memref<16x32xi8>
-// CHECK: memref.store %{{.*}}[%[[I]], %[[J]]] : memref<32x16xi8>
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c2, %c1{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %[[JB:.*]]) = (%c0, %c0) to (%c1{{.*}}, %c2)
+// CHECK: %[[J0:.*]] = arith.muli %[[JB]], %c16
+// CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[J0]]] : memref<1x16x32xi8>, vector<16xi8>
+// CHECK: vector.shuffle
+// CHECK: vector.store %{{.*}} : memref<1x32x16xi8>, vector<16xi8>
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c2{{.*}}, %c1{{.*}})
 // CHECK: memref.store %{{.*}} : memref<2x1xf32>
 func.func @transpose(%q: !tq.tiled<16x32xi8:8, f32, tile = 16x16, dims = [0, 1]>) -> !tq.tiled<32x16xi8:8, f32, tile = 16x16, dims = [0, 1]> {
   %t = tq.transpose %q [1, 0] : !tq.tiled<16x32xi8:8, f32, tile = 16x16, dims = [0, 1]> -> !tq.tiled<32x16xi8:8, f32, tile = 16x16, dims = [0, 1]>

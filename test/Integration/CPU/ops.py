@@ -127,6 +127,36 @@ q, s = cpu.run(src, [qx.astype(np.int8), sx], outputs=2)
 check("transpose", q.astype(np.int32), qx.T)
 check("transpose steps", s, sx.T)
 
+
+def T4(shape, bits, dims):
+    storage = "i8" if bits <= 8 else "i16"
+    return (f"!tq.tiled<{'x'.join(map(str, shape))}x{storage}:{bits}, f32, "
+            f"tile = 16x16, dims = [{dims[0]}, {dims[1]}], scale = f32>")
+
+
+# tq.transpose of NCHW tiles to NHWC ([0, 2, 3, 1]) and to CHWN ([1, 2, 3,
+# 0]), as the convolutions and their weight gradients read them: blocks of
+# 16 x 16 transposed in registers, with partial blocks along both sides,
+# 8-bit and 12-bit (int16) values and f32 steps, on 1 and 2 threads.
+x4 = (rng.standard_normal((37, 20, 5, 7)) * 3).astype(F32)
+for bits in (8, 12):
+    q4, s4, _, _ = ref.quantize(x4, (16, 16), (0, 1), bits, "scaled")
+    container = np.int8 if bits <= 8 else np.int16
+    for perm, dims in (((0, 2, 3, 1), (0, 3)), ((1, 2, 3, 0), (0, 3))):
+        shape = tuple(x4.shape[d] for d in perm)
+        src = f"""
+func.func @main(%q: {T4(x4.shape, bits, (0, 1))}) -> {T4(shape, bits, dims)} {{
+  %t = tq.transpose %q [{', '.join(map(str, perm))}] : {T4(x4.shape, bits, (0, 1))} -> {T4(shape, bits, dims)}
+  return %t : {T4(shape, bits, dims)}
+}}"""
+        for target in TARGETS:
+            for threads in (1, 2):
+                q, s = cpu.run(src, [q4.astype(container), s4], target=target,
+                               threads=threads, outputs=2)
+                name = f"transpose {perm} {bits}-bit {target} threads={threads}"
+                check(name, q.astype(np.int32), q4.transpose(perm))
+                check(name + " steps", s, s4.transpose(perm))
+
 # tq.weight_update with a float and a tiled gradient.
 w = rng.standard_normal((24, 20)).astype(F32)
 dw = rng.standard_normal((24, 20)).astype(F32)
