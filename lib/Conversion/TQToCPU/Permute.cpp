@@ -1,5 +1,4 @@
-//===- Permute.cpp - a buffer with its dims permuted
-//-----------------------===//
+//===- Permute.cpp - a buffer with its dims permuted ---------------------===//
 //
 // cpu::emitPermute: the copy behind tq.transpose (data and steps) and the
 // transposed operands of the kernels. A permutation that swaps two groups
@@ -71,7 +70,7 @@ Value asBatchOfMatrices(ImplicitLocOpBuilder &b, Value v, int64_t k,
 
 /// out[n][j][i] = in[n][i][j] for [batch][A][B] buffers, in blocks of
 /// kBlock × kBlock: each thread takes whole blocks of output rows (j), so
-/// that no two write into one cache line of a row.
+/// that two threads share a cache line only where two blocks of rows meet.
 void emitBlockedTranspose(ImplicitLocOpBuilder &b, Value in, Value out,
                           int64_t threads) {
   ArrayRef<int64_t> shape = cast<MemRefType>(in.getType()).getShape();

@@ -138,8 +138,11 @@ def T4(shape, bits, dims):
 # 0]), as the convolutions and their weight gradients read them: blocks of
 # 16 x 16 transposed in registers, with partial blocks along both sides,
 # 8-bit and 12-bit (int16) values and f32 steps, on 1 and 2 threads.
-x4 = (rng.standard_normal((37, 20, 5, 7)) * 3).astype(F32)
-for bits in (8, 12):
+# Then whole blocks only (16 channels, 32 pixels; 32 images), and a tile
+# grid large enough for its f32 steps to take the blocks too.
+for shape, bits in (((37, 20, 5, 7), 8), ((37, 20, 5, 7), 12), ((32, 16, 4, 8), 8),
+                    ((48, 160, 3, 4), 8)):
+    x4 = (rng.standard_normal(shape) * 3).astype(F32)
     q4, s4, _, _ = ref.quantize(x4, (16, 16), (0, 1), bits, "scaled")
     container = np.int8 if bits <= 8 else np.int16
     for perm, dims in (((0, 2, 3, 1), (0, 3)), ((1, 2, 3, 0), (0, 3))):

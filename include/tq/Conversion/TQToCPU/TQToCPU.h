@@ -136,7 +136,9 @@ SmallVector<ReassociationIndices> mergeTrailingDims(int64_t rank, int64_t from);
 /// The rank of a tiled or ranked tensor type.
 int64_t rankOf(Type t);
 /// A copy of the memref `src` whose dimension i is `src`'s perm[i]
-/// (independent loops in the copy's order, see buildIndependentLoops).
+/// (Permute.cpp: a swap of two groups of trailing dims in blocks transposed
+/// in registers, else loops in the copy's order; shared among `threads`,
+/// see buildIndependentLoops).
 Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm,
                   int64_t threads = 1);
 /// Whether `user`, which uses an alias of a buffer as `operand`, keeps to
