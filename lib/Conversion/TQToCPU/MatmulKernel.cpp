@@ -672,6 +672,15 @@ void matmul::chooseKernel(KernelShape &s, TiledType a, TiledType b,
   s.L = isa.lanes;
   s.kt4 = llvm::alignTo(s.kt, s.group());
   s.MR = std::min(s.M, isa.rows);
+  // A product at most one vector wide whose rows fit twice the micro-tile
+  // (a convolution's weight gradient: 9 rows of a 3x3 filter, 16 output
+  // channels) takes them all in one tile of one vector per row, in the
+  // same registers: half the dot products of two tiles of two vectors.
+  // (With many rows, two vectors per row measured faster.)
+  if (s.N <= s.L && s.M > isa.rows && s.M <= 2 * isa.rows) {
+    s.NC = 1;
+    s.MR = s.M;
+  }
   s.threads = o.threads;
 }
 

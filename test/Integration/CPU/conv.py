@@ -104,6 +104,11 @@ case((2, 9, 8, 16), (12, 2, 3, 16), 8, dilation=(2, 1), pad=(1, 1, 1, 1))
 case((3, 9, 9, 16), (8, 3, 3, 16), 16, stride=(2, 2))
 case((3, 6, 6, 16), (8, 3, 3, 16), 16, pad=(1, 1, 1, 1), bits=12)
 case((3, 5, 5, 32), (8, 1, 1, 32), 16, bits=12, threads=2)
+# Few rows and at most a vector of filters (a weight gradient's shape):
+# one micro-tile of one vector per row, 9 rows (AVX-512) or 5 (AVX2 and
+# generic).
+case((1, 3, 3, 16), (8, 3, 3, 16), 16, pad=(1, 1, 1, 1))
+case((1, 1, 5, 16), (16, 1, 3, 16), 16, pad=(0, 1, 0, 1), threads=2)
 # A C-tile of 128 channels (copied and summed 64 at a time).
 case((2, 4, 4, 128), (8, 3, 3, 128), 128, pad=(1, 1, 1, 1))
 
@@ -144,4 +149,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 19, mismatches: 0
+# CHECK: conv cases per target: 21, mismatches: 0
