@@ -9,7 +9,8 @@
 //    the VNNI targets, cmp[i][t] = -128·Σ_{k∈t} A[i,k] per row and K-tile.
 //    Or A read where it is (GatheredA, a convolution's input): a row's
 //    offset plus a K-tile's locate its values, step and cmp;
-// 2. pack B: op(B) into column panels of NR = 2·L columns. For VNNI,
+// 2. pack B: op(B) into column panels of NR = NC·L columns (NC = 2, or 1
+//    for a narrow product with few rows). For VNNI,
 //    Bp[panel][k/4][NR·4] holds groups of four k per column in offset binary
 //    (w + 128, unsigned), the operand order `vpdpbusd` wants (u8 × s8): the
 //    weights go on the unsigned side and the activations keep their sign,
@@ -574,7 +575,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   m.bp = packedB ? packedB : packB(bData);
   m.colSteps = columnSteps(sb);
   if (!fused && !m.colSteps && !gathered)
-    m.products = scaleProducts(sa, sb); // (gathered: one step per row)
+    m.products = scaleProducts(sa, sb);
 
   // 4. The micro-kernel loops: blocks of MC rows of A (about 256 KiB: they
   //    stay in L2) outside, then column panels (NR columns of B by K: they
@@ -661,7 +662,8 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
 /// The kernel for the target and the operands' containers: vpdpbusd when
 /// both are bytes and the target has VNNI, vpmaddwd on the other x86
 /// targets, and a micro-tile of MR rows × (2 vectors of L lanes) sized to
-/// the register file (AVX-512: 32 vector registers; AVX2: 16).
+/// the register file (AVX-512: 32 vector registers; AVX2: 16), or of up to
+/// twice the rows × 1 vector for a product at most one vector wide.
 void matmul::chooseKernel(KernelShape &s, TiledType a, TiledType b,
                           const CPUCodegenOptions &o) {
   bool bytes = TiledToTensorsConverter::containerType(a).getWidth() == 8 &&

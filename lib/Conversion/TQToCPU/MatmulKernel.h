@@ -249,7 +249,8 @@ private:
 /// The kernel for the target and the operands' containers: vpdpbusd when
 /// both are bytes and the target has VNNI, vpmaddwd on the other x86
 /// targets, and a micro-tile of MR rows × (2 vectors of L lanes) sized to
-/// the register file (AVX-512: 32 vector registers; AVX2: 16).
+/// the register file (AVX-512: 32 vector registers; AVX2: 16), or of up to
+/// twice the rows × 1 vector for a product at most one vector wide.
 void chooseKernel(KernelShape &s, TiledType a, TiledType b,
                   const CPUCodegenOptions &o);
 

@@ -124,6 +124,10 @@ case(17, 18, 40, 16, bits=(12, 8))
 case(9, 20, 130, 128, bits=(16, 8), extreme=True)
 case(30, 40, 256, 128, extreme=True)
 case(64, 96, 128, 32, threads=(2,))
+# At most one vector of columns and 7 to 12 rows (5 on AVX2 and generic):
+# one micro-tile of one vector per row, also with nibbles.
+case(9, 16, 64, 16, bits=(8, 4), const_b=True, extreme=True)
+case(5, 12, 40, 8, threads=(1, 2))
 
 
 
@@ -229,4 +233,4 @@ print(f"matmul cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases per target: 32, mismatches: 0
+# CHECK: matmul cases per target: 35, mismatches: 0
