@@ -266,7 +266,23 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     on 1 thread): L rows at a time, one per lane, each step L row loads
     transposed in registers and the body applied to the L columns in
     order, so that each row keeps its order; rows past the last repeat it
-    and are not stored. Other linalg ops are left alone.
+    and are not stored. An all-parallel generic with several f32 outputs
+    (an update that also reads a transposed gradient), or with a view at a
+    stride of 2 along its innermost dim (a max-pool gradient's routing,
+    which reads and writes the four taps of each 2×2 window that way),
+    becomes loops over its leading dims around vectors along the
+    innermost one, each operand through a flat view of its buffer: two views
+    at a stride of 2 one element apart (a window's even and odd taps) are
+    one load of 2L contiguous values split into even and odd lanes by
+    shuffles, or, written, one store of both interleaved; a lone view at a
+    stride of 2 is the even lanes of such a load, the last value masked;
+    any other stride is a gather, and an operand without the innermost dim
+    one scalar load per vector. A buffer both read and written must be read
+    where each iteration writes it (a routing done in place), and all of a
+    vector's operands are loaded before its results are stored. Outputs at
+    a stride of 2 must come in pairs. In the Fashion CNN's training step,
+    the two routings went from 0.53 and 0.26 ms to 0.25 and 0.21 ms at
+    batch 64, with the same bits. Other linalg ops are left alone.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"native\"",

@@ -75,12 +75,15 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
       dst = collapse(b, out, cpu::mergeTrailingDims(rank, outer));
     auto vF32 = VectorType::get({L}, b.getF32Type());
     auto vMask = VectorType::get({L}, b.getI1Type());
-    // One vector at `col` of the row at `ivs`; `mask` (or null) marks the
-    // lanes in range.
+    // The `n` values at `col` of the row at `ivs`: one vector, masked when
+    // `n` is short of L.
     auto vectorAt = [&](ImplicitLocOpBuilder &vb, ValueRange ivs, Value col,
-                        Value mask) {
+                        int64_t n) {
       SmallVector<Value> at(ivs);
       at.push_back(col);
+      Value mask;
+      if (n < L)
+        mask = vector::CreateMaskOp::create(vb, vMask, ValueRange{idx(vb, n)});
       Value zero = zeros(vb, vF32);
       Value acc = zero;
       if (readsOut)
@@ -89,30 +92,8 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
                    : vector::LoadOp::create(vb, vF32, dst, at).getResult();
       storeThroughEpilogue(vb, epi, acc, dst, ivs, col, mask);
     };
-    SmallVector<Value> lbs, ubs, steps;
-    for (int64_t d = 0; d < outer; ++d) {
-      lbs.push_back(idx(b, 0));
-      ubs.push_back(idx(b, shape[d]));
-      steps.push_back(idx(b, 1));
-    }
-    cpu::buildIndependentLoops(
-        b, b.getLoc(), lbs, ubs, steps, o.threads,
-        [&](OpBuilder &nb, Location l, ValueRange ivs) {
-          ImplicitLocOpBuilder rb(l, nb);
-          int64_t whole = extent / L * L;
-          if (whole > 0)
-            scf::buildLoopNest(rb, l, ValueRange{idx(rb, 0)},
-                               ValueRange{idx(rb, whole)},
-                               ValueRange{idx(rb, L)},
-                               [&](OpBuilder &cb, Location cl, ValueRange c) {
-                                 ImplicitLocOpBuilder vb(cl, cb);
-                                 vectorAt(vb, ivs, c[0], Value());
-                               });
-          if (whole < extent)
-            vectorAt(rb, ivs, idx(rb, whole),
-                     vector::CreateMaskOp::create(
-                         rb, vMask, ValueRange{idx(rb, extent - whole)}));
-        });
+    forEachRowVector(b, shape.take_front(outer), extent, L, o.threads,
+                     vectorAt);
     rw.eraseOp(op);
     return success();
   }

@@ -145,7 +145,7 @@ std::optional<VectorEpilogue> VectorEpilogue::classify(linalg::GenericOp g,
   return e;
 }
 
-bool mlir::tq::isVectorizableBody(Block *body) {
+bool mlir::tq::isElementwiseBody(Block *body) {
   for (Operation &op : body->without_terminator())
     // Integer division: the lanes past the data (masked loads give zeros)
     // would divide by zero, which traps, where the scalar loops never
@@ -158,8 +158,13 @@ bool mlir::tq::isVectorizableBody(Block *body) {
         op.getNumResults() != 1 ||
         !op.getResult(0).getType().isIntOrIndexOrFloat())
       return false;
-  return body->getTerminator()->getNumOperands() == 1 &&
-         body->getTerminator()->getOperand(0).getType().isF32();
+  return llvm::all_of(body->getTerminator()->getOperandTypes(),
+                      [](Type t) { return t.isF32(); });
+}
+
+bool mlir::tq::isVectorizableBody(Block *body) {
+  return isElementwiseBody(body) &&
+         body->getTerminator()->getNumOperands() == 1;
 }
 
 std::optional<VectorEpilogue>
@@ -293,8 +298,10 @@ Value VectorEpilogue::apply(ImplicitLocOpBuilder &b, Value acc,
   return applyBodyToVectors(b, body, map, accType);
 }
 
-Value mlir::tq::applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body,
-                                   IRMapping &map, VectorType shape) {
+SmallVector<Value> mlir::tq::applyBodyToVectorResults(ImplicitLocOpBuilder &b,
+                                                      Block *body,
+                                                      IRMapping &map,
+                                                      VectorType shape) {
   auto vectorOf = [&](Type t) { return VectorType::get(shape.getShape(), t); };
   for (Operation &op : body->without_terminator()) {
     if (isa<arith::ConstantOp>(op)) {
@@ -318,11 +325,20 @@ Value mlir::tq::applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body,
     state.addTypes(vectorOf(op.getResult(0).getType()));
     map.map(op.getResult(0), b.create(state)->getResult(0));
   }
-  Value result = body->getTerminator()->getOperand(0);
-  if (Value mapped = map.lookupOrNull(result))
-    return mapped;
-  // A value from outside the body (a fill folded into the generic).
-  return vector::BroadcastOp::create(b, vectorOf(result.getType()), result);
+  SmallVector<Value> results;
+  for (Value result : body->getTerminator()->getOperands()) {
+    if (Value mapped = map.lookupOrNull(result))
+      results.push_back(mapped);
+    else // A value from outside the body (a fill folded into the generic).
+      results.push_back(
+          vector::BroadcastOp::create(b, vectorOf(result.getType()), result));
+  }
+  return results;
+}
+
+Value mlir::tq::applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body,
+                                   IRMapping &map, VectorType shape) {
+  return applyBodyToVectorResults(b, body, map, shape).front();
 }
 
 Location VectorEpilogue::fusedLoc(Operation *kernel) const {

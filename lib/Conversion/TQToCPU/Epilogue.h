@@ -101,13 +101,20 @@ private:
 
 /// Whether a linalg body has only elementwise arith and math ops on
 /// scalars and constants, no integer division (lanes past the data would
-/// divide by zero), and yields one f32: what applyBodyToVectors takes.
+/// divide by zero), and yields f32 values: what applyBodyToVectorResults
+/// takes.
+bool isElementwiseBody(Block *body);
+/// isElementwiseBody, with one value yielded: what applyBodyToVectors takes.
 bool isVectorizableBody(Block *body);
 
 /// The ops of a linalg body (elementwise arith and math ops, constants)
 /// applied lane by lane to vectors of `shape`'s shape: each block argument
 /// is mapped in `map` to a vector; a value from outside the body is
-/// broadcast. Returns the yielded value's vector.
+/// broadcast. Returns the vectors of the yielded values, in order.
+SmallVector<Value> applyBodyToVectorResults(ImplicitLocOpBuilder &b,
+                                            Block *body, IRMapping &map,
+                                            VectorType shape);
+/// applyBodyToVectorResults for a body that yields one value.
 Value applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body, IRMapping &map,
                          VectorType shape);
 

@@ -143,6 +143,32 @@ void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
     rw.eraseOp(epi->op());
 }
 
+void forEachRowVector(ImplicitLocOpBuilder &b, ArrayRef<int64_t> outer,
+                      int64_t extent, int64_t L, int64_t threads,
+                      RowVectorBody body) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : outer) {
+    lbs.push_back(idx(b, 0));
+    ubs.push_back(idx(b, size));
+    steps.push_back(idx(b, 1));
+  }
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), lbs, ubs, steps, threads,
+      [&](OpBuilder &nb, Location l, ValueRange ivs) {
+        ImplicitLocOpBuilder rb(l, nb);
+        int64_t whole = extent / L * L;
+        if (whole > 0)
+          scf::buildLoopNest(rb, l, ValueRange{idx(rb, 0)},
+                             ValueRange{idx(rb, whole)}, ValueRange{idx(rb, L)},
+                             [&](OpBuilder &cb, Location cl, ValueRange c) {
+                               ImplicitLocOpBuilder vb(cl, cb);
+                               body(vb, ivs, c[0], L);
+                             });
+        if (whole < extent)
+          body(rb, ivs, idx(rb, whole), extent - whole);
+      });
+}
+
 int64_t rowLanes(int64_t lanes, int64_t Q) {
   return std::min<int64_t>(lanes, std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
 }
@@ -791,6 +817,7 @@ struct TQCPUFloatKernelsPass
     // Last, the elementwise generics that no kernel took as its epilogue.
     RewritePatternSet elementwise(&getContext());
     populateElementwiseKernelPatterns(elementwise, kernelOptions(o));
+    populateStridedKernelPatterns(elementwise, kernelOptions(o));
     if (failed(applyPatternsGreedily(getOperation(), std::move(elementwise),
                                      mlir::tq::loopNestRewriteConfig())))
       return signalPassFailure();

@@ -3,7 +3,8 @@
 // What the kernels of tq-cpu-float-kernels share: FloatKernels.cpp has the
 // matmul, convolution and layout-transpose kernels and the pass,
 // WindowKernels.cpp the depthwise convolution and pooling kernels,
-// ElementwiseKernels.cpp the elementwise generics left after them.
+// ElementwiseKernels.cpp the elementwise generics left after them, and
+// StridedKernels.cpp those with several outputs or strided operands.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TQ_LIB_CONVERSION_TQTOCPU_FLOATKERNELS_H
@@ -90,11 +91,25 @@ using BlockBody = llvm::function_ref<void(ImplicitLocOpBuilder &, Value,
 void forEachBlock(ImplicitLocOpBuilder &b, int64_t channels, int64_t pixels,
                   int64_t L, BlockBody body);
 
+/// Loops over the leading dims `outer` (shared among `threads`) around the
+/// vectors of L lanes along a row of `extent` values: the whole vectors in a
+/// loop, then the last, partial one on its own. `body` gets the outer
+/// indices, the vector's first column and how many columns it holds.
+using RowVectorBody = llvm::function_ref<void(ImplicitLocOpBuilder &,
+                                              ValueRange, Value, int64_t)>;
+void forEachRowVector(ImplicitLocOpBuilder &b, ArrayRef<int64_t> outer,
+                      int64_t extent, int64_t L, int64_t threads,
+                      RowVectorBody body);
+
 /// The depthwise convolution and pooling kernels (WindowKernels.cpp).
 void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);
 /// The elementwise generics left, as vector loops (ElementwiseKernels.cpp).
 void populateElementwiseKernelPatterns(RewritePatternSet &patterns,
                                        KernelOptions o);
+/// The elementwise generics with several outputs or strided operands, as
+/// vector loops (StridedKernels.cpp).
+void populateStridedKernelPatterns(RewritePatternSet &patterns,
+                                   KernelOptions o);
 
 } // namespace mlir::tq::floatkernels
 
