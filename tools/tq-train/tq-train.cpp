@@ -68,7 +68,9 @@ static cl::opt<double> weightDecay(cl::cat(toolOptions), "weight-decay",
 static cl::opt<std::string>
     quantize(cl::cat(toolOptions), "quantize",
              cl::desc("tq-quantize options of the step (\"tile=8 "
-                      "act-bits=8\"); the default quantizes with tile=32"),
+                      "act-bits=8\"); the default quantizes with tile=32. "
+                      "Gradients are rounded stochastically, seeded with "
+                      "--seed, unless the options name grad-rounding"),
              cl::init(""));
 static cl::opt<bool> floatStep(cl::cat(toolOptions), "float",
                                cl::desc("train in f32 (no quantization)"));
@@ -176,6 +178,28 @@ cpu::Buffer buffer(std::vector<float> &v, const std::vector<int64_t> &shape) {
   return {v.data(), cpu::ElementType::F32, shape};
 }
 
+/// The tq-quantize options of the step: --quantize, and, unless it names
+/// grad-rounding, stochastic rounding of the gradients (with --seed, unless
+/// it names a seed). Nearest rounding loses the gradients' small values to
+/// 0 at low widths: the 4-bit epochs of a 4->8-bit schedule fell 2 to 5
+/// points behind on the Fashion CNN (docs/Training.md).
+std::string quantizeOptions() {
+  SmallVector<StringRef> words;
+  StringRef(quantize).split(words, ' ', -1, /*KeepEmpty=*/false);
+  auto names = [&](StringRef option) {
+    return llvm::any_of(words, [&](StringRef w) {
+      return w.split('=').first.trim() == option;
+    });
+  };
+  std::string options = quantize;
+  if (!names("grad-rounding")) {
+    options += " grad-rounding=stochastic";
+    if (!names("seed"))
+      options += formatv(" seed={0}", seed.getValue()).str();
+  }
+  return StringRef(options).trim().str();
+}
+
 /// Imports the model with the batch of `rows` samples of `sampleShape`,
 /// derives the step and quantizes it. Returns the module or null.
 mlir::OwningOpRef<mlir::ModuleOp>
@@ -210,7 +234,7 @@ buildStep(mlir::MLIRContext &ctx, const std::string &bytes,
               llvm::join(initializers, ","))
           .str();
   if (!floatStep)
-    pipeline += ",tq-quantize{" + quantize + "}";
+    pipeline += ",tq-quantize{" + quantizeOptions() + "}";
   if (updateInterval)
     pipeline += formatv(",tq-update-interval{{weights-only={0}}",
                         intervalOperands == "weights")
@@ -689,7 +713,7 @@ int main(int argc, char **argv) {
     json::Object log{{"model", modelPath.getValue()},
                      {"data", dataSpec.getValue()},
                      {"step", floatStep ? "f32" : "quantized"},
-                     {"quantize", quantize.getValue()},
+                     {"quantize", floatStep ? "" : quantizeOptions()},
                      {"batch", batch.getValue()},
                      {"lr", learningRate.getValue()},
                      {"momentum", momentum.getValue()},

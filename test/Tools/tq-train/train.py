@@ -118,10 +118,21 @@ print(f"interval: {len(last['intervals'])} operands, "
 sr = [train(f"sr-{k}", cnn, "--data=digits", "--epochs=2", "--init=seeded",
             "--quantize=tile=8 grad-rounding=stochastic seed=3")[0] for k in range(2)]
 near, _ = train("sr-nearest", cnn, "--data=digits", "--epochs=2", "--init=seeded",
-                "--quantize=tile=8")
+                "--quantize=tile=8 grad-rounding=nearest_even")
 sr_losses = [[e["loss"] for e in log["epochs"]] for log in sr]
 print("stochastic rounding: " +
       ("deterministic" if sr_losses[0] == sr_losses[1] else "NOT DETERMINISTIC") + ", " +
       ("its own rounding" if sr_losses[0] != [e["loss"] for e in near["epochs"]]
        else "THE SAME AS NEAREST"))
 # CHECK: stochastic rounding: deterministic, its own rounding
+
+# tq-train's default rounds the gradients stochastically, seeded with --seed
+# (0 here): the plain 8-bit run above is that run, bit for bit, and its log
+# names the options the step was quantized with.
+explicit, _ = train("sr-default", cnn, "--data=digits", "--epochs=8", "--init=seeded",
+                    "--quantize=tile=8 grad-rounding=stochastic seed=0")
+same = [e["loss"] for e in explicit["epochs"]] == losses
+print("default gradients: " + ("stochastic, seeded with --seed" if same
+                               else "NOT THE STOCHASTIC ROUNDING OF --seed") +
+      f"; logged as '{q8['quantize']}'")
+# CHECK: default gradients: stochastic, seeded with --seed; logged as 'tile=8 grad-rounding=stochastic seed=0'
