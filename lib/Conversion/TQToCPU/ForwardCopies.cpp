@@ -28,32 +28,6 @@ Value rootOf(Value v) {
   return v;
 }
 
-/// Whether two subviews of one buffer never share an element: along some
-/// dim, their static index sets (offset + stride · i, i < size) are apart
-/// or interleaved without meeting.
-bool disjoint(memref::SubViewOp a, memref::SubViewOp b) {
-  // Distinct indices of the source are distinct addresses only with the
-  // identity layout.
-  if (a.getSource() != b.getSource() ||
-      !cast<MemRefType>(a.getSource().getType()).getLayout().isIdentity() ||
-      a.getStaticOffsets().size() != b.getStaticOffsets().size())
-    return false;
-  for (auto [oa, ob, na, nb, sa, sb] : llvm::zip(
-           a.getStaticOffsets(), b.getStaticOffsets(), a.getStaticSizes(),
-           b.getStaticSizes(), a.getStaticStrides(), b.getStaticStrides())) {
-    if (ShapedType::isDynamic(oa) || ShapedType::isDynamic(ob) ||
-        ShapedType::isDynamic(na) || ShapedType::isDynamic(nb) ||
-        ShapedType::isDynamic(sa) || ShapedType::isDynamic(sb) || na <= 0 ||
-        nb <= 0 || sa <= 0 || sb <= 0)
-      continue;
-    if (oa + sa * (na - 1) < ob || ob + sb * (nb - 1) < oa)
-      return true;
-    if (sa == sb && sa > 1 && (oa - ob) % sa != 0)
-      return true;
-  }
-  return false;
-}
-
 /// Whether two subviews are the same elements in the same order (static
 /// offsets, sizes and strides of one source).
 bool sameView(memref::SubViewOp a, memref::SubViewOp b) {
@@ -138,7 +112,7 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
     auto other = operand.get().getDefiningOp<memref::SubViewOp>();
     if (!other)
       return false;
-    if (disjoint(other, target))
+    if (mlir::tq::cpu::disjointSubviews(other, target))
       continue;
     if (g.isDpsInput(&operand) && sameView(other, target) &&
         g.getNumReductionLoops() == 0 && initMap.isPermutation() &&
@@ -158,7 +132,8 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
     if (auto c = dyn_cast<memref::CopyOp>(op)) {
       auto other = c.getTarget().getDefiningOp<memref::SubViewOp>();
       bool fromGeneric = llvm::is_contained(g.getDpsInits(), c.getSource());
-      if (fromGeneric && other && disjoint(other, target))
+      if (fromGeneric && other &&
+          mlir::tq::cpu::disjointSubviews(other, target))
         continue;
     }
     return false;
@@ -189,3 +164,26 @@ struct TQCPUForwardCopiesPass
 };
 
 } // namespace
+
+bool mlir::tq::cpu::disjointSubviews(memref::SubViewOp a, memref::SubViewOp b) {
+  // Distinct indices of the source are distinct addresses only with the
+  // identity layout.
+  if (a.getSource() != b.getSource() ||
+      !cast<MemRefType>(a.getSource().getType()).getLayout().isIdentity() ||
+      a.getStaticOffsets().size() != b.getStaticOffsets().size())
+    return false;
+  for (auto [oa, ob, na, nb, sa, sb] : llvm::zip(
+           a.getStaticOffsets(), b.getStaticOffsets(), a.getStaticSizes(),
+           b.getStaticSizes(), a.getStaticStrides(), b.getStaticStrides())) {
+    if (ShapedType::isDynamic(oa) || ShapedType::isDynamic(ob) ||
+        ShapedType::isDynamic(na) || ShapedType::isDynamic(nb) ||
+        ShapedType::isDynamic(sa) || ShapedType::isDynamic(sb) || na <= 0 ||
+        nb <= 0 || sa <= 0 || sb <= 0)
+      continue;
+    if (oa + sa * (na - 1) < ob || ob + sb * (nb - 1) < oa)
+      return true;
+    if (sa == sb && sa > 1 && (oa - ob) % sa != 0)
+      return true;
+  }
+  return false;
+}

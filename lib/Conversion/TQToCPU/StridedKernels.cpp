@@ -65,7 +65,7 @@ Value baseOf(Value v) {
 /// through a projected permutation.
 std::optional<Access> accessOf(Value v, AffineMap map, unsigned innermost) {
   auto t = dyn_cast<MemRefType>(v.getType());
-  if (!t || !t.hasStaticShape() ||
+  if (!t || !t.hasStaticShape() || t.getNumElements() == 0 ||
       !map.isProjectedPermutation(/*allowZeroInResults=*/true))
     return std::nullopt;
   Access a;
@@ -125,10 +125,23 @@ struct StridedElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
         return rw.notifyMatchFailure(op, "an output not written as vectors");
       writes.push_back(*a);
     }
+    if (writes.empty())
+      return rw.notifyMatchFailure(op, "no output");
     pairTaps(writes);
     for (const Access &w : writes)
       if (w.step == 2 && w.leader < 0 && w.follower < 0)
         return rw.notifyMatchFailure(op, "an output at a stride of 2 alone");
+    // Outputs on one buffer must be slices that never meet: the vectors
+    // store them one after the other, and the threads store rows at once.
+    for (auto [i, a] : llvm::enumerate(writes))
+      for (const Access &b : ArrayRef(writes).drop_front(i + 1)) {
+        if (rootOf(a.view) != rootOf(b.view))
+          continue;
+        auto sa = a.view.getDefiningOp<memref::SubViewOp>();
+        auto sb = b.view.getDefiningOp<memref::SubViewOp>();
+        if (!sa || !sb || !cpu::disjointSubviews(sa, sb))
+          return rw.notifyMatchFailure(op, "outputs that may meet");
+      }
 
     // What the body reads: the inputs and the outputs' old values that it
     // uses. A non-memref input is the same in every lane.
@@ -157,7 +170,7 @@ struct StridedElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
 
     // Every vector's operands are loaded before its results are stored: a
     // buffer both read and written must be read where this iteration writes
-    // it, element for element. (The outputs never meet each other.)
+    // it, element for element (and no other output meets it, above).
     for (const Access &r : reads) {
       auto same = [&](const Access &w) {
         return baseOf(r.view) == baseOf(w.view) && r.offset == w.offset &&
@@ -182,6 +195,11 @@ struct StridedElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
         cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
     int64_t W = shape.back();
     int64_t L = rowLanes(o.lanes, W);
+    // A gather's offsets are i32.
+    if (llvm::any_of(reads, [&](const Access &a) {
+          return a.step * (L - 1) > std::numeric_limits<int32_t>::max();
+        }))
+      return rw.notifyMatchFailure(op, "a gather's offsets past i32");
 
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Type f32 = b.getF32Type();

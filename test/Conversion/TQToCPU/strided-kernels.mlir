@@ -89,6 +89,41 @@ func.func @route_in_place(%x: memref<2x3x8x16xf32>, %p: memref<2x3x4x8xf32>, %dy
 // -----
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
+// Rows of 12 pairs (avx2: a whole vector of 8, then 4): the last vector
+// loads 2·4 = 8 values, the first half only, and stores the 8 interleaved
+// values at once, the second store dropped.
+// CHECK-LABEL: func.func @pair_tail
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             vector.load
+// CHECK:             vector.load
+// CHECK:             vector.store
+// CHECK:             vector.store
+// CHECK:           %[[T:.*]] = vector.load %{{.*}} : memref<96xf32>, vector<8xf32>
+// CHECK-NOT:       vector.maskedload
+// CHECK:           %[[E:.*]] = vector.shuffle %[[T]], %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14]
+// CHECK:           %[[O:.*]] = vector.shuffle %[[T]], %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15]
+// CHECK:           %[[LO:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 8, 1, 9, 2, 10, 3, 11]
+// CHECK:           vector.store %[[LO]]
+// CHECK-NOT:       vector.store
+// CHECK:         return
+func.func @pair_tail(%x: memref<4x24xf32>, %d: memref<4x24xf32>) {
+  %x0 = memref.subview %x[0, 0] [4, 12] [1, 2] : memref<4x24xf32> to memref<4x12xf32, strided<[24, 2]>>
+  %x1 = memref.subview %x[0, 1] [4, 12] [1, 2] : memref<4x24xf32> to memref<4x12xf32, strided<[24, 2], offset: 1>>
+  %d0 = memref.subview %d[0, 0] [4, 12] [1, 2] : memref<4x24xf32> to memref<4x12xf32, strided<[24, 2]>>
+  %d1 = memref.subview %d[0, 1] [4, 12] [1, 2] : memref<4x24xf32> to memref<4x12xf32, strided<[24, 2], offset: 1>>
+  linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+    ins(%x0, %x1 : memref<4x12xf32, strided<[24, 2]>>, memref<4x12xf32, strided<[24, 2], offset: 1>>)
+    outs(%d0, %d1 : memref<4x12xf32, strided<[24, 2]>>, memref<4x12xf32, strided<[24, 2], offset: 1>>) {
+  ^bb0(%a: f32, %b: f32, %o0: f32, %o1: f32):
+    linalg.yield %b, %a : f32, f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
 // A view at a stride of 2 without its partner: the even lanes of a load of
 // 2L - 1 values (the second half masked to 7 lanes), rows of 12: one whole
 // vector and a tail of 4 (2·4 - 1 = 7 values).
@@ -153,13 +188,15 @@ func.func @update(%w: memref<4x16xf32>, %g: memref<16x4xf32>, %lr: memref<f32>, 
 #flip = affine_map<(d0, d1) -> (d0, -d1 + 7)>
 #red = affine_map<(d0, d1) -> (d0)>
 // Left alone, one reason each: an input on the outputs' buffer where other
-// iterations write (shifted by one window), a lone output at a stride of 2,
+// iterations write (shifted by one window), two outputs that overlap (the
+// scalar loops write them in turn, element by element), a lone output at a
+// stride of 2,
 // a map that is not a projected permutation, a reduction, one output with
 // a transposed input (a gather: for a layout kernel, not this one). One
 // contiguous output is ElementwiseKernel's (a vector loop on a collapsed
 // view).
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-5: linalg.generic
+// CHECK-COUNT-6: linalg.generic
 // CHECK-NOT:     memref.reinterpret_cast
 // CHECK:         memref.collapse_shape
 // CHECK-NOT:     linalg.generic
@@ -172,6 +209,14 @@ func.func @left_alone(%x: memref<4x16xf32>, %y: memref<4x8xf32>, %z: memref<4x8x
     ins(%x2 : memref<4x7xf32, strided<[16, 2], offset: 2>>) outs(%x3, %x4 : memref<4x7xf32, strided<[16, 2]>>, memref<4x7xf32, strided<[16, 2], offset: 1>>) {
   ^bb0(%a: f32, %o: f32, %p: f32):
     linalg.yield %a, %a : f32, f32
+  }
+  %o0 = memref.subview %x[0, 0] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1]>>
+  %o1 = memref.subview %x[0, 1] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1], offset: 1>>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+    ins(%y : memref<4x8xf32>) outs(%o0, %o1 : memref<4x8xf32, strided<[16, 1]>>, memref<4x8xf32, strided<[16, 1], offset: 1>>) {
+  ^bb0(%a: f32, %o: f32, %p: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %a, %s : f32, f32
   }
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
     ins(%y : memref<4x8xf32>) outs(%x0 : memref<4x8xf32, strided<[16, 2]>>) {

@@ -239,10 +239,10 @@ func.func @main(%w: {t}, %v: {t}, %g: {tg}, %lr: tensor<f32>) -> ({t}, {t}) {{
           [want_w, want_v])
 
 
-def lone_tap(rows, cols, start, special=False):
+def lone_tap(rows, cols, start, special=False, tight=False):
     """One output: 2·x[:, start::2] + y, the strided view without its
-    partner."""
-    x = values((rows, 2 * cols + start), special)
+    partner; with `tight`, its last element is the last of x."""
+    x = values((rows, 2 * cols + start - tight), special)
     y = values((rows, cols), special)
     with np.errstate(all="ignore"):
         want = ((x[:, start::2][:, :cols] * f32(2)).astype(f32) + y).astype(f32)
@@ -281,6 +281,8 @@ update(3, 33, special=True)
 lone_tap(4, 16, 0)
 lone_tap(3, 7, 1, special=True)
 lone_tap(5, 33, 0, special=True)
+lone_tap(3, 16, 0, tight=True)
+lone_tap(2, 21, 1, special=True, tight=True)
 
 print(f"strided kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:

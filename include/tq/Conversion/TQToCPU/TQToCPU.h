@@ -11,6 +11,7 @@
 #ifndef TQ_CONVERSION_TQTOCPU_TQTOCPU_H
 #define TQ_CONVERSION_TQTOCPU_TQTOCPU_H
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -147,6 +148,10 @@ Value emitPermute(ImplicitLocOpBuilder &b, Value src, ArrayRef<int64_t> perm,
 /// which `views` receives to be followed in turn.
 bool keepsBufferLocal(Operation *user, OpOperand &operand,
                       SmallVectorImpl<Value> &views);
+/// Whether two subviews of one buffer (of the identity layout) never share
+/// an element: along some dim, their static index sets (offset + stride · i,
+/// i < size) are apart or interleaved without meeting.
+bool disjointSubviews(memref::SubViewOp a, memref::SubViewOp b);
 /// `memref.alloc` of a static shape.
 Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type elementType);
