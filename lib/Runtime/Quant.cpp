@@ -137,12 +137,14 @@ float roundValue(float v, Rounding mode, float noise) {
 }
 
 float stochasticNoise(uint64_t seed, uint64_t index) {
-  // splitmix64 of (seed, index).
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+  // A 32-bit integer hash (xorshift-multiply, two rounds) of index +
+  // seed · K, modulo 2^32.
+  uint32_t x =
+      static_cast<uint32_t>(index) + static_cast<uint32_t>(seed) * 0x9E3779B9u;
+  x = (x ^ (x >> 16)) * 0x7FEB352Du;
+  x = (x ^ (x >> 15)) * 0x846CA68Bu;
+  x ^= x >> 16;
+  return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
 }
 
 int32_t quantizeValue(float x, const TileParams &p, Rounding mode,

@@ -15,6 +15,7 @@ F32 = np.float32
 FORMS = ("pow2", "pow2_scaled", "scaled", "offset", "offset_pow2",
          "offset_scaled", "offset_pow2_scaled")
 ROUNDINGS = ("nearest_even", "up", "down", "toward_zero", "stochastic")
+MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
 
 
@@ -62,12 +63,15 @@ def tile_params(values, bits, form):
     return 0, F32(z / q), offset
 
 
-def splitmix_noise(seed, index):
-    z = (seed * 0x9E3779B97F4A7C15 + index + 0x632BE59BD9B4E019) & MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    z ^= z >> 31
-    return F32((z >> 40) * (1.0 / 16777216.0))
+def hash_noise(seed, index):
+    """Stochastic rounding's noise for element `index` (docs/Numerics.md):
+    a 32-bit hash of index + seed·0x9E3779B9 (mod 2^32), its top 24 bits
+    times 2^-24."""
+    x = (index + (seed & MASK32) * 0x9E3779B9) & MASK32
+    x = ((x ^ (x >> 16)) * 0x7FEB352D) & MASK32
+    x = ((x ^ (x >> 15)) * 0x846CA68B) & MASK32
+    x ^= x >> 16
+    return F32((x >> 8) * (1.0 / 16777216.0))
 
 
 def round_values(v, rounding, noise=None):
@@ -121,7 +125,7 @@ def quantize(x, tile, dims, bits, form, rounding="nearest_even", seed=0,
     widths = np.broadcast_to(np.asarray(bits, dtype=np.int64), grid)
     noise_all = None
     if rounding == "stochastic":
-        noise_all = np.array([splitmix_noise(seed, i) for i in range(x.size)],
+        noise_all = np.array([hash_noise(seed, i) for i in range(x.size)],
                              F32).reshape(x.shape)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for g, sl in tile_slices(x.shape, tile, dims):

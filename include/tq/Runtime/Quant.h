@@ -94,7 +94,9 @@ float roundValue(float v, Rounding mode, float noise = 0.0f);
 
 /// The uniform [0, 1) value used for stochastic rounding of element `index`
 /// (its linear index in the logical tensor) under `seed`: counter-based, so
-/// the result does not depend on iteration order. 24 random bits.
+/// the result does not depend on iteration order. 24 random bits of a
+/// 32-bit hash of index + seed · 0x9E3779B9, modulo 2^32
+/// (docs/Numerics.md).
 float stochasticNoise(uint64_t seed, uint64_t index);
 
 int32_t quantizeValue(float x, const TileParams &p, Rounding mode,

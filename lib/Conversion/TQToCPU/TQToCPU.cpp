@@ -178,31 +178,33 @@ Value finiteAbs(ImplicitLocOpBuilder &b, Value x) {
 }
 
 /// The uniform [0, 1) noise of stochastic rounding for the elements at
-/// row-major `index` (i64, or a vector of them): SplitMix64 of the seed
-/// and the index, as tq::ref::stochasticNoise (docs/Numerics.md).
+/// row-major `index` (i64, or a vector of them): a 32-bit hash of the seed
+/// and the index, as tq::ref::stochasticNoise (docs/Numerics.md). 32-bit
+/// lanes: twice as many per vector as 64-bit ones, and one multiply each.
 Value stochasticNoise(ImplicitLocOpBuilder &b, uint64_t seed, Value index) {
-  auto c = [&](uint64_t v) {
+  Type i32 = b.getI32Type();
+  if (auto vt = dyn_cast<VectorType>(index.getType()))
+    i32 = VectorType::get(vt.getShape(), i32);
+  auto c = [&](uint32_t v) {
     return splatLike(b, index,
-                     arith::ConstantIntOp::create(b, b.getI64Type(),
-                                                  static_cast<int64_t>(v)));
+                     arith::ConstantIntOp::create(b, b.getI32Type(),
+                                                  static_cast<int32_t>(v)));
   };
-  auto mix = [&](Value z, uint64_t shift, uint64_t factor) {
-    Value x =
-        arith::XOrIOp::create(b, z, arith::ShRUIOp::create(b, z, c(shift)));
-    return arith::MulIOp::create(b, x, c(factor));
+  auto shiftXor = [&](Value x, uint32_t shift) {
+    return arith::XOrIOp::create(b, x, arith::ShRUIOp::create(b, x, c(shift)));
   };
-  // seed · K + index + C, modulo 2^64.
-  Value z = arith::AddIOp::create(
-      b, index, c(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull));
-  z = mix(z, 30, 0xBF58476D1CE4E5B9ull);
-  z = mix(z, 27, 0x94D049BB133111EBull);
-  z = arith::XOrIOp::create(b, z, arith::ShRUIOp::create(b, z, c(31)));
+  // index + seed · K, modulo 2^32 (the seed's low 32 bits).
+  Value x = arith::AddIOp::create(b, arith::TruncIOp::create(b, i32, index),
+                                  c(static_cast<uint32_t>(seed) * 0x9E3779B9u));
+  x = arith::MulIOp::create(b, shiftXor(x, 16), c(0x7FEB352Du));
+  x = arith::MulIOp::create(b, shiftXor(x, 15), c(0x846CA68Bu));
+  x = shiftXor(x, 16);
   Type f32 = b.getF32Type();
   if (auto vt = dyn_cast<VectorType>(index.getType()))
     f32 = VectorType::get(vt.getShape(), f32);
   // The top 24 bits, exact in f32, times 2^-24.
   Value top =
-      arith::UIToFPOp::create(b, f32, arith::ShRUIOp::create(b, z, c(40)));
+      arith::UIToFPOp::create(b, f32, arith::ShRUIOp::create(b, x, c(8)));
   return arith::MulFOp::create(
       b, top,
       splatLike(b, index,

@@ -1,6 +1,7 @@
 // RUN: tq-opt %s -tq-insert-quantization -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=SQUARE
 // RUN: tq-opt %s -tq-insert-quantization=granularity=vector -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=VECTOR
 // RUN: tq-opt %s -tq-insert-quantization=granularity=channel -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=CHANNEL
+// RUN: tq-opt %s "-tq-insert-quantization=grad-rounding=stochastic seed=7" -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=STOCH
 // SPEC T4 on one program: a layer's forward and backward GEMMs, with the
 // transposes written out as linalg.transpose (as autodiff and ONNX emit
 // them). Square tiles: every transpose folds into a matmul flag and each
@@ -26,6 +27,15 @@
 // VECTOR: tq.requantize %{{.*}} : !tq.tiled<64x128xi8:8, f32, tile = 1x32, {{.*}}> -> !tq.tiled<64x128xi8:8, f32, tile = 32x1
 
 // CHANNEL: 3 requantizations
+
+// Stochastic gradients: dY is quantized for dX with seed 7 and for dW with
+// seed 8; the two are one, the first, as with nearest rounding.
+// STOCH: 0 requantizations
+// STOCH-LABEL: func.func @layer
+// STOCH-COUNT-2: tq.quantize %arg{{[01]}} :
+// STOCH: tq.quantize %arg2 rounding stochastic {seed = 7 : i64}
+// STOCH-NOT: tq.quantize
+// STOCH-NOT: tq.requantize
 
 func.func @layer(%x: tensor<64x256xf32>, %w: tensor<256x128xf32> {tq.parameter},
                  %dy: tensor<64x128xf32> {tq.role = #tq.role<output_grad>})

@@ -156,25 +156,25 @@ void mlir::tq::populateFoldTransposesPatterns(RewritePatternSet &patterns,
 
 int64_t mlir::tq::shareQuantizations(Operation *root) {
   int64_t requantized = 0;
-  // First quantization of each (value, rounding, seed), in walk order.
-  llvm::DenseMap<std::tuple<Value, unsigned, int64_t>, QuantizeOp> first;
+  // First quantization of each (value, rounding), in walk order. Two
+  // stochastic roundings of one value share the first one's seed: one
+  // gradient read by two products (dY by dX and dW) is quantized once.
+  llvm::DenseMap<std::pair<Value, unsigned>, QuantizeOp> first;
   SmallVector<QuantizeOp> later;
+  auto keyOf = [](QuantizeOp op) {
+    return std::make_pair(op.getInput(),
+                          static_cast<unsigned>(op.getRounding()));
+  };
   root->walk([&](QuantizeOp op) {
     if (op.getScales() || op.getBits())
       return;
-    auto key =
-        std::make_tuple(op.getInput(), static_cast<unsigned>(op.getRounding()),
-                        op.getSeed().value_or(0));
-    auto [it, inserted] = first.try_emplace(key, op);
+    auto [it, inserted] = first.try_emplace(keyOf(op), op);
     if (!inserted && it->second->getBlock() == op->getBlock())
       later.push_back(op);
   });
   IRRewriter rewriter(root->getContext());
   for (QuantizeOp op : later) {
-    auto key =
-        std::make_tuple(op.getInput(), static_cast<unsigned>(op.getRounding()),
-                        op.getSeed().value_or(0));
-    QuantizeOp primary = first.lookup(key);
+    QuantizeOp primary = first.lookup(keyOf(op));
     if (!primary->isBeforeInBlock(op))
       continue;
     if (primary.getResult().getType() == op.getResult().getType()) {

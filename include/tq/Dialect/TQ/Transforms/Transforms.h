@@ -99,9 +99,10 @@ void populateFoldTransposesPatterns(RewritePatternSet &patterns,
                                     int64_t *numFolded = nullptr);
 
 /// Replaces every tq.quantize of a value that is already quantized (by an
-/// earlier tq.quantize in the same block, with the same rounding) by that
-/// quantization, or by a tq.requantize of it when the types differ. Returns
-/// the number of requantizations inserted.
+/// earlier tq.quantize in the same block, with the same rounding; a
+/// stochastic one with any seed) by that quantization, or by a
+/// tq.requantize of it when the types differ. Returns the number of
+/// requantizations inserted.
 int64_t shareQuantizations(Operation *root);
 
 /// Whether `op` is an elementwise ReLU: a linalg.generic with one input,
