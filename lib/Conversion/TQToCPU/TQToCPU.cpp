@@ -178,9 +178,10 @@ Value finiteAbs(ImplicitLocOpBuilder &b, Value x) {
 }
 
 /// The uniform [0, 1) noise of stochastic rounding for the elements at
-/// row-major `index` (i64, or a vector of them): a 32-bit hash of the seed
-/// and the index, as tq::ref::stochasticNoise (docs/Numerics.md). 32-bit
-/// lanes: twice as many per vector as 64-bit ones, and one multiply each.
+/// row-major `index` (i64 or i32, or a vector of them; i64 is taken modulo
+/// 2^32): a 32-bit hash of the seed and the index, as
+/// tq::ref::stochasticNoise (docs/Numerics.md). 32-bit lanes: twice as many
+/// per vector as 64-bit ones.
 Value stochasticNoise(ImplicitLocOpBuilder &b, uint64_t seed, Value index) {
   Type i32 = b.getI32Type();
   if (auto vt = dyn_cast<VectorType>(index.getType()))
@@ -194,7 +195,10 @@ Value stochasticNoise(ImplicitLocOpBuilder &b, uint64_t seed, Value index) {
     return arith::XOrIOp::create(b, x, arith::ShRUIOp::create(b, x, c(shift)));
   };
   // index + seed · K, modulo 2^32 (the seed's low 32 bits).
-  Value x = arith::AddIOp::create(b, arith::TruncIOp::create(b, i32, index),
+  Value low = index;
+  if (getElementTypeOrSelf(index.getType()).getIntOrFloatBitWidth() != 32)
+    low = arith::TruncIOp::create(b, i32, index);
+  Value x = arith::AddIOp::create(b, low,
                                   c(static_cast<uint32_t>(seed) * 0x9E3779B9u));
   x = arith::MulIOp::create(b, shiftXor(x, 16), c(0x7FEB352Du));
   x = arith::MulIOp::create(b, shiftXor(x, 15), c(0x846CA68Bu));
@@ -392,18 +396,21 @@ bool unitInnerStride(Value v) {
 /// The lanes of the vectors the quantization loops use.
 constexpr int64_t kQuantizeLanes = 16;
 
-/// The row-major indices (a vector of i64) of the kQuantizeLanes elements
-/// from `idx` along the last dim of `shape`.
+/// The row-major indices, modulo 2^32 (a vector of i32: what the noise of
+/// stochastic rounding hashes), of the kQuantizeLanes elements from `idx`
+/// along the last dim of `shape`.
 Value laneIndices(ImplicitLocOpBuilder &b, ValueRange idx,
                   ArrayRef<int64_t> shape) {
-  auto i64Vec = VectorType::get({kQuantizeLanes}, b.getI64Type());
-  SmallVector<int64_t> lane(kQuantizeLanes);
-  for (int64_t k = 0; k < kQuantizeLanes; ++k)
+  auto i32Vec = VectorType::get({kQuantizeLanes}, b.getI32Type());
+  SmallVector<int32_t> lane(kQuantizeLanes);
+  for (int32_t k = 0; k < kQuantizeLanes; ++k)
     lane[k] = k;
+  Value first =
+      arith::TruncIOp::create(b, b.getI32Type(), linearIndex(b, idx, shape));
   return arith::AddIOp::create(
-      b, vector::BroadcastOp::create(b, i64Vec, linearIndex(b, idx, shape)),
+      b, vector::BroadcastOp::create(b, i32Vec, first),
       arith::ConstantOp::create(
-          b, DenseElementsAttr::get(i64Vec, ArrayRef<int64_t>(lane))));
+          b, DenseElementsAttr::get(i32Vec, ArrayRef<int32_t>(lane))));
 }
 
 /// Loops over `shape` with the last dim kQuantizeLanes at a time: `body`
