@@ -71,8 +71,10 @@ def train(onnx_path, data, epochs=10, batch=64, lr=0.05, momentum=0.9,
     """Trains the ONNX classifier `onnx_path` on `data` ("digits",
     "fashion-mnist" or an .npz with x_train, y_train, x_test, y_test) with
     SGD and softmax cross-entropy, quantized (`quantize`: None for
-    tq-quantize's defaults, False for f32, or a dict or string of its
-    options, as in tq.compile). `init` is "model" (its initializers) or
+    tq-train's defaults, tq-quantize's with the gradients rounded
+    stochastically, False for f32, or a dict or string of its options, as
+    in tq.compile; tq-train adds grad-rounding=stochastic unless they name
+    grad-rounding). `init` is "model" (its initializers) or
     "seeded". The trained model goes to `output` (default: a temporary
     file). Raises TQError with tq-train's message when it refuses."""
     work = tempfile.mkdtemp(prefix="tq-train-")

@@ -80,8 +80,9 @@ static cl::opt<std::string>
                   "weights U(±1/√fan_in) and zero biases from --seed"),
          cl::init("model"));
 static cl::opt<uint64_t> seed(cl::cat(toolOptions), "seed",
-                              cl::desc("seed of the data order and of "
-                                       "--init=seeded"),
+                              cl::desc("seed of the data order, of "
+                                       "--init=seeded and of the gradients' "
+                                       "stochastic rounding"),
                               cl::init(0));
 static cl::opt<int64_t> limitTrain(cl::cat(toolOptions), "limit-train",
                                    cl::desc("use only the first N training "

@@ -2,6 +2,7 @@
 // RUN: tq-opt %s -tq-insert-quantization=granularity=vector -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=VECTOR
 // RUN: tq-opt %s -tq-insert-quantization=granularity=channel -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=CHANNEL
 // RUN: tq-opt %s "-tq-insert-quantization=grad-rounding=stochastic seed=7" -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=STOCH
+// RUN: tq-opt %s "-tq-insert-quantization=granularity=vector grad-rounding=stochastic seed=7" -tq-fold-transposes=report 2>&1 | FileCheck %s --check-prefix=STOCH-VECTOR
 // SPEC T4 on one program: a layer's forward and backward GEMMs, with the
 // transposes written out as linalg.transpose (as autodiff and ONNX emit
 // them). Square tiles: every transpose folds into a matmul flag and each
@@ -36,6 +37,17 @@
 // STOCH: tq.quantize %arg2 rounding stochastic {seed = 7 : i64}
 // STOCH-NOT: tq.quantize
 // STOCH-NOT: tq.requantize
+
+// With 1xV tiles dY's two quantizations have different types: each keeps
+// its seed (a stochastic requantization would round twice); X and W are
+// requantized as with nearest rounding.
+// STOCH-VECTOR: 2 requantizations
+// STOCH-VECTOR-LABEL: func.func @layer
+// STOCH-VECTOR-NOT: tq.requantize {{.*}}stochastic
+// STOCH-VECTOR: tq.quantize %arg2 rounding stochastic {seed = 7 : i64} : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 1x32
+// STOCH-VECTOR-NOT: tq.requantize {{.*}}stochastic
+// STOCH-VECTOR: tq.quantize %arg2 rounding stochastic {seed = 8 : i64} : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 32x1
+// STOCH-VECTOR-NOT: tq.requantize {{.*}}stochastic
 
 func.func @layer(%x: tensor<64x256xf32>, %w: tensor<256x128xf32> {tq.parameter},
                  %dy: tensor<64x128xf32> {tq.role = #tq.role<output_grad>})

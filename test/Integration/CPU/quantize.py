@@ -119,9 +119,9 @@ quantize_case((37, 20, 5, 7), "i8", 8, (32, 32), (0, 1))
 quantize_case((9, 12, 3, 4), "i8", 4, (8, 8), (0, 1), scale="pow2")
 quantize_case((6, 10, 3, 5), "i16", 12, (4, 4), (0, 1), dynamic=True)
 quantize_case((5, 7, 6), "i8", 8, (4, 4), (0, 1), "up")
-# Stochastic rounding (SplitMix64 noise of the seed and the row-major
-# index): vector rows (2-D, and 3-D split on (0, 2)), in memory order, a
-# run-time width, and a seed beyond 2^63.
+# Stochastic rounding (a 32-bit hash of the seed and the row-major index):
+# vector rows (2-D, and 3-D split on (0, 2)), in memory order, a run-time
+# width, and a seed beyond 2^63 (its low 32 bits count).
 quantize_case((19, 37), "i8", 4, (8, 8), (0, 1), "stochastic", seed=7)
 quantize_case((3, 10, 12), "i8", 8, (4, 4), (0, 2), "stochastic", seed=3)
 quantize_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1), "stochastic", seed=11)

@@ -136,3 +136,13 @@ print("default gradients: " + ("stochastic, seeded with --seed" if same
                                else "NOT THE STOCHASTIC ROUNDING OF --seed") +
       f"; logged as '{q8['quantize']}'")
 # CHECK: default gradients: stochastic, seeded with --seed; logged as 'tile=8 grad-rounding=stochastic seed=0'
+
+# With 1xV tiles dY's two quantizations differ in type: each keeps its own
+# stochastic rounding (no stochastic requantization, which the CPU backend
+# does not lower), and the step compiles and learns.
+vec, _ = train("sr-vector", cnn, "--data=digits", "--epochs=2", "--init=seeded",
+               "--quantize=tile=8 granularity=vector")
+vl = [e["loss"] for e in vec["epochs"]]
+print("1xV tiles, stochastic gradients: " +
+      ("learns" if all(np.isfinite(vl)) and vl[-1] < vl[0] else f"LOSSES {vl}"))
+# CHECK: 1xV tiles, stochastic gradients: learns

@@ -157,8 +157,9 @@ void mlir::tq::populateFoldTransposesPatterns(RewritePatternSet &patterns,
 int64_t mlir::tq::shareQuantizations(Operation *root) {
   int64_t requantized = 0;
   // First quantization of each (value, rounding), in walk order. Two
-  // stochastic roundings of one value share the first one's seed: one
-  // gradient read by two products (dY by dX and dW) is quantized once.
+  // stochastic roundings of one value into one type share the first one's
+  // seed: one gradient read by two products (dY by dX and dW) is quantized
+  // once.
   llvm::DenseMap<std::pair<Value, unsigned>, QuantizeOp> first;
   SmallVector<QuantizeOp> later;
   auto keyOf = [](QuantizeOp op) {
@@ -181,6 +182,12 @@ int64_t mlir::tq::shareQuantizations(Operation *root) {
       rewriter.replaceOp(op, primary.getResult());
       continue;
     }
+    // Into another type, a stochastic quantization with its own seed stays:
+    // a stochastic requantization of the first would round twice (and the
+    // CPU backend does not lower one).
+    if (op.getRounding() == RoundingMode::stochastic &&
+        primary.getSeed() != op.getSeed())
+      continue;
     rewriter.setInsertionPoint(op);
     rewriter.replaceOpWithNewOp<RequantizeOp>(
         op, op.getResult().getType(), primary.getResult(), Value(),

@@ -100,9 +100,10 @@ void populateFoldTransposesPatterns(RewritePatternSet &patterns,
 
 /// Replaces every tq.quantize of a value that is already quantized (by an
 /// earlier tq.quantize in the same block, with the same rounding; a
-/// stochastic one with any seed) by that quantization, or by a
-/// tq.requantize of it when the types differ. Returns the number of
-/// requantizations inserted.
+/// stochastic one of the same type with any seed) by that quantization, or
+/// by a tq.requantize of it when the types differ (not for a stochastic one
+/// with another seed, which stays). Returns the number of requantizations
+/// inserted.
 int64_t shareQuantizations(Operation *root);
 
 /// Whether `op` is an elementwise ReLU: a linalg.generic with one input,
