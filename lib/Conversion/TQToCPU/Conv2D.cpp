@@ -328,6 +328,35 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
   return ga;
 }
 
+/// Read in place, micro-tiles whose rows are the same pixels relative to
+/// their first row's (GatheredA::rowDeltas) address them from one base:
+/// rows within one output row (MR divides Q), or whole output rows of one
+/// image (Q divides MR, MR divides P·Q). Takes the most such rows whose
+/// accumulators (f32 and int32, NC vectors each), B's NC vectors and A's
+/// broadcast fit the registers (up to twice chooseKernel's rows), with one
+/// vector per row when the filters fit one; keeps chooseKernel's shape if
+/// none has at least 2/3 of its rows.
+void alignRows(KernelShape &s, const ConvGeometry &g, GatheredA &ga,
+               const CPUCodegenOptions &o) {
+  ISAInfo isa = getISAInfo(o.target);
+  if (!isa.registers)
+    return;
+  int64_t P = g.P, Q = g.Q, NC = s.N <= s.L ? 1 : 2;
+  int64_t most = std::min((isa.registers - NC - 1) / (2 * NC), 2 * isa.rows);
+  for (int64_t mr = most; mr * 3 >= isa.rows * 2; --mr) {
+    if (Q % mr != 0 && (mr % Q != 0 || P * Q % mr != 0))
+      continue;
+    s.MR = mr;
+    s.NC = NC;
+    for (int64_t r = 0; r < mr; ++r) {
+      int64_t pix = r / Q * g.stride[0] * (g.W + g.pad[1] + g.pad[3]) +
+                    r % Q * g.stride[1];
+      ga.rowDeltas.push_back({pix * g.C, pix * g.CT, pix * g.CT});
+    }
+    return;
+  }
+}
+
 /// tq.conv2d as the matmul kernel on an implicit GEMM: rows (n, p, q),
 /// columns k, reduction (r, s, c) with one K-tile per (r, s, C-tile), in
 /// the reference's order. A is read in place from the input when its
@@ -378,6 +407,7 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     if (C % ct == 0 && ct % s.group() == 0) {
       gathered = gatherInPlace(b, geometry, s, adaptor.getInput()[0],
                                adaptor.getInput()[1]);
+      alignRows(s, geometry, gathered, options);
       e.gathered = &gathered;
     } else {
       std::tie(a, sa) =

@@ -160,13 +160,14 @@ const DotTarget &matmul::getDotTarget(KernelShape::Dot dot) {
 ISAInfo matmul::getISAInfo(CPUTarget target) {
   switch (target) {
   case CPUTarget::avx512: // 32 zmm registers: 6 rows x 2 vectors + B
-    return {/*lanes=*/16, /*rows=*/6, /*byteDot=*/true, /*wordDot=*/true};
+    return {/*lanes=*/16, /*rows=*/6, /*byteDot=*/true, /*wordDot=*/true,
+            /*registers=*/32};
   case CPUTarget::avxvnni: // 16 ymm registers
-    return {8, 3, true, true};
+    return {8, 3, true, true, 16};
   case CPUTarget::avx2:
-    return {8, 3, false, true};
+    return {8, 3, false, true, 16};
   case CPUTarget::generic: // LLVM splits the vectors as the host needs
     break;
   }
-  return {16, 4, false, false};
+  return {16, 4, false, false, 0};
 }

@@ -631,8 +631,20 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
     m.rowIdx.push_back(i);
     m.aRow.push_back(clamped);
     m.rowScaleIdx.push_back(arith::DivUIOp::create(b, clamped, idx(s.tileMA)));
-    if (gathered)
+    if (!gathered)
+      continue;
+    if (r == 0 || gathered->rowDeltas.empty()) {
       m.rowOffsets.push_back(gathered->row(b, clamped));
+      continue;
+    }
+    const GatheredA::Offsets &first = m.rowOffsets.front();
+    const GatheredA::Delta &d = gathered->rowDeltas[r];
+    auto plus = [&](Value v, int64_t k) {
+      return arith::AddIOp::create(b, v, idx(k)).getResult();
+    };
+    m.rowOffsets.push_back({plus(first.data, d.data),
+                            plus(first.steps, d.steps),
+                            first.sums ? plus(first.sums, d.sums) : Value()});
   }
   for (int64_t cc = 0; cc < s.NC; ++cc) {
     Value j = arith::AddIOp::create(b, m.j0, idx(cc * s.L));

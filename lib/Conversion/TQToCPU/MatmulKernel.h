@@ -117,10 +117,11 @@ inline int64_t KernelShape::group() const { return target().group(); }
 
 /// What the kernel needs to know of an instruction set.
 struct ISAInfo {
-  int64_t lanes; // int32 / f32 lanes per vector
-  int64_t rows;  // micro-tile rows whose accumulators fit the registers
-  bool byteDot;  // vpdpbusd (u8 x s8)
-  bool wordDot;  // vpmaddwd (i16 x i16)
+  int64_t lanes;     // int32 / f32 lanes per vector
+  int64_t rows;      // micro-tile rows whose accumulators fit the registers
+  bool byteDot;      // vpdpbusd (u8 x s8)
+  bool wordDot;      // vpmaddwd (i16 x i16)
+  int64_t registers; // vector registers (0: LLVM splits the vectors)
 };
 ISAInfo getISAInfo(CPUTarget target);
 
@@ -151,6 +152,14 @@ struct GatheredA {
   };
   Value data, steps, sums;
   std::function<Offsets(ImplicitLocOpBuilder &, Value)> row, tile;
+  /// When every micro-tile's rows lie at the same distances from its first
+  /// row (rows of one image, in the same place in its output rows): row r's
+  /// offsets minus row 0's, for r < MR. Only row 0's offsets are then
+  /// computed, and the others are constants from them. Empty otherwise.
+  struct Delta {
+    int64_t data, steps, sums;
+  };
+  SmallVector<Delta> rowDeltas;
 };
 
 class KernelEmitter {

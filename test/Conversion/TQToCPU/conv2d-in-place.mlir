@@ -1,5 +1,7 @@
 // RUN: tq-opt %s -convert-tq-to-cpu=target=avx512 -split-input-file | FileCheck %s
 // RUN: tq-opt %s -convert-tq-to-cpu=target=avx2 -split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: tq-opt %s -convert-tq-to-cpu=target=avx512 -canonicalize -cse -split-input-file | FileCheck %s --check-prefix=ROWS
+// RUN: tq-opt %s -convert-tq-to-cpu=target=avx2 -canonicalize -cse -split-input-file | FileCheck %s --check-prefix=ROWS-AVX2
 
 // tq.conv2d with whole C-tiles reads A where it is, with no im2col copy:
 // the input with its zero border, the steps over the same padded pixels,
@@ -66,4 +68,63 @@ func.func @partial_tile(%x: !tq.tiled<2x4x4x20xi8:8, f32, tile = 16x16, dims = [
                         %w: !tq.tiled<8x3x3x20xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x4x4x8xf32> {
   %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<2x4x4x20xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<8x3x3x20xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x8xf32>
   return %0 : tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// Rows of 14 outputs: micro-tiles of 7 rows (2 vectors each: 14 f32
+// accumulators) within one output row. Only the first row's offsets are
+// computed (three divisions); the others are constants from them (16
+// bytes, one pixel of 16 channels, per row).
+// ROWS-LABEL: func.func @aligned_rows
+// ROWS: scf.for %{{.*}} = %c0 to %c28 step %c7 {
+// ROWS-COUNT-3: arith.divui
+// ROWS-NOT: arith.divui
+// ROWS: arith.addi %[[DATA:.*]], %c32 : index
+// ROWS-NOT: arith.divui
+// ROWS: arith.addi %[[DATA]], %c48 : index
+// ROWS-NOT: arith.divui
+// ROWS: arith.addi %[[DATA]], %c96 : index
+// ROWS-NOT: arith.divui
+// ROWS: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+func.func @aligned_rows(%x: !tq.tiled<1x2x14x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                        %w: !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<1x2x14x32xf32> {
+  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<1x2x14x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<1x2x14x32xf32>
+  return %0 : tensor<1x2x14x32xf32>
+}
+
+// -----
+
+// At most a vector of filters: one vector per row, and micro-tiles of two
+// whole output rows of 4 (AVX-512: 8 rows; the fifth row is one padded
+// input row of 6 pixels after the first, 96 bytes) or of one (AVX2: 4
+// rows, in its 16 registers).
+// ROWS-LABEL: func.func @whole_rows
+// ROWS: scf.for %{{.*}} = %c0 to %c16 step %c8 {
+// ROWS: arith.addi %{{.*}}, %c96 : index
+// ROWS: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// ROWS-AVX2-LABEL: func.func @whole_rows
+// ROWS-AVX2: scf.for %{{.*}} = %c0 to %c16 step %c4 {
+// ROWS-AVX2: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+func.func @whole_rows(%x: !tq.tiled<1x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                      %w: !tq.tiled<8x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<1x4x4x8xf32> {
+  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<1x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<8x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<1x4x4x8xf32>
+  return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// Rows of 3, 9 in all, 2 vectors of filters: no such micro-tile of 4 to 7
+// rows on AVX-512, which keeps 6 rows, each row's offsets computed
+// (clamped at the last row); AVX2 takes one output row of 3.
+// ROWS-LABEL: func.func @unaligned
+// ROWS: scf.for %{{.*}} = %c0 to %c12 step %c6 {
+// ROWS-COUNT-12: arith.divui
+// ROWS: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// ROWS-AVX2-LABEL: func.func @unaligned
+// ROWS-AVX2: scf.for %{{.*}} = %c0 to %c9 step %c3 {
+func.func @unaligned(%x: !tq.tiled<1x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                     %w: !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<1x3x3x32xf32> {
+  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<1x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<1x3x3x32xf32>
+  return %0 : tensor<1x3x3x32xf32>
 }

@@ -111,6 +111,13 @@ case((1, 3, 3, 16), (8, 3, 3, 16), 16, pad=(1, 1, 1, 1))
 case((1, 1, 5, 16), (16, 1, 3, 16), 16, pad=(0, 1, 0, 1), threads=2)
 # A C-tile of 128 channels (copied and summed 64 at a time).
 case((2, 4, 4, 128), (8, 3, 3, 128), 128, pad=(1, 1, 1, 1))
+# Micro-tiles whose rows are addressed from their first row's offsets:
+# 7 rows within output rows of 14 (2 vectors of filters, then 1 on 2
+# threads), and two whole output rows of 5 with a stride of 2 down the
+# image (AVX-512: 10 rows, the sixth 2 padded input rows after the first).
+case((2, 14, 14, 16), (32, 3, 3, 16), 16, pad=(1, 1, 1, 1))
+case((2, 14, 14, 32), (16, 3, 3, 32), 16, pad=(1, 1, 1, 1), threads=2)
+case((3, 8, 5, 16), (12, 3, 3, 16), 16, stride=(2, 1), pad=(1, 1, 1, 1))
 
 
 def adversarial(n, h, w, c, k, r, s, v):
@@ -149,4 +156,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 21, mismatches: 0
+# CHECK: conv cases per target: 24, mismatches: 0
