@@ -615,6 +615,9 @@ int main(int argc, char **argv) {
       ins.push_back({lr.data(), cpu::ElementType::F32, {}});
       ins.push_back({&epochIndex, cpu::ElementType::I32, {}});
       int64_t iteration = int64_t(epochIndex) * steps + s;
+      // Stochastic rounding offsets its seeds by it (modulo 2^32).
+      int32_t iteration32 = int32_t(uint32_t(uint64_t(iteration)));
+      ins.push_back({&iteration32, cpu::ElementType::I32, {}});
       kept.inputs(iteration, ins);
       for (Parameter &p : next)
         outsB.push_back(buffer(p.values, p.shape));

@@ -179,10 +179,10 @@ Value finiteAbs(ImplicitLocOpBuilder &b, Value x) {
 
 /// The uniform [0, 1) noise of stochastic rounding for the elements at
 /// row-major `index` (i64 or i32, or a vector of them; i64 is taken modulo
-/// 2^32): a 32-bit hash of the seed and the index, as
-/// tq::ref::stochasticNoise (docs/Numerics.md). 32-bit lanes: twice as many
-/// per vector as 64-bit ones.
-Value stochasticNoise(ImplicitLocOpBuilder &b, uint64_t seed, Value index) {
+/// 2^32): a 32-bit hash of the seed (an i32, see seedValue) and the index,
+/// as tq::ref::stochasticNoise (docs/Numerics.md). 32-bit lanes: twice as
+/// many per vector as 64-bit ones.
+Value stochasticNoise(ImplicitLocOpBuilder &b, Value seed, Value index) {
   Type i32 = b.getI32Type();
   if (auto vt = dyn_cast<VectorType>(index.getType()))
     i32 = VectorType::get(vt.getShape(), i32);
@@ -198,8 +198,11 @@ Value stochasticNoise(ImplicitLocOpBuilder &b, uint64_t seed, Value index) {
   Value low = index;
   if (getElementTypeOrSelf(index.getType()).getIntOrFloatBitWidth() != 32)
     low = arith::TruncIOp::create(b, i32, index);
-  Value x = arith::AddIOp::create(b, low,
-                                  c(static_cast<uint32_t>(seed) * 0x9E3779B9u));
+  Value seedTerm = arith::MulIOp::create(
+      b, seed,
+      arith::ConstantIntOp::create(b, b.getI32Type(),
+                                   static_cast<int32_t>(0x9E3779B9u)));
+  Value x = arith::AddIOp::create(b, low, splatLike(b, index, seedTerm));
   x = arith::MulIOp::create(b, shiftXor(x, 16), c(0x7FEB352Du));
   x = arith::MulIOp::create(b, shiftXor(x, 15), c(0x846CA68Bu));
   x = shiftXor(x, 16);
@@ -214,6 +217,18 @@ Value stochasticNoise(ImplicitLocOpBuilder &b, uint64_t seed, Value index) {
       splatLike(b, index,
                 arith::ConstantFloatOp::create(b, b.getF32Type(),
                                                APFloat(1.0f / 16777216.0f))));
+}
+
+/// The i32 seed of an op's stochastic rounding: its `seed` attribute's low
+/// 32 bits plus its run-time `offset` (an i32, or none), modulo 2^32; none
+/// without a seed.
+Value seedValue(ImplicitLocOpBuilder &b, std::optional<uint64_t> seed,
+                Value offset) {
+  if (!seed)
+    return {};
+  Value s = arith::ConstantIntOp::create(
+      b, b.getI32Type(), static_cast<int32_t>(static_cast<uint32_t>(*seed)));
+  return offset ? arith::AddIOp::create(b, s, offset).getResult() : s;
 }
 
 /// The row-major index (i64) of element `idx` of a tensor of `shape`.
@@ -543,7 +558,7 @@ void emitStepsInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x,
 void emitQuantizeInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x, Value q,
                                       Value steps, Value m,
                                       RoundingMode rounding, bool stepsGiven,
-                                      uint64_t seed, int64_t threads,
+                                      Value seed, int64_t threads,
                                       ArrayRef<int64_t> shape,
                                       ArrayRef<int64_t> grid, ScaleKind kind,
                                       TileOfFn tileOf, int64_t rows0) {
@@ -577,7 +592,7 @@ void emitQuantizeInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x, Value q,
 void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
                                Value q, Value steps, Value m,
                                RoundingMode rounding, bool stepsGiven,
-                               uint64_t seed, int64_t threads) {
+                               Value seed, int64_t threads) {
   SmallVector<int64_t> shape(type.getShape());
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
@@ -674,7 +689,7 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
 /// steps, [N/t0][H][W][C/t1].
 Value emitQuantizeChannelsLast(ImplicitLocOpBuilder &b, TiledType type, Value x,
                                Value qT, Value m, RoundingMode rounding,
-                               uint64_t seed, int64_t threads) {
+                               Value seed, int64_t threads) {
   ArrayRef<int64_t> shape = type.getShape();
   int64_t N = shape[0], C = shape[1], HW = shape[2] * shape[3];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
@@ -774,7 +789,7 @@ void emitQuantizeTileRows(
     Value lo0, Value hi0, Value lo1, Value hi1,
     function_ref<SmallVector<Value>(Value, Value)> elementIndex, Value m,
     ScaleKind kind, RoundingMode rounding, Value givenStep,
-    ArrayRef<int64_t> shape, uint64_t seed) {
+    ArrayRef<int64_t> shape, Value seed) {
   Type container = cast<MemRefType>(q.getType()).getElementType();
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
   auto maskVec = VectorType::get({kQuantizeLanes}, b.getI1Type());
@@ -853,7 +868,7 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                             Value x, Value q, Value steps, Value bits,
                             RoundingMode rounding, Value tilesBegin,
                             Value tilesEnd, Value given, Value refresh,
-                            uint64_t seed, int64_t threads) {
+                            Value seed, int64_t threads) {
   ImplicitLocOpBuilder b(loc, ob);
   if (given && refresh) {
     // Computed from the data when `refresh` is set, else the given steps.
@@ -1053,7 +1068,11 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         adaptor.getRefresh().empty() ? Value() : adaptor.getRefresh().front();
     cpu::emitQuantizeTiles(b, b.getLoc(), type, x, q, steps,
                            bitsValue(b, type, bits), op.getRounding(), Value(),
-                           Value(), given, refresh, op.getSeed().value_or(0),
+                           Value(), given, refresh,
+                           seedValue(b, op.getSeed(),
+                                     adaptor.getSeedOffset().empty()
+                                         ? Value()
+                                         : adaptor.getSeedOffset().front()),
                            options.threads);
     rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                    cpu::toTensor(b, b.getLoc(), steps)}});
@@ -1089,7 +1108,7 @@ Value emitDequantize(ImplicitLocOpBuilder &b, TiledType type, ValueRange tiled,
 /// Quantizes the f32 buffer `x` into `type`; returns (data, steps) tensors.
 SmallVector<Value> quantizeInto(ImplicitLocOpBuilder &b, TiledType type,
                                 Value x, Value bits, RoundingMode rounding,
-                                uint64_t seed = 0, int64_t threads = 1) {
+                                Value seed = Value(), int64_t threads = 1) {
   Value q = cpu::allocBuffer(b, b.getLoc(), type.getShape(),
                              TiledToTensorsConverter::containerType(type));
   Value steps =
@@ -1145,7 +1164,12 @@ struct TransposeLowering : ThreadedPattern<TransposeOp> {
                            TiledToTensorsConverter::containerType(resultType));
       Value steps = emitQuantizeChannelsLast(
           b, type, x, q, qmaxOf(b, bitsValue(b, type, bits)),
-          quantize.getRounding(), quantize.getSeed().value_or(0), threads);
+          quantize.getRounding(),
+          seedValue(b, quantize.getSeed(),
+                    quantize.getSeedOffset()
+                        ? rw.getRemappedValue(quantize.getSeedOffset())
+                        : Value()),
+          threads);
       rw.replaceOpWithMultiple(op, {{cpu::toTensor(b, b.getLoc(), q),
                                      cpu::toTensor(b, b.getLoc(), steps)}});
       return success();
@@ -1174,7 +1198,7 @@ struct RequantizeLowering : ThreadedPattern<RequantizeOp> {
       x = cpu::emitPermute(b, x, *perm, threads);
     rw.replaceOpWithMultiple(
         op, {quantizeInto(b, type, x, optionalBits(b, type, adaptor.getBits()),
-                          op.getRounding(), /*seed=*/0, threads)});
+                          op.getRounding(), /*seed=*/Value(), threads)});
     return success();
   }
 };
@@ -1225,8 +1249,9 @@ struct PostprocessLowering : OpConversionPattern<PostprocessOp> {
                 zero, v);
           memref::StoreOp::create(b, v, y, idx);
         });
-    SmallVector<Value> tiled = quantizeInto(b, type, y, bits, op.getRounding(),
-                                            op.getSeed().value_or(0));
+    SmallVector<Value> tiled =
+        quantizeInto(b, type, y, bits, op.getRounding(),
+                     seedValue(b, op.getSeed(), Value()));
     rw.replaceOpWithMultiple(op, {tiled, {layer}});
     return success();
   }

@@ -84,3 +84,18 @@ func.func @nchw_used_twice(%x: tensor<2x20x3x5xf32>) -> (!tq.tiled<2x20x3x5xi8:8
   %t = tq.transpose %q [0, 2, 3, 1] : !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]> -> !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>
   return %q, %t : !tq.tiled<2x20x3x5xi8:8, f32, tile = 16x16, dims = [0, 1]>, !tq.tiled<2x3x5x20xi8:8, f32, tile = 16x16, dims = [0, 3]>
 }
+
+// -----
+
+// Stochastic rounding with a run-time seed offset (a training step's
+// iteration): the noise hashes the index plus (seed + offset) · 0x9E3779B9,
+// modulo 2^32.
+// CHECK-LABEL: func.func @seed_offset
+// CHECK-SAME: %[[IT:[^:]*]]: i32
+// CHECK: %[[SEED:.*]] = arith.addi %c7_i32, %[[IT]] : i32
+// CHECK: %[[TERM:.*]] = arith.muli %[[SEED]], %c-1640531527_i32 : i32
+// CHECK: vector.broadcast %[[TERM]] : i32 to vector<16xi32>
+func.func @seed_offset(%x: tensor<16x16xf32>, %it: i32) -> !tq.tiled<16x16xi8:8, f32, tile = 16x16, dims = [0, 1]> {
+  %q = tq.quantize %x rounding stochastic seed_offset(%it) {seed = 7 : i64} : tensor<16x16xf32> -> !tq.tiled<16x16xi8:8, f32, tile = 16x16, dims = [0, 1]>
+  return %q : !tq.tiled<16x16xi8:8, f32, tile = 16x16, dims = [0, 1]>
+}

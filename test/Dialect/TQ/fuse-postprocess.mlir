@@ -56,3 +56,13 @@ func.func @not_fused(%x: !a, %w: !w, %f: tensor<64x128xf32>) -> (!o, !o) {
   %q2 = tq.quantize %f : tensor<64x128xf32> -> !o
   return %q, %q2 : !o, !o
 }
+
+// A run-time seed offset (tq.postprocess takes none): left as it is.
+// CHECK-LABEL: func.func @seed_offset
+// CHECK-NOT: tq.postprocess
+// CHECK: tq.quantize %{{.*}} rounding stochastic seed_offset(%{{.*}}) {seed = 5 : i64}
+func.func @seed_offset(%x: !a, %w: !w, %it: i32) -> !o {
+  %acc = tq.matmul %x, %w : !a, !w -> tensor<64x128xf32>
+  %q = tq.quantize %acc rounding stochastic seed_offset(%it) {seed = 5 : i64} : tensor<64x128xf32> -> !o
+  return %q : !o
+}

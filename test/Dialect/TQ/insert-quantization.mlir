@@ -75,6 +75,7 @@ func.func @init_and_keep(%x: tensor<64x256xf32>, %b: tensor<64x128xf32>) -> (ten
 // SR: tq.quantize %arg1 : tensor<256x128xf32>
 // SR: tq.quantize %arg2 : tensor<64x256xf32>
 // SR: tq.quantize %arg0 rounding stochastic {seed = 41 : i64}
+// SR-NOT: seed_offset
 // The second layer of @backward (function#ordinal) kept in float by name.
 // LAYER-LABEL: func.func @backward
 // LAYER: tq.matmul %{{.*}}, %{{.*}} {transpose_b}
@@ -82,6 +83,30 @@ func.func @init_and_keep(%x: tensor<64x256xf32>, %b: tensor<64x128xf32>) -> (ten
 func.func @backward(%dy: tensor<64x128xf32> {tq.role = #tq.role<output_grad>},
                     %w: tensor<256x128xf32> {tq.parameter}, %x: tensor<64x256xf32>,
                     %i1: tensor<64x256xf32>, %i2: tensor<256x128xf32>) -> (tensor<64x256xf32>, tensor<256x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %a1 = linalg.fill ins(%zero : f32) outs(%i1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %dx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%dy, %w : tensor<64x128xf32>, tensor<256x128xf32>) outs(%a1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %a2 = linalg.fill ins(%zero : f32) outs(%i2 : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %dy : tensor<64x256xf32>, tensor<64x128xf32>) outs(%a2 : tensor<256x128xf32>) -> tensor<256x128xf32>
+  return %dx, %dw : tensor<64x256xf32>, tensor<256x128xf32>
+}
+
+// -----
+
+// In a function with an i32 argument marked {tq.iteration} (a training
+// step's), the stochastic quantizations offset their seeds by it at run
+// time; the others are as before.
+// SR-LABEL: func.func @backward_iteration
+// SR: tq.quantize %arg0 rounding stochastic seed_offset(%arg5) {seed = {{[0-9]+}} : i64}
+// SR: tq.quantize %arg1 : tensor<256x128xf32>
+// SR: tq.quantize %arg2 : tensor<64x256xf32>
+// SR: tq.quantize %arg0 rounding stochastic seed_offset(%arg5) {seed = {{[0-9]+}} : i64}
+func.func @backward_iteration(%dy: tensor<64x128xf32> {tq.role = #tq.role<output_grad>},
+                              %w: tensor<256x128xf32> {tq.parameter}, %x: tensor<64x256xf32>,
+                              %i1: tensor<64x256xf32>, %i2: tensor<256x128xf32>,
+                              %it: i32 {tq.iteration}) -> (tensor<64x256xf32>, tensor<256x128xf32>) {
   %zero = arith.constant 0.0 : f32
   %a1 = linalg.fill ins(%zero : f32) outs(%i1 : tensor<64x256xf32>) -> tensor<64x256xf32>
   %dx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]

@@ -73,6 +73,23 @@ func.func @f8(%x: tensor<64x128xf32>) {
 
 // -----
 
+func.func @seed_offset_without_stochastic(%x: tensor<64x128xf32>, %i: i32) {
+  // expected-error @+1 {{'seed_offset' is only meaningful with stochastic rounding}}
+  %0 = tq.quantize %x seed_offset(%i) : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  return
+}
+
+// -----
+
+// expected-note @+1 {{prior use here}}
+func.func @seed_offset_not_i32(%x: tensor<64x128xf32>, %i: i64) {
+  // expected-error @+1 {{use of value '%i' expects different type than prior uses: 'i32' vs 'i64'}}
+  %0 = tq.quantize %x rounding stochastic seed_offset(%i) {seed = 1 : i64} : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  return
+}
+
+// -----
+
 func.func @f9(%q: !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>) {
   // expected-error @+1 {{result shape 64x64 does not match the tiled shape 64x128}}
   %0 = tq.dequantize %q : !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x64xf32>

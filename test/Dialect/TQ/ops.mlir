@@ -10,12 +10,14 @@
 // CHECK: tq.quantize %{{.*}} bits(%{{.*}} : i32) rounding stochastic {seed = 7 : i64} : tensor<64x128xf32> -> !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1], scale = pow2, offset>
 // CHECK: tq.quantize %{{.*}} bits(%{{.*}} : tensor<2x4xi32>) : tensor<64x128xf32> -> !tq.tiled<64x128xi16:per_tile
 // CHECK: tq.quantize %{{.*}} scales(%{{.*}} : tensor<2x4xf32>) refresh(%{{.*}}) : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8
+// CHECK: tq.quantize %{{.*}} rounding stochastic seed_offset(%{{.*}}) {seed = 3 : i64} : tensor<64x128xf32> -> !tq.tiled<64x128xi8:8
 func.func @quantize(%x: tensor<64x128xf32>, %s: tensor<2x4xf32>, %n: i32, %nt: tensor<2x4xi32>, %r: i1) {
   %0 = tq.quantize %x : tensor<64x128xf32> -> !a8
   %1 = tq.quantize %x scales(%s : tensor<2x4xf32>) rounding toward_zero : tensor<64x128xf32> -> !a8
   %2 = tq.quantize %x bits(%n : i32) rounding stochastic {seed = 7 : i64} : tensor<64x128xf32> -> !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1], scale = pow2, offset>
   %3 = tq.quantize %x bits(%nt : tensor<2x4xi32>) : tensor<64x128xf32> -> !tq.tiled<64x128xi16:per_tile, f32, tile = 32x32, dims = [0, 1]>
   %4 = tq.quantize %x scales(%s : tensor<2x4xf32>) refresh(%r) : tensor<64x128xf32> -> !a8
+  %5 = tq.quantize %x rounding stochastic seed_offset(%n) {seed = 3 : i64} : tensor<64x128xf32> -> !a8
   return
 }
 

@@ -58,7 +58,8 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>
 // CHECK-SAME: %[[LABELS:[^:]*]]: tensor<4xi64> {tq.name = "labels"}
 // CHECK-SAME: %[[LR:[^:]*]]: tensor<f32> {tq.name = "lr"}
-// CHECK-SAME: %{{[^:]*}}: i32 {tq.epoch, tq.name = "epoch"})
+// CHECK-SAME: %{{[^:]*}}: i32 {tq.epoch, tq.name = "epoch"}
+// CHECK-SAME: %{{[^:]*}}: i32 {tq.iteration, tq.name = "iteration"})
 // CHECK-SAME: -> (tensor<3x4xf32> {tq.name = "fc1.weight"}, tensor<4xf32> {tq.name = "fc1.bias"}, tensor<4x2xf32> {tq.name = "param2"}, tensor<3x4xf32> {tq.name = "fc1.weight.momentum"}, tensor<4xf32> {tq.name = "fc1.bias.momentum"}, tensor<4x2xf32> {tq.name = "param2.momentum"}, tensor<f32> {tq.name = "loss"}, tensor<4x2xf32>)
 // CHECK: %[[H:.*]] = linalg.matmul ins(%[[X]], %[[W1]]
 // CHECK: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[B1]]

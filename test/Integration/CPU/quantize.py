@@ -54,23 +54,37 @@ def check(name, got, want):
         print(f"MISMATCH {name}")
 
 
-def quantize_op(fty, ty, dynamic, rounding, seed):
-    """The function argument a run-time width needs, and `%q = tq.quantize
-    %x` from `fty` into `ty`."""
+def quantize_op(fty, ty, dynamic, rounding, seed, offset=None):
+    """The function arguments a run-time width and a run-time seed offset
+    need, and `%q = tq.quantize %x` from `fty` into `ty`."""
     bits_use = " bits(%n : i32)" if dynamic else ""
     rnd = f" rounding {rounding}" if rounding != "nearest_even" else ""
+    if offset is not None:
+        rnd += " seed_offset(%o)"
     if seed is not None:
         rnd += f" {{seed = {seed} : i64}}"
-    return (", %n: i32" if dynamic else "",
-            f"%q = tq.quantize %x{bits_use}{rnd} : {fty} -> {ty}")
+    args = (", %n: i32" if dynamic else "") + (", %o: i32" if offset is not None else "")
+    return (args, f"%q = tq.quantize %x{bits_use}{rnd} : {fty} -> {ty}")
+
+
+def run_inputs(x, bits, dynamic, offset):
+    """The arguments: x, then the width and the seed offset if given."""
+    return ([x] + ([np.array(bits, np.int32)] if dynamic else [])
+            + ([np.array(offset, np.int32)] if offset is not None else []))
+
+
+def ref_seed(seed, offset):
+    """The seed the reference draws the noise of: seed + offset, modulo
+    2^32 (only the low 32 bits count)."""
+    return ((seed or 0) + (offset or 0)) % (1 << 32)
 
 
 def quantize_case(shape, storage, bits, tile, dims, rounding="nearest_even",
-                  dynamic=False, scale="f32", seed=None, threads=1):
+                  dynamic=False, scale="f32", seed=None, threads=1, offset=None):
     x = adversarial(shape, tile)
     ty = tiled(shape, storage, "?" if dynamic else bits, tile, dims, scale)
     fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
-    bits_arg, quantize = quantize_op(fty, ty, dynamic, rounding, seed)
+    bits_arg, quantize = quantize_op(fty, ty, dynamic, rounding, seed, offset)
     src = f"""
 func.func @main(%x: {fty}{bits_arg}) -> ({ty}, {fty}) {{
   {quantize}
@@ -78,12 +92,13 @@ func.func @main(%x: {fty}{bits_arg}) -> ({ty}, {fty}) {{
   return %q, %d : {ty}, {fty}
 }}
 """
-    inputs = [x] + ([np.array(bits, np.int32)] if dynamic else [])
+    inputs = run_inputs(x, bits, dynamic, offset)
     q, steps, deq = cpu.run(src, inputs, outputs=3, threads=threads)
     rq, rs, ro, _ = ref.quantize(x, tile, dims, bits, FORMS[scale], rounding,
-                                 seed=seed or 0)
+                                 seed=ref_seed(seed, offset))
     name = f"{shape} {storage}:{bits} {scale} tile {tile} dims {dims} {rounding}" + (
-        " dynamic" if dynamic else "") + (f" threads {threads}" if threads > 1 else "")
+        " dynamic" if dynamic else "") + (f" threads {threads}" if threads > 1 else "") + (
+        f" offset {offset}" if offset is not None else "")
     check(name + " q", q.astype(np.int32), rq)
     check(name + " steps", steps, rs)
     check(name + " deq", deq, ref.dequantize(rq, rs, ro, tile, dims))
@@ -127,6 +142,13 @@ quantize_case((3, 10, 12), "i8", 8, (4, 4), (0, 2), "stochastic", seed=3)
 quantize_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1), "stochastic", seed=11)
 quantize_case((20, 33), "i8", 6, (16, 16), (0, 1), "stochastic", dynamic=True,
               seed=12345678901234567890)
+# A run-time seed offset (a training step's iteration): the noise of seed +
+# offset, modulo 2^32 (negative offsets, and sums past 2^32, wrap).
+quantize_case((19, 37), "i8", 4, (8, 8), (0, 1), "stochastic", seed=7, offset=1234)
+quantize_case((20, 33), "i8", 6, (16, 16), (0, 1), "stochastic", dynamic=True,
+              seed=12345678901234567890, offset=-3)
+quantize_case((64, 16, 14, 14), "i8", 4, (32, 32), (0, 1), "stochastic", seed=5,
+              threads=2, offset=2**31 - 1)
 
 
 
@@ -145,13 +167,13 @@ report_targets(TARGETS)
 
 def quantize_transpose_case(shape, storage, bits, tile, rounding="nearest_even",
                             dynamic=False, scale="f32", seed=None, threads=1,
-                            target="native"):
+                            target="native", offset=None):
     x = adversarial(shape, tile)
     n, c, h, w = shape
     ty = tiled(shape, storage, "?" if dynamic else bits, tile, (0, 1), scale)
     tty = tiled((n, h, w, c), storage, "?" if dynamic else bits, tile, (0, 3), scale)
     fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
-    bits_arg, quantize = quantize_op(fty, ty, dynamic, rounding, seed)
+    bits_arg, quantize = quantize_op(fty, ty, dynamic, rounding, seed, offset)
     src = f"""
 func.func @main(%x: {fty}{bits_arg}) -> {tty} {{
   {quantize}
@@ -159,10 +181,10 @@ func.func @main(%x: {fty}{bits_arg}) -> {tty} {{
   return %t : {tty}
 }}
 """
-    inputs = [x] + ([np.array(bits, np.int32)] if dynamic else [])
+    inputs = run_inputs(x, bits, dynamic, offset)
     q, steps = cpu.run(src, inputs, outputs=2, threads=threads, target=target)
     rq, rs, _, _ = ref.quantize(x, tile, (0, 1), bits, FORMS[scale], rounding,
-                                seed=seed or 0)
+                                seed=ref_seed(seed, offset))
     name = f"quantize-transpose {shape} {storage}:{bits} {scale} {rounding} {target}"
     check(name + " q", q.astype(np.int32), rq.transpose(0, 2, 3, 1))
     check(name + " steps", steps, rs.transpose(0, 2, 3, 1))
@@ -177,6 +199,8 @@ quantize_transpose_case((9, 12, 3, 4), "i8", 4, (8, 8), scale="pow2")
 quantize_transpose_case((64, 16, 14, 14), "i8", 8, (32, 32), threads=2)
 quantize_transpose_case((64, 24, 7, 7), "i8", 4, (32, 32), "stochastic", seed=9,
                         threads=2)
+quantize_transpose_case((9, 40, 3, 4), "i8", 4, (8, 8), "stochastic", seed=5,
+                        offset=77)
 
 
 # Given steps (tq.quantize ... scales(%s)): every tile uses its step, as
@@ -310,4 +334,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 177, mismatches: 0
+# CHECK: quantize cases: 188, mismatches: 0

@@ -35,6 +35,7 @@ rng = np.random.default_rng(3)
 torch.manual_seed(3)
 B, MOMENTUM, DECAY = 8, 0.9, 1e-3
 EPOCH = np.array(0, np.int32)  # the epoch argument (tq.epoch), a scalar
+ITERATION = np.array(0, np.int32)  # the iteration (tq.iteration), a scalar
 
 
 def tool(name, *args):
@@ -112,7 +113,7 @@ def check_against_torch(tag, onnx_path, net, shape, classes):
     y = rng.integers(0, classes, B).astype(np.int64)
     lr = np.array(0.05, np.float32)
     P = len(params)
-    out = cpu.run(text, params + moms + [x, y, lr, EPOCH], entry="train_step", outputs=2 * P + 2)
+    out = cpu.run(text, params + moms + [x, y, lr, EPOCH, ITERATION], entry="train_step", outputs=2 * P + 2)
     loss, logits, want_p, want_m = torch_step(net, names, params, moms, x, y, lr)
     ok = close(out[2 * P], np.float32(loss)) and close(out[2 * P + 1], logits)
     ok = ok and all(close(g, w) for g, w in zip(out[:P], want_p))
@@ -194,7 +195,7 @@ P = len(params)
 
 
 def run(ps, lr):
-    return cpu.run(text, ps + [x, y, np.array(lr, np.float32), EPOCH], entry="train_step",
+    return cpu.run(text, ps + [x, y, np.array(lr, np.float32), EPOCH, ITERATION], entry="train_step",
                    outputs=P + 2)
 
 
@@ -220,7 +221,7 @@ P = len(params)
 q = os.path.join(work, "digits-q.mlir")
 tool("tq-opt", step, "-tq-quantize=tile=8", "-o", q)
 qtext = open(q).read()
-inputs = params + moms + [x, y, lr, EPOCH]
+inputs = params + moms + [x, y, lr, EPOCH, ITERATION]
 got = cpu.run(qtext, inputs, entry="train_step", outputs=2 * P + 2)
 f32 = cpu.run(text, inputs, entry="train_step", outputs=2 * P + 2)
 cosines = [float(np.dot((g - p).ravel(), (f - p).ravel()) /
@@ -234,6 +235,24 @@ same = all(np.array_equal(a, b) for a, b in zip(got, ppu))
 # CHECK: PPU: {{[1-9][0-9]*}} launches, same bits as the CPU
 print(f"PPU: {stats['launches']} launches, "
       f"{'same bits as the CPU' if same else 'DIFFERENT from the CPU'}")
+
+# Stochastic gradients draw their noise from each quantization's seed plus
+# the iteration argument: the same iteration gives the same bits, the next
+# one other noise (other updates).
+sq = os.path.join(work, "digits-sr.mlir")
+tool("tq-opt", step, "-tq-quantize=tile=8 grad-rounding=stochastic seed=4", "-o", sq)
+srtext = open(sq).read()
+assert "seed_offset(" in srtext, "no stochastic quantization takes the iteration"
+def sr_step(iteration):
+    return cpu.run(srtext, params + moms + [x, y, lr, EPOCH, np.array(iteration, np.int32)],
+                   entry="train_step", outputs=2 * P + 2)
+a0, b0, a1 = sr_step(0), sr_step(0), sr_step(1)
+repeat = all(np.array_equal(u, v) for u, v in zip(a0, b0))
+differ = sum(not np.array_equal(u, v) for u, v in zip(a0[:P], a1[:P]))
+# CHECK: stochastic gradients: the same iteration repeats bit for bit, the next changes {{[1-9][0-9]*}} of
+print(f"stochastic gradients: the same iteration "
+      f"{'repeats bit for bit' if repeat else 'DIFFERS'}, the next changes {differ} of "
+      f"{P} parameters")
 
 for granularity in ("tile", "vector"):
     remark = tool("tq-opt", step, "-tq-split-grouped-convs", "-tq-choose-split-dims",

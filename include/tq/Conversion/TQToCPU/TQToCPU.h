@@ -113,15 +113,16 @@ namespace cpu {
 /// (an f32 memref in the grid shape), each tile uses its given step
 /// instead, one that is not finite and positive taken as 0, and only the
 /// values are computed; with `refresh` (an i1) too, only where it is
-/// false. Stochastic rounding draws its noise from `seed` and each
-/// element's row-major index. With `threads` > 1 the tiles are shared
-/// among the threads (see buildIndependentLoops). Shared by quantize,
-/// postprocess, requantize, weight update and the fused matmul.
+/// false. Stochastic rounding draws its noise from `seed` (an i32: the
+/// op's seed plus its run-time offset) and each element's row-major index. With
+/// `threads` > 1 the tiles are shared among the threads (see
+/// buildIndependentLoops). Shared by quantize, postprocess, requantize, weight
+/// update and the fused matmul.
 void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value q, Value steps, Value bits, RoundingMode rounding,
                        Value tilesBegin = Value(), Value tilesEnd = Value(),
                        Value given = Value(), Value refresh = Value(),
-                       uint64_t seed = 0, int64_t threads = 1);
+                       Value seed = Value(), int64_t threads = 1);
 /// A loop nest over [lbs, ubs) by `steps` whose iterations are independent
 /// (each writes memory no other one reads or writes): a nest of
 /// scf.for for one thread, an `scf.parallel` for more, whose shared dims

@@ -187,6 +187,9 @@ LogicalResult QuantizeOp::verify() {
                        "false)");
   if (failed(verifyBitsOperand(*this, res, getBits())))
     return failure();
+  if (getSeedOffset() && getRounding() != RoundingMode::stochastic)
+    return emitOpError(
+        "'seed_offset' is only meaningful with stochastic rounding");
   return verifyRounding(*this, getRounding(), getSeed());
 }
 
@@ -239,7 +242,7 @@ FailureOr<::tq::ref::TiledTensor>
 mlir::tq::evaluateQuantize(QuantizeOp op, ArrayRef<float> input,
                            int64_t maxElements) {
   TiledType type = op.getResult().getType();
-  if (op.getScales() || !type.hasStaticShape() ||
+  if (op.getScales() || op.getSeedOffset() || !type.hasStaticShape() ||
       type.getBitsKind() == BitsKind::dynamic ||
       int64_t(input.size()) != ShapedType::getNumElements(type.getShape()) ||
       int64_t(input.size()) > maxElements)

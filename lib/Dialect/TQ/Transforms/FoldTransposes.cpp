@@ -52,8 +52,8 @@ struct FoldOperandTranspose : OpRewritePattern<MatmulOp> {
                        {tile[1], tile[0]}, {r - 2, r - 1});
     rewriter.setInsertionPoint(quant);
     return QuantizeOp::create(rewriter, quant.getLoc(), sourceType, source,
-                              Value(), Value(), Value(), quant.getRounding(),
-                              quant.getSeedAttr());
+                              Value(), Value(), Value(), quant.getSeedOffset(),
+                              quant.getRounding(), quant.getSeedAttr());
   }
 
   LogicalResult matchAndRewrite(MatmulOp op,
@@ -114,8 +114,8 @@ struct QuantizeBeforeTranspose : OpRewritePattern<QuantizeOp> {
     if (failed(back) || *back != type)
       return failure();
     auto q = QuantizeOp::create(rewriter, op.getLoc(), sourceType, source,
-                                Value(), Value(), Value(), op.getRounding(),
-                                op.getSeedAttr());
+                                Value(), Value(), Value(), op.getSeedOffset(),
+                                op.getRounding(), op.getSeedAttr());
     q->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     rewriter.replaceOpWithNewOp<TransposeOp>(op, type, q,
                                              transpose.getPermutationAttr());
@@ -176,17 +176,19 @@ int64_t mlir::tq::shareQuantizations(Operation *root) {
   IRRewriter rewriter(root->getContext());
   for (QuantizeOp op : later) {
     QuantizeOp primary = first.lookup(keyOf(op));
-    if (!primary->isBeforeInBlock(op))
+    if (!primary->isBeforeInBlock(op) ||
+        primary.getSeedOffset() != op.getSeedOffset())
       continue;
     if (primary.getResult().getType() == op.getResult().getType()) {
       rewriter.replaceOp(op, primary.getResult());
       continue;
     }
-    // Into another type, a stochastic quantization with its own seed stays:
-    // a stochastic requantization of the first would round twice (and the
+    // Into another type, a stochastic quantization with its own seed (or
+    // a run-time offset, which tq.requantize does not take) stays: a
+    // stochastic requantization of the first would round twice (and the
     // CPU backend does not lower one).
     if (op.getRounding() == RoundingMode::stochastic &&
-        primary.getSeed() != op.getSeed())
+        (primary.getSeed() != op.getSeed() || op.getSeedOffset()))
       continue;
     rewriter.setInsertionPoint(op);
     rewriter.replaceOpWithNewOp<RequantizeOp>(

@@ -45,8 +45,9 @@ struct FuseIntoPostprocess : OpRewritePattern<QuantizeOp> {
 
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getScales() || op.getBits())
-      return rewriter.notifyMatchFailure(op, "given scales or bits");
+    if (op.getScales() || op.getBits() || op.getSeedOffset())
+      return rewriter.notifyMatchFailure(
+          op, "given scales or bits, or a run-time seed offset");
     Value acc = op.getInput();
     Activation act = Activation::none;
     if (Operation *def = acc.getDefiningOp(); def && isRelu(def)) {

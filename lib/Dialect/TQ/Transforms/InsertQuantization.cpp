@@ -158,15 +158,19 @@ int64_t QuantizationOptions::maxBitsFor(Role role, bool isConstant) const {
 }
 
 /// The function argument holding the epoch, or null.
-static Value findEpoch(Operation *op) {
+static Value findMarkedArgument(Operation *op, StringRef marker,
+                                Type type = Type()) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   if (!func || func.isExternal())
     return {};
   for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), kEpochArgAttr) &&
-        arg.getType().isIntOrIndex())
+    if (func.getArgAttr(arg.getArgNumber(), marker) &&
+        (type ? arg.getType() == type : arg.getType().isIntOrIndex()))
       return arg;
   return {};
+}
+static Value findEpoch(Operation *op) {
+  return findMarkedArgument(op, kEpochArgAttr);
 }
 
 /// Whether `v` is a constant, possibly seen through transposes, reshapes
@@ -661,7 +665,7 @@ struct QuantizeComputeOp : RewritePattern {
     }
     auto q =
         QuantizeOp::create(rewriter, loc, type, input, Value(), Value(), bits,
-                           RoundingMode::nearest_even, IntegerAttr());
+                           Value(), RoundingMode::nearest_even, IntegerAttr());
     if (!c.record.empty())
       q->setAttr("tq.bit_width", parseAttribute(c.record, ctx));
     return q;
@@ -676,17 +680,21 @@ struct QuantizeComputeOp : RewritePattern {
                    (options.policy == BitWidthPolicy::adaptive &&
                     !isConstant(input) && options.runTimeSearch);
     // Gradients may be rounded stochastically, each quantization with its
-    // own seed.
+    // own seed, offset by the iteration (an i32 argument marked
+    // {tq.iteration}) when the function has one: fresh noise every step.
     RoundingMode rounding = RoundingMode::nearest_even;
     IntegerAttr seed;
+    Value seedOffset;
     if (options.gradRounding == RoundingMode::stochastic && isGradient(role)) {
       rounding = RoundingMode::stochastic;
       seed = rewriter.getI64IntegerAttr(
           static_cast<int64_t>(options.seed + stochasticCount++));
+      seedOffset = findMarkedArgument(computeOp, kIterationArgAttr,
+                                      rewriter.getI32Type());
     }
     if (!runTime)
       return QuantizeOp::create(rewriter, loc, type, input, Value(), Value(),
-                                Value(), rounding, seed);
+                                Value(), seedOffset, rounding, seed);
     MLIRContext *ctx = rewriter.getContext();
     int64_t maxBits = options.policy == BitWidthPolicy::adaptive
                           ? options.maxBits
@@ -722,7 +730,7 @@ struct QuantizeComputeOp : RewritePattern {
       bits = scheduledBits(rewriter, loc, findEpoch(computeOp));
     }
     return QuantizeOp::create(rewriter, loc, dynType, input, Value(), Value(),
-                              bits, rounding, seed);
+                              bits, seedOffset, rounding, seed);
   }
 
   /// The i32 width for the epoch: the entry whose range holds it; epochs

@@ -238,15 +238,27 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
       forward.erase();
   }
 
+  /// Appends an i32 argument named `name` and marked `marker`.
+  static void addMarkedI32Argument(func::FuncOp func, StringRef marker,
+                                   StringRef name) {
+    Builder b(func.getContext());
+    NamedAttribute attrs[] = {
+        b.getNamedAttr(marker, b.getUnitAttr()),
+        b.getNamedAttr(kNameArgAttr, b.getStringAttr(name))};
+    (void)func.insertArgument(func.getNumArguments(), b.getI32Type(),
+                              b.getDictionaryAttr(attrs), func.getLoc());
+  }
+
   /// Appends the epoch (an i32 from 0, marked `tq.epoch`), which the
   /// bit-width schedule keys on (SPEC T8).
   static void addEpochArgument(func::FuncOp func) {
-    Builder b(func.getContext());
-    NamedAttribute attrs[] = {
-        b.getNamedAttr(kEpochArgAttr, b.getUnitAttr()),
-        b.getNamedAttr(kNameArgAttr, b.getStringAttr("epoch"))};
-    (void)func.insertArgument(func.getNumArguments(), b.getI32Type(),
-                              b.getDictionaryAttr(attrs), func.getLoc());
+    addMarkedI32Argument(func, kEpochArgAttr, "epoch");
+  }
+
+  /// Appends the iteration (an i32 from 0, marked `tq.iteration`), which
+  /// stochastic rounding offsets its seeds by.
+  static void addIterationArgument(func::FuncOp func) {
+    addMarkedI32Argument(func, kIterationArgAttr, "iteration");
   }
 
   /// `@initial_parameters() -> (params...)`: the forward's parameter values,
@@ -304,6 +316,7 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
                                   kNameArgAttr, attrs.getStringAttr("lr"))),
                               loc);
     addEpochArgument(step);
+    addIterationArgument(step);
     Value labels = step.getArgument(end), lr = step.getArgument(end + 1);
 
     b.setInsertionPoint(ret);

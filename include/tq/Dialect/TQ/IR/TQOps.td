@@ -38,7 +38,10 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
     The bit width comes from the type, or from `bits`: an `i32` when the
     type's width is `?`, a tile-grid `tensor<...xi32>` when it is
     `per_tile` (both usually produced by `tq.adaptive_bit_width`).
-    `rounding` defaults to nearest-even; `stochastic` needs a `seed`.
+    `rounding` defaults to nearest-even; `stochastic` needs a `seed`. With
+    `seed_offset` (an `i32`), the noise is that of seed `seed` +
+    `seed_offset` (modulo 2^32): a training step passes its iteration, so
+    that each step rounds with fresh noise.
 
     ```mlir
     %q = tq.quantize %x : tensor<64x128xf32>
@@ -46,6 +49,9 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
     %r = tq.quantize %x bits(%n : i32) rounding stochastic {seed = 7 : i64}
            : tensor<64x128xf32>
            -> !tq.tiled<64x128xi16:?, f32, tile = 32x32, dims = [0, 1], scale = pow2>
+    %g = tq.quantize %dy rounding stochastic seed_offset(%iteration)
+           {seed = 3 : i64} : tensor<64x128xf32>
+           -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
     %k = tq.quantize %x scales(%s : tensor<2x4xf32>) refresh(%due)
            : tensor<64x128xf32>
            -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
@@ -55,6 +61,7 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
                        Optional<RankedTensorOf<[F32]>>:$scales,
                        Optional<I1>:$refresh,
                        Optional<TQ_BitWidthValue>:$bits,
+                       Optional<I32>:$seed_offset,
                        DefaultValuedAttr<TQ_RoundingModeAttr,
                          "::mlir::tq::RoundingMode::nearest_even">:$rounding,
                        OptionalAttr<I64Attr>:$seed);
@@ -63,7 +70,7 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
     // Scales computed per tile, fixed bit width, nearest-even rounding.
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
       build($_builder, $_state, result, input, ::mlir::Value(),
-            ::mlir::Value(), ::mlir::Value(),
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value(),
             ::mlir::tq::RoundingMode::nearest_even, ::mlir::IntegerAttr());
     }]>
   ];
@@ -72,6 +79,7 @@ def TQ_QuantizeOp : TQ_Op<"quantize", [Pure, AttrSizedOperandSegments]> {
     (`refresh` `(` $refresh^ `)`)?
     (`bits` `(` $bits^ `:` qualified(type($bits)) `)`)?
     (`rounding` `` $rounding^)?
+    (`seed_offset` `(` $seed_offset^ `)`)?
     attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;

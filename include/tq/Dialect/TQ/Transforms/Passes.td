@@ -410,15 +410,17 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     (`function`, one `[B, K]` f32 result: the logits), this pass adds two
     functions to the module:
 
-    - `@train_step(params..., momenta..., inputs..., labels, lr, epoch)
-      -> (new params..., new momenta..., loss, logits)`: the forward pass,
+    - `@train_step(params..., momenta..., inputs..., labels, lr, epoch,
+      iteration) -> (new params..., new momenta..., loss, logits)`: the forward pass,
       the mean softmax cross-entropy against `labels` (`tensor<Bxi64>`
       class indices), the gradients of every parameter, and one SGD step
       with momentum μ and weight decay λ on f32 master weights:
       `v ← μ·v + g + λ·p`, `p ← p − lr·v` (`lr` is a `tensor<f32>`; with
       `momentum=0` there are no momenta). `epoch` (an `i32` from 0, marked
       `tq.epoch`) is what `tq-quantize policy=schedule` keys the widths on
-      (SPEC T8);
+      (SPEC T8); `iteration` (an `i32`, marked `tq.iteration`) is what
+      `tq-quantize grad-rounding=stochastic` offsets its seeds by, so that
+      every step rounds with fresh noise;
     - `@predict(params..., inputs..., epoch) -> logits`: the forward pass
       with the parameters as arguments;
     - `@initial_parameters() -> (params...)`: their values in the forward

@@ -23,6 +23,9 @@ FailureOr<SmallVector<ScheduleEntry>> parseSchedule(StringRef text,
 
 /// Attribute on a function argument holding the training epoch.
 constexpr StringLiteral kEpochArgAttr = "tq.epoch";
+/// Attribute on a function argument holding the training iteration (the
+/// run-time offset of stochastic rounding's seeds).
+constexpr StringLiteral kIterationArgAttr = "tq.iteration";
 
 /// How tq-insert-quantization quantizes compute ops: the pass's options
 /// (declared once, in Passes.td), with the schedule parsed, and what the
