@@ -690,7 +690,8 @@ void matmul::chooseKernel(KernelShape &s, TiledType a, TiledType b,
   // (a convolution's weight gradient: 9 rows of a 3x3 filter, 16 output
   // channels) takes them all in one tile of one vector per row, in the
   // same registers: half the dot products of two tiles of two vectors.
-  // (With many rows, two vectors per row measured faster.)
+  // (With many rows, two vectors per row measured faster; a convolution
+  // read in place may take one, see alignRows in Conv2D.cpp.)
   if (s.N <= s.L && s.M > isa.rows && s.M <= 2 * isa.rows) {
     s.NC = 1;
     s.MR = s.M;

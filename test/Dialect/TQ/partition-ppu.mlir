@@ -238,3 +238,27 @@ func.func @adaptive(%x: tensor<2x8x3x3xf32>, %w: tensor<8x3x3x8xf32>) -> tensor<
   %y = tq.conv2d %t, %qw {padding = array<i64: 1, 1, 1, 1>} : !dt, !f -> tensor<2x3x3x8xf32>
   return %y : tensor<2x3x3x8xf32>
 }
+
+// -----
+
+// A stochastic quantization (the host's) offset by an i32 argument (a
+// training step's iteration): the argument crosses as a 0-d tensor, read
+// back as an i32 in the host function.
+!g = !tq.tiled<8x16xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+!v = !tq.tiled<16x4xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+// CHECK-LABEL: func.func @iteration(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x16xf32>, %[[W:[^:]*]]: tensor<16x4xf32>, %[[IT:[^:]*]]: i32)
+// CHECK: tensor.from_elements %[[IT]] : tensor<i32>
+// CHECK: %[[T:.*]] = tensor.from_elements %[[IT]] : tensor<i32>
+// CHECK-NEXT: %[[Y:.*]] = call @iteration_cpu2(%[[X]], %[[T]], %[[W]]) : (tensor<8x16xf32>, tensor<i32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+// CHECK: return %[[Y]]
+// CHECK-LABEL: func.func @iteration_cpu2(
+// CHECK-SAME: %{{[^:]*}}: tensor<8x16xf32>, %[[A:[^:]*]]: tensor<i32>, %{{[^:]*}}: tensor<16x4xf32>)
+// CHECK-NEXT: %[[I:.*]] = tensor.extract %[[A]][] : tensor<i32>
+// CHECK-NEXT: tq.quantize %{{.*}} rounding stochastic seed_offset(%[[I]])
+func.func @iteration(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %it: i32) -> tensor<8x4xf32> {
+  %qx = tq.quantize %x rounding stochastic seed_offset(%it) {seed = 1 : i64} : tensor<8x16xf32> -> !g
+  %qw = tq.quantize %w : tensor<16x4xf32> -> !v
+  %y = tq.matmul %qx, %qw : !g, !v -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}

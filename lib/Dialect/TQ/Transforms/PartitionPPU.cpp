@@ -398,8 +398,16 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
   IRMapping map;
   for (auto [i, s] : llvm::enumerate(segments)) {
     SmallVector<Value> args;
-    for (Value v : ins[i])
-      args.push_back(clone(v, b, map));
+    for (Value v : ins[i]) {
+      // An i32 from the function itself (an argument, such as a training
+      // step's iteration, or made here) crosses as a 0-d tensor, as one
+      // from another segment does.
+      Value arg = clone(v, b, map);
+      if (isWidth(v) && !isa<RankedTensorType>(arg.getType()))
+        arg = tensor::FromElementsOp::create(b, v.getLoc(), crossingType(v),
+                                             arg);
+      args.push_back(arg);
+    }
     auto call = func::CallOp::create(b, func.getLoc(), outlined[i], args);
     for (auto [v, r] : llvm::zip(outs[i], call.getResults()))
       map.map(v, r);

@@ -165,7 +165,8 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
     Option<"gradRounding", "grad-rounding", "::mlir::tq::RoundingMode",
            /*default=*/"::mlir::tq::RoundingMode::nearest_even",
            "Rounding of gradients: nearest_even, or stochastic "
-           "(seeded, deterministic)",
+           "(seeded, deterministic; offset at run time by the function's "
+           "i32 argument marked tq.iteration, if any)",
            [{::llvm::cl::values(
              clEnumValN(::mlir::tq::RoundingMode::nearest_even,
                         "nearest_even", "round to nearest, ties to even"),
