@@ -517,7 +517,7 @@ def TQCPUFreeBuffers : Pass<"tq-cpu-free-buffers", "::mlir::ModuleOp"> {
 }
 
 def TQCPUForwardCopies : Pass<"tq-cpu-forward-copies", "::mlir::func::FuncOp"> {
-  let summary = "Write a linalg.generic's result where a copy would put it";
+  let summary = "Write a linalg op's result where a copy would put it";
   let description = [{
     One-shot bufferization gives a `linalg.generic` whose results are
     inserted into strided slices of one tensor a buffer per result, then
@@ -557,6 +557,22 @@ def TQCPUForwardCopies : Pass<"tq-cpu-forward-copies", "::mlir::func::FuncOp"> {
     into the same buffer, tap by tap: on the Fashion CNN's training step
     the pass removes 8 copies and the step went from 4.8 to 4.2 ms on 1
     thread.
+
+    It also makes the linalg ops that write a fresh buffer, the first of
+    them a `linalg.fill`, write the slice that buffer is then copied into
+    (a pooling's output copied into the interior of the buffer a
+    bufferized `tensor.pad` made for the next convolution), when:
+    - the buffer is used only as those ops' output, by the copy and by
+      deallocations, and those ops read nothing of the slice's buffer;
+    - the slice's buffer is a fresh `memref.alloc` whose every alias is a
+      view of it, and between the first writer and the copy it is only
+      allocated, viewed, or written whole by ops that read nothing (its
+      `linalg.fill`, or the `linalg.map` of the pad value).
+    Those ops then move before the first writer, as early as their
+    operands allow (before the layer whose kernel pools in place), and
+    the buffer and the copy go. In the Fashion CNN in f32 (batch 64, 1
+    thread) the pad before the second convolution went from 0.07 to
+    0.013 ms and the model from 1.77 to 1.69 ms.
 
     Each element is computed as before and ends where the copy put it: the
     same bits.

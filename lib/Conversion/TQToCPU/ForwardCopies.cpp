@@ -11,6 +11,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tq {
 #define GEN_PASS_DEF_TQCPUFORWARDCOPIES
@@ -148,6 +149,128 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
   return true;
 }
 
+/// Whether `op` only writes its outputs, the same values whatever they
+/// held: a linalg.fill, or a linalg op with no inputs whose body reads
+/// neither its outputs nor memory (the linalg.map a bufferized tensor.pad
+/// fills its buffer with).
+bool isFiller(Operation *op) {
+  auto l = dyn_cast<linalg::LinalgOp>(op);
+  if (!l || !l.hasPureBufferSemantics())
+    return false;
+  if (isa<linalg::FillOp>(op))
+    return true;
+  if (l.getNumDpsInputs() != 0 || op->getNumRegions() != 1)
+    return false;
+  for (OpOperand &init : l.getDpsInitsMutable())
+    if (l.payloadUsesValueFromOperand(&init))
+      return false;
+  return llvm::all_of(op->getRegion(0).front().without_terminator(),
+                      [](Operation &o) { return isMemoryEffectFree(&o); });
+}
+
+/// Makes the linalg ops that write `copy`'s source (a fresh buffer, first
+/// filled) write the copy's target instead: a pooling's output copied into
+/// the interior of the buffer a bufferized tensor.pad made (see the pass
+/// description).
+bool forwardIntoSlice(memref::CopyOp copy) {
+  Block *block = copy->getBlock();
+  auto src = copy.getSource().getDefiningOp<memref::AllocOp>();
+  auto target = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  if (!src || !target || src->getBlock() != block ||
+      target->getBlock() != block || target->getNumOperands() != 1)
+    return false;
+  Value root = target.getSource();
+  auto rootAlloc = root.getDefiningOp<memref::AllocOp>();
+  if (!rootAlloc || rootAlloc->getBlock() != block ||
+      rootAlloc->getNumOperands() != 0 || !onlyViewed(root))
+    return false;
+  // The writers of the source: linalg ops before the copy, which have it
+  // as an output only and read nothing of the target's buffer; the first
+  // a fill.
+  SmallVector<OpOperand *> writes;
+  SmallVector<memref::DeallocOp> deallocs;
+  for (OpOperand &use : src->getUses()) {
+    Operation *user = use.getOwner();
+    if (user == copy)
+      continue;
+    if (auto d = dyn_cast<memref::DeallocOp>(user)) {
+      deallocs.push_back(d);
+      continue;
+    }
+    auto l = dyn_cast<linalg::LinalgOp>(user);
+    if (!l || user->getBlock() != block || !user->isBeforeInBlock(copy) ||
+        !l.hasPureBufferSemantics() || !l.isDpsInit(&use) ||
+        llvm::is_contained(l.getDpsInputs(), src.getResult()) ||
+        llvm::any_of(user->getOperands(), [&](Value v) {
+          return isa<MemRefType>(v.getType()) && rootOf(v) == root;
+        }))
+      return false;
+    writes.push_back(&use);
+  }
+  if (writes.empty())
+    return false;
+  Operation *first = writes.front()->getOwner();
+  for (OpOperand *w : writes)
+    if (w->getOwner()->isBeforeInBlock(first))
+      first = w->getOwner();
+  if (!isa<linalg::FillOp>(first))
+    return false;
+  // From the first writer to the copy, the target's buffer is only
+  // allocated, filled (whole outputs of that buffer alone) and viewed:
+  // those ops move before the first writer, as early as their operands
+  // allow (before the layer that makes the source, whose kernel may then
+  // write it in place).
+  SmallVector<Operation *> moved;
+  for (Operation *op = first; op != copy; op = op->getNextNode()) {
+    bool touches = op == rootAlloc.getOperation() ||
+                   llvm::any_of(op->getOperands(), [&](Value v) {
+                     return isa<MemRefType>(v.getType()) && rootOf(v) == root;
+                   });
+    if (!touches)
+      continue;
+    bool onlyRoot = llvm::all_of(op->getOperands(), [&](Value v) {
+      return !isa<MemRefType>(v.getType()) || v == root;
+    });
+    if (op == rootAlloc.getOperation() || op == target.getOperation() ||
+        (isFiller(op) && onlyRoot)) {
+      moved.push_back(op);
+      continue;
+    }
+    return false;
+  }
+  Operation *after =
+      rootAlloc->isBeforeInBlock(first) ? rootAlloc.getOperation() : nullptr;
+  auto notBefore = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || llvm::is_contained(moved, def))
+      return;
+    def = block->findAncestorOpInBlock(*def);
+    if (def && (!after || after->isBeforeInBlock(def)))
+      after = def;
+  };
+  for (Operation *op : moved) {
+    for (Value v : op->getOperands())
+      notBefore(v);
+    SetVector<Value> above;
+    for (Region &r : op->getRegions())
+      getUsedValuesDefinedAbove(r, above);
+    for (Value v : above)
+      notBefore(v);
+  }
+  if (after && !after->isBeforeInBlock(first))
+    return false;
+  Operation *at = after ? after->getNextNode() : &block->front();
+  for (Operation *op : moved)
+    op->moveBefore(at);
+  for (OpOperand *w : writes)
+    w->set(target.getResult());
+  copy->erase();
+  for (memref::DeallocOp d : deallocs)
+    d->erase();
+  src->erase();
+  return true;
+}
+
 struct TQCPUForwardCopiesPass
     : mlir::tq::impl::TQCPUForwardCopiesBase<TQCPUForwardCopiesPass> {
   void runOnOperation() override {
@@ -160,6 +283,10 @@ struct TQCPUForwardCopiesPass
     for (linalg::GenericOp g : generics)
       for (OpOperand &init : g.getDpsInitsMutable())
         forward(g, init, dom);
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp c) { copies.push_back(c); });
+    for (memref::CopyOp c : copies)
+      forwardIntoSlice(c);
   }
 };
 

@@ -262,3 +262,143 @@ func.func @local(%x: memref<4xf32>, %out: memref<8xf32>) {
   memref.copy %dx, %out : memref<8xf32> to memref<8xf32>
   return
 }
+
+// -----
+
+// A max pool's output copied into the interior of the buffer a bufferized
+// tensor.pad made (the next convolution's input): the pool's fill and the
+// pool write the interior directly; the padded buffer, its fill (the
+// linalg.map of the pad value) and the view move to the top of the block,
+// before the layer before the pool (whose kernel may pool in place), and
+// the pool's buffer and the copy go.
+// CHECK-LABEL: func.func @pool_into_pad
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0.0
+// CHECK-NEXT: %[[P:.*]] = memref.alloc() : memref<2x3x6x6xf32>
+// CHECK-NEXT: linalg.map outs(%[[P]] : memref<2x3x6x6xf32>)
+// CHECK: %[[V:.*]] = memref.subview %[[P]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1]
+// CHECK-NEXT: %[[Y:.*]] = memref.alloc() : memref<2x3x8x8xf32>
+// CHECK-NEXT: linalg.generic
+// CHECK-NOT: memref.alloc() : memref<2x3x4x4xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[V]] :
+// CHECK-NEXT: linalg.pooling_nchw_max {{.*}} ins(%[[Y]], %{{.*}} : memref<2x3x8x8xf32>, memref<2x2xf32>) outs(%[[V]] :
+// CHECK-NOT: memref.copy
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%[[P]], %arg1 :
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @pool_into_pad(%x: memref<2x3x8x8xf32>, %w: memref<5x3x3x3xf32>, %out: memref<2x5x4x4xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x3x8x8xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : memref<2x3x8x8xf32>) outs(%y : memref<2x3x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %c0 : f32
+    linalg.yield %r : f32
+  }
+  %ninf = arith.constant 0xFF800000 : f32
+  %win = memref.alloc() : memref<2x2xf32>
+  %pool = memref.alloc() : memref<2x3x4x4xf32>
+  linalg.fill ins(%ninf : f32) outs(%pool : memref<2x3x4x4xf32>)
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%y, %win : memref<2x3x8x8xf32>, memref<2x2xf32>) outs(%pool : memref<2x3x4x4xf32>)
+  memref.dealloc %y : memref<2x3x8x8xf32>
+  %padded = memref.alloc() : memref<2x3x6x6xf32>
+  linalg.map outs(%padded : memref<2x3x6x6xf32>)
+    (%init: f32) {
+      linalg.yield %c0 : f32
+    }
+  %v = memref.subview %padded[0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1] : memref<2x3x6x6xf32> to memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>
+  memref.copy %pool, %v : memref<2x3x4x4xf32> to memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>
+  memref.dealloc %pool : memref<2x3x4x4xf32>
+  linalg.fill ins(%c0 : f32) outs(%out : memref<2x5x4x4xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : memref<2x3x6x6xf32>, memref<5x3x3x3xf32>) outs(%out : memref<2x5x4x4xf32>)
+  memref.dealloc %padded : memref<2x3x6x6xf32>
+  return
+}
+
+// -----
+
+// Left as they are, the copy kept:
+// - @not_filled: the source's first writer is not a fill (it could leave
+//   elements the copy carries over);
+// - @reads_padded: the pool reads the padded buffer;
+// - @padded_read_between: the padded buffer is read between the pool and
+//   the copy;
+// - @padded_argument: the padded buffer is an argument, which may alias.
+// CHECK-LABEL: func.func @not_filled
+// CHECK: memref.copy
+func.func @not_filled(%x: memref<4xf32>, %out: memref<6xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %p = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%p : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %padded = memref.alloc() : memref<6xf32>
+  linalg.fill ins(%c0 : f32) outs(%padded : memref<6xf32>)
+  %v = memref.subview %padded[1] [4] [1] : memref<6xf32> to memref<4xf32, strided<[1], offset: 1>>
+  memref.copy %p, %v : memref<4xf32> to memref<4xf32, strided<[1], offset: 1>>
+  memref.copy %padded, %out : memref<6xf32> to memref<6xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @reads_padded
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4xf32> to
+func.func @reads_padded(%out: memref<6xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<6xf32>
+  linalg.fill ins(%c0 : f32) outs(%padded : memref<6xf32>)
+  %p = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%c0 : f32) outs(%p : memref<4xf32>)
+  %in = memref.subview %padded[2] [4] [1] : memref<6xf32> to memref<4xf32, strided<[1], offset: 2>>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%in : memref<4xf32, strided<[1], offset: 2>>) outs(%p : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %v = memref.subview %padded[1] [4] [1] : memref<6xf32> to memref<4xf32, strided<[1], offset: 1>>
+  memref.copy %p, %v : memref<4xf32> to memref<4xf32, strided<[1], offset: 1>>
+  memref.copy %padded, %out : memref<6xf32> to memref<6xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @padded_read_between
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4xf32> to
+func.func @padded_read_between(%x: memref<4xf32>, %out: memref<6xf32>) -> f32 {
+  %c0 = arith.constant 0.0 : f32
+  %i0 = arith.constant 0 : index
+  %p = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%c0 : f32) outs(%p : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%p : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %padded = memref.alloc() : memref<6xf32>
+  linalg.fill ins(%c0 : f32) outs(%padded : memref<6xf32>)
+  %r = memref.load %padded[%i0] : memref<6xf32>
+  %v = memref.subview %padded[1] [4] [1] : memref<6xf32> to memref<4xf32, strided<[1], offset: 1>>
+  memref.copy %p, %v : memref<4xf32> to memref<4xf32, strided<[1], offset: 1>>
+  memref.copy %padded, %out : memref<6xf32> to memref<6xf32>
+  return %r : f32
+}
+
+// CHECK-LABEL: func.func @padded_argument
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4xf32> to
+func.func @padded_argument(%x: memref<4xf32>, %padded: memref<6xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %p = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%c0 : f32) outs(%p : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%p : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %v = memref.subview %padded[1] [4] [1] : memref<6xf32> to memref<4xf32, strided<[1], offset: 1>>
+  memref.copy %p, %v : memref<4xf32> to memref<4xf32, strided<[1], offset: 1>>
+  return
+}
