@@ -86,6 +86,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertTQToCPU(o.getConvertTQToCPUOptions()));
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createTQCPUFuseElementwise());
+  pm.addPass(createTQCPUMarkNonNegative());
   pm.addNestedPass<func::FuncOp>(createTQCPUCollapseDims());
   pm.addNestedPass<func::FuncOp>(createTQCPUDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -171,6 +171,25 @@ def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TQCPUMarkNonNegative : Pass<"tq-cpu-mark-nonnegative"> {
+  let summary = "Mark the max poolings of ReLU outputs";
+  let description = [{
+    `arith.maximumf` orders -0 below +0 and propagates NaN; x86 has no
+    instruction for it, and LLVM expands each one into six. A ReLU's
+    output (`maximumf(x, +0)`, or a clip of one from above by `minimumf`
+    with another such value or a positive constant) holds no -0: every
+    value is NaN or at least +0. On tensors, this pass marks each
+    `linalg.pooling_nchw_max` whose input is such a `linalg.generic`'s
+    result with `tq.nonnegative_input`. `tq-cpu-float-kernels` then
+    combines its window, filled with a value other than -0, as
+    `x > acc ? x : acc` (one `vmaxps`) and takes `x` where it is NaN: the
+    same bits as `maximumf` on such values, in three instructions. In the
+    Fashion CNN (8-bit, batch 64, 1 thread) the model went from 0.94 to
+    0.88 ms.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
   let summary = "Register-blocked f32 kernels for float matmuls, convolutions, pooling and layout transposes";
   let description = [{

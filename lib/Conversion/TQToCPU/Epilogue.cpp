@@ -16,6 +16,13 @@ Operation *mlir::tq::nextPastAllocations(Operation *op) {
   return next;
 }
 
+Operation *mlir::tq::previousPastAllocations(Operation *op) {
+  Operation *prev = op->getPrevNode();
+  while (isa_and_nonnull<memref::DeallocOp, memref::AllocOp>(prev))
+    prev = prev->getPrevNode();
+  return prev;
+}
+
 std::optional<VectorEpilogue>
 VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
   auto g = dyn_cast_or_null<linalg::GenericOp>(nextPastAllocations(kernel));

@@ -123,6 +123,9 @@ Value applyBodyToVectors(ImplicitLocOpBuilder &b, Block *body, IRMapping &map,
 /// allocations made for the ops after it (bufferization puts them right
 /// before their first use).
 Operation *nextPastAllocations(Operation *op);
+/// The op before `op`, past allocations and deallocations of other buffers
+/// (bufferization puts the allocations an op needs right before it).
+Operation *previousPastAllocations(Operation *op);
 
 /// The metadata of a location that names a kernel and its epilogue.
 constexpr llvm::StringLiteral kFusedLayersLoc = "tq.fused_layers";

@@ -94,10 +94,11 @@ Value slice(ImplicitLocOpBuilder &b, Value v, Value i, bool keepDim) {
       .getResult();
 }
 
-/// The value of a `linalg.fill` of `c` just before `op`, which the kernel
+/// The value of a `linalg.fill` of `c` just before `op` (past allocations
+/// and deallocations), which the kernel
 /// then does itself (erasing the fill): the output is not written twice.
 Value takeFill(Operation *op, Value c, PatternRewriter &rw) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  auto fill = dyn_cast_or_null<linalg::FillOp>(previousPastAllocations(op));
   if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != c ||
       !fill.getInputs()[0].getType().isF32())
     return Value();
@@ -457,9 +458,12 @@ struct FollowingPool {
   void emit(ImplicitLocOpBuilder &b, Value from, Value n) {
     Value to = slice(b, pool.getDpsInits()[0], n, /*keepDim=*/true);
     linalg::FillOp::create(b, fill.getInputs()[0], to);
-    linalg::PoolingNchwMaxOp::create(
+    auto perImage = linalg::PoolingNchwMaxOp::create(
         b, TypeRange{}, ValueRange{from, pool.getDpsInputs()[1]},
         ValueRange{to}, pool.getStrides(), pool.getDilations());
+    if (pool->hasAttr(cpu::kNonNegativeInputAttr))
+      perImage->setAttr(cpu::kNonNegativeInputAttr,
+                        UnitAttr::get(b.getContext()));
   }
 
   /// Erases the fill and the pool, and `out` if nothing else reads it.

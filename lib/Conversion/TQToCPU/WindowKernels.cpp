@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -735,14 +736,32 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
 /// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,
 /// vectors of L outputs combined over the window (kh, kw in order), as
 /// `combine(acc, x)` like the op's body, each tap's inputs from loadTap.
-/// Vectors that could read past the row are masked.
+/// Vectors that could read past the row are masked. A max pooling marked
+/// tq.nonnegative_input and filled with a constant other than -0 meets no
+/// -0, so maximumf is `x > acc ? x : acc`, or x where x is NaN (three
+/// instructions for LLVM's six).
 template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
   using FloatKernelPattern<OpT>::FloatKernelPattern;
-  static Value combine(ImplicitLocOpBuilder &b, Value acc, Value x) {
-    if constexpr (std::is_same_v<OpT, linalg::PoolingNchwMaxOp>)
-      return arith::MaximumFOp::create(b, acc, x);
-    else
+  static Value combine(ImplicitLocOpBuilder &b, Value acc, Value x,
+                       bool noNegativeZero) {
+    if constexpr (std::is_same_v<OpT, linalg::PoolingNchwMaxOp>) {
+      if (!noNegativeZero)
+        return arith::MaximumFOp::create(b, acc, x);
+      Value larger = arith::SelectOp::create(
+          b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, acc), x,
+          acc);
+      return arith::SelectOp::create(
+          b, arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x), x,
+          larger);
+    } else {
       return arith::AddFOp::create(b, acc, x);
+    }
+  }
+  /// Whether `fill` is a constant other than -0.
+  static bool isNotNegativeZero(Value fill) {
+    FloatAttr c;
+    return fill && matchPattern(fill, m_Constant(&c)) &&
+           !(c.getValue().isZero() && c.getValue().isNegative());
   }
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
     if (!op.hasPureBufferSemantics())
@@ -771,6 +790,8 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
     int64_t wide = L * sw;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
+    bool noNegativeZero =
+        op->hasAttr(cpu::kNonNegativeInputAttr) && isNotNegativeZero(fill);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     Value to = epi ? epi->target() : y;
     auto vOut = VectorType::get({L}, b.getF32Type());
@@ -801,8 +822,9 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
         Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
         for (int64_t s = 0; s < S; ++s) {
           Value col = arith::AddIOp::create(ib, w0, idx(ib, s * dl[1]));
-          acc = combine(ib, acc,
-                        loadTap(ib, x, {n, c, h, col}, L, sw, W, masked));
+          acc =
+              combine(ib, acc, loadTap(ib, x, {n, c, h, col}, L, sw, W, masked),
+                      noNegativeZero);
         }
       }
       storeThroughEpilogue(ib, epi, acc, to, ValueRange{n, c, p}, q0, outMask);

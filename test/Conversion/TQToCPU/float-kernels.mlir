@@ -404,6 +404,43 @@ func.func @max_pool(%x: memref<2x3x8x8xf32>, %y: memref<2x3x4x4xf32>) {
 
 // -----
 
+// Marked tq.nonnegative_input (a ReLU's output: no -0) and filled with
+// -Inf, each tap is `x > acc ? x : acc`, or x where x is NaN, instead of
+// maximumf. Without the fill (the accumulators start from the output,
+// which may hold -0), or filled with -0, maximumf stays.
+// CHECK-LABEL: func.func @max_pool_nonnegative
+// CHECK-NOT: arith.maximumf
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[X:.*]], %[[ACC:.*]] : vector<4xf32>
+// CHECK: %[[M:.*]] = arith.select %[[GT]], %[[X]], %[[ACC]] : vector<4xi1>, vector<4xf32>
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : vector<4xf32>
+// CHECK: arith.select %[[NAN]], %[[X]], %[[M]] : vector<4xi1>, vector<4xf32>
+// CHECK-NOT: arith.maximumf
+// CHECK-LABEL: func.func @max_pool_nonnegative_unfilled
+// CHECK: arith.maximumf {{.*}} : vector<4xf32>
+// CHECK-LABEL: func.func @max_pool_nonnegative_negative_zero_fill
+// CHECK: arith.maximumf {{.*}} : vector<4xf32>
+func.func @max_pool_nonnegative(%x: memref<2x3x8x8xf32>, %y: memref<2x3x4x4xf32>) {
+  %k = memref.alloc() : memref<2x2xf32>
+  %c = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%c : f32) outs(%y : memref<2x3x4x4xf32>)
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>, tq.nonnegative_input} ins(%x, %k : memref<2x3x8x8xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x4xf32>)
+  return
+}
+func.func @max_pool_nonnegative_unfilled(%x: memref<2x3x8x8xf32>, %y: memref<2x3x4x4xf32>) {
+  %k = memref.alloc() : memref<2x2xf32>
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>, tq.nonnegative_input} ins(%x, %k : memref<2x3x8x8xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x4xf32>)
+  return
+}
+func.func @max_pool_nonnegative_negative_zero_fill(%x: memref<2x3x8x8xf32>, %y: memref<2x3x4x4xf32>) {
+  %k = memref.alloc() : memref<2x2xf32>
+  %c = arith.constant -0.0 : f32
+  linalg.fill ins(%c : f32) outs(%y : memref<2x3x4x4xf32>)
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>, tq.nonnegative_input} ins(%x, %k : memref<2x3x8x8xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x4xf32>)
+  return
+}
+
+// -----
+
 // Sum pooling 3x3, unit strides, 20 -> 18 columns: two full vectors of 8
 // read inside the row, then a masked one; the accumulators start from the
 // output.

@@ -403,6 +403,59 @@ def ref_min(a, b):
     return -ref_max(-a, -b)
 
 
+def relu_pool(xshape, k, stride, clip=False):
+    """A ReLU (maximumf(0, x), then a clip at 6 with `clip`) and a max
+    pooling of its output on their own: the pooling is marked
+    tq.nonnegative_input and combines as `x > acc ? x : acc`, NaN kept.
+    The input holds ±0, NaN, ±Inf and values below -0 that the ReLU makes
+    +0; the ReLU's output holds no -0."""
+    x = data(xshape, special=True)
+    flat = x.reshape(-1)
+    picks = rng.choice(flat.size, size=max(2, flat.size // 6), replace=False)
+    flat[picks] = rng.choice(np.array([0.0, -0.0], dtype=np.float32), size=picks.size)
+    with np.errstate(all="ignore"):
+        r = ref_max(np.float32(0), x)
+        if clip:
+            r = ref_min(r, np.float32(6))
+        n, c, h, wd = xshape
+        p, q = (h - k) // stride + 1, (wd - k) // stride + 1
+        want = np.full((n, c, p, q), -np.inf, np.float32)
+        for ri in range(k):
+            for si in range(k):
+                want = ref_max(want, r[:, :, ri:ri + stride * (p - 1) + 1:stride,
+                                       si:si + stride * (q - 1) + 1:stride])
+    tx, tp = ty(x.shape), ty(want.shape)
+    clip_ir = "%c = arith.minimumf %m, %six : f32" if clip else "%c = arith.addf %m, %zero : f32"
+    src = f"""
+func.func @main(%x: {tx}) -> {tp} {{
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : {tx}
+  %r = linalg.generic {{indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+      affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%x : {tx}) outs(%e : {tx}) {{
+    ^bb0(%v: f32, %o: f32):
+      %m = arith.maximumf %zero, %v : f32
+      {clip_ir}
+      linalg.yield %c : f32
+  }} -> {tx}
+  %pe = tensor.empty() : {tp}
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : {tp}) -> {tp}
+  %k = tensor.empty() : tensor<{k}x{k}xf32>
+  %z = linalg.pooling_nchw_max {{strides = dense<{stride}> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%r, %k : {tx}, tensor<{k}x{k}xf32>) outs(%pf : {tp}) -> {tp}
+  return %z : {tp}
+}}"""
+    if not clip:
+        # maximumf(m, +0) + 0 would turn a -0 into +0 anyway; the body
+        # keeps the ReLU's value: yield %m.
+        src = src.replace("linalg.yield %c : f32", "linalg.yield %m : f32")
+    check(f"relu{'6' if clip else ''} + pool {xshape} {k}/{stride}", src, [x], want)
+
+
 # Elementwise ops right after a kernel, rewriting its output in place, are
 # applied to each vector before it is stored (the epilogue). Each body is
 # given as MLIR and as numpy on f32.
@@ -721,6 +774,11 @@ for kernel in ("conv", "matmul", "depthwise", "depthwise-small", "pool"):
 conv_pool((3, 1, 12, 12), (16, 1, 3, 3), 2, 2)
 conv_pool((2, 3, 11, 13), (5, 3, 3, 3), 3, 2, special=True)
 conv_pool((2, 2, 8, 8), (4, 2, 1, 1), 2, 2, relu=False)
+# A max pooling of a ReLU's output (marked: no -0 to order), on its own:
+# ±0, NaN and Inf in, whole and masked row vectors, a clip at 6.
+relu_pool((2, 3, 8, 8), 2, 2)
+relu_pool((1, 4, 28, 28), 2, 2)
+relu_pool((2, 2, 13, 11), 3, 2, clip=True)
 
 # Channels and pixels that are whole blocks of 16 (and of 8), a channel
 # tail (20, 3) and a pixel tail (15, 49), images of one pixel.

@@ -106,6 +106,10 @@ void populateCPUFloatKernelPatterns(RewritePatternSet &patterns,
 void populateCPULoopOrderPatterns(RewritePatternSet &patterns);
 
 namespace cpu {
+/// On a linalg.pooling_nchw_max: its input holds no -0, every value NaN or
+/// at least +0 (tq-cpu-mark-nonnegative).
+constexpr StringLiteral kNonNegativeInputAttr = "tq.nonnegative_input";
+
 /// Emits the quantization of one tile-grid: `x` (f32 memref) into `q`
 /// (container memref) and `steps`, computing each tile's step from its data
 /// (T3). `bits` is an i32 value. With `tilesBegin` / `tilesEnd`, only the
