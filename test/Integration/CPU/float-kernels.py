@@ -348,6 +348,19 @@ func.func @main({args}) -> {ty_} {{
           inputs, want)
 
 
+def ref_max_pool(y, k, stride):
+    """A k x k max pooling of NCHW `y` with `stride`, from -Inf, the taps in
+    (kh, kw) order (ref_max)."""
+    n, c, h, wd = y.shape
+    p, q = (h - k) // stride + 1, (wd - k) // stride + 1
+    want = np.full((n, c, p, q), -np.inf, np.float32)
+    for ri in range(k):
+        for si in range(k):
+            want = ref_max(want, y[:, :, ri:ri + stride * (p - 1) + 1:stride,
+                                   si:si + stride * (q - 1) + 1:stride])
+    return want
+
+
 def conv_pool(xshape, wshape, k, stride, relu=True, special=False):
     """A convolution (filled with 0), its bias and ReLU, then a max pooling
     (filled with -inf): the convolution pools each image as it has it."""
@@ -357,13 +370,7 @@ def conv_pool(xshape, wshape, k, stride, relu=True, special=False):
         y = ref_conv(x, w, np.zeros(wshape[0], np.float32), (1, 1), (1, 1))
         if relu:
             y = ref_max(y + bias.reshape(1, -1, 1, 1), np.float32(0))
-        n, c, h, wd = y.shape
-        p, q = (h - k) // stride + 1, (wd - k) // stride + 1
-        want = np.full((n, c, p, q), -np.inf, np.float32)
-        for ri in range(k):
-            for si in range(k):
-                want = ref_max(want, y[:, :, ri:ri + stride * (p - 1) + 1:stride,
-                                       si:si + stride * (q - 1) + 1:stride])
+        want = ref_max_pool(y, k, stride)
     tx, tw, tb, ty_, tp = (ty(x.shape), ty(w.shape), ty(bias.shape), ty(y.shape),
                            ty(want.shape))
     epilogue = f"""%r = linalg.generic {{indexing_maps = [affine_map<(n, f, p, q) -> (n, f, p, q)>,
@@ -417,13 +424,7 @@ def relu_pool(xshape, k, stride, clip=False):
         r = ref_max(np.float32(0), x)
         if clip:
             r = ref_min(r, np.float32(6))
-        n, c, h, wd = xshape
-        p, q = (h - k) // stride + 1, (wd - k) // stride + 1
-        want = np.full((n, c, p, q), -np.inf, np.float32)
-        for ri in range(k):
-            for si in range(k):
-                want = ref_max(want, r[:, :, ri:ri + stride * (p - 1) + 1:stride,
-                                       si:si + stride * (q - 1) + 1:stride])
+        want = ref_max_pool(r, k, stride)
     tx, tp = ty(x.shape), ty(want.shape)
     clip_ir = "%c = arith.minimumf %m, %six : f32" if clip else "%c = arith.addf %m, %zero : f32"
     src = f"""
