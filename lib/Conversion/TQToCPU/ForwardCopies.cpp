@@ -216,7 +216,7 @@ bool forwardIntoSlice(memref::CopyOp copy) {
   if (!isa<linalg::FillOp>(first))
     return false;
   // From the first writer to the copy, the target's buffer is only
-  // allocated, filled (whole outputs of that buffer alone) and viewed:
+  // allocated, filled (by ops writing that buffer alone) and viewed:
   // those ops move before the first writer, as early as their operands
   // allow (before the layer that makes the source, whose kernel may then
   // write it in place).

@@ -404,8 +404,8 @@ LogicalResult Partitioner::run(SymbolTable &symbols, int64_t &kernels,
       // from another segment does.
       Value arg = clone(v, b, map);
       if (isWidth(v) && !isa<RankedTensorType>(arg.getType()))
-        arg = tensor::FromElementsOp::create(b, v.getLoc(), crossingType(v),
-                                             arg);
+        arg =
+            tensor::FromElementsOp::create(b, v.getLoc(), crossingType(v), arg);
       args.push_back(arg);
     }
     auto call = func::CallOp::create(b, func.getLoc(), outlined[i], args);
