@@ -58,6 +58,18 @@ bool isKernelOperand(Value v, int64_t rank) {
   return strides.back() == 1 && llvm::none_of(strides, ShapedType::isDynamic);
 }
 
+FailureOr<WindowOperands> matchWindowOperands(linalg::LinalgOp op, int64_t rank,
+                                              PatternRewriter &rw) {
+  if (!op.hasPureBufferSemantics())
+    return rw.notifyMatchFailure(op, "not on buffers");
+  WindowOperands v{op.getDpsInputs()[0], op.getDpsInputs()[1],
+                   op.getDpsInits()[0]};
+  if (!isKernelOperand(v.x, rank) || !isKernelOperand(v.w, rank) ||
+      !isKernelOperand(v.y, rank))
+    return rw.notifyMatchFailure(op, "operands are not static f32 views");
+  return v;
+}
+
 Value idx(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
@@ -174,6 +186,21 @@ int64_t rowLanes(int64_t lanes, int64_t Q) {
   return std::min<int64_t>(lanes, std::max<int64_t>(4, llvm::PowerOf2Ceil(Q)));
 }
 
+bool usedBetween(Value v, Operation *from, Operation *to) {
+  Block *block = from->getBlock();
+  for (Operation *user : v.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+      if (usedBetween(view->getResult(0), from, to))
+        return true;
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (!top || (from->isBeforeInBlock(top) && top->isBeforeInBlock(to)))
+      return true;
+  }
+  return false;
+}
+
 Value rootOf(Value v) {
   while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
     v = view.getViewSource();
@@ -183,6 +210,7 @@ Value rootOf(Value v) {
 KernelOptions kernelOptions(const CPUCodegenOptions &options) {
   KernelOptions o;
   o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
+  o.registers = options.target == CPUTarget::avx512 ? 32 : 16;
   o.threads = options.threads;
   o.fma = options.target != CPUTarget::generic;
   return o;
@@ -535,13 +563,10 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
   using FloatKernelPattern::FloatKernelPattern;
   LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp op,
                                 PatternRewriter &rw) const override {
-    if (!op.hasPureBufferSemantics())
-      return rw.notifyMatchFailure(op, "not on buffers");
-    Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
-          y = op.getDpsInits()[0];
-    if (!isKernelOperand(x, 4) || !isKernelOperand(w, 4) ||
-        !isKernelOperand(y, 4))
-      return rw.notifyMatchFailure(op, "operands are not static f32 views");
+    FailureOr<WindowOperands> operands = matchWindowOperands(op, 4, rw);
+    if (failed(operands))
+      return failure();
+    Value x = operands->x, w = operands->w, y = operands->y;
     // Collapsing needs contiguous row-major dims.
     for (Value v : {x, w, y})
       if (!cast<MemRefType>(v.getType()).getLayout().isIdentity())
@@ -810,6 +835,7 @@ struct TQCPUFloatKernelsPass
     // the driver (bottom-up) would otherwise lower on its own before.
     RewritePatternSet convs(&getContext());
     convs.add<ConvKernel>(&getContext(), kernelOptions(o));
+    populateSmallOutputConvPatterns(convs, kernelOptions(o));
     if (failed(applyPatternsGreedily(getOperation(), std::move(convs),
                                      mlir::tq::loopNestRewriteConfig())))
       return signalPassFailure();
@@ -836,6 +862,7 @@ void mlir::tq::populateCPUFloatKernelPatterns(
   patterns
       .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
            ConvKernel, NhwcToNchwKernel>(patterns.getContext(), o);
+  populateSmallOutputConvPatterns(patterns, o);
   populateWindowKernelPatterns(patterns, o);
   patterns.add<StridedCopy>(patterns.getContext());
 }

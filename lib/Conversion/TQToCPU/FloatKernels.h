@@ -2,7 +2,8 @@
 //
 // What the kernels of tq-cpu-float-kernels share: FloatKernels.cpp has the
 // matmul, convolution and layout-transpose kernels and the pass,
-// WindowKernels.cpp the depthwise convolution and pooling kernels,
+// SmallOutputConv.cpp the convolutions with few output pixels (weight
+// gradients), WindowKernels.cpp the depthwise convolution and pooling kernels,
 // ElementwiseKernels.cpp the elementwise generics left after them, and
 // StridedKernels.cpp those with several outputs or strided operands.
 //
@@ -13,6 +14,7 @@
 #include "Epilogue.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -20,6 +22,8 @@ namespace mlir::tq::floatkernels {
 
 struct KernelOptions {
   int64_t lanes = 8;
+  /// Vector registers the kernels may plan for (32 on AVX-512, else 16).
+  int64_t registers = 16;
   int64_t threads = 1;
   /// Products accumulated with fused multiply-adds (one rounding), on the
   /// x86 targets; the generic one multiplies, then adds.
@@ -29,14 +33,22 @@ struct KernelOptions {
 KernelOptions kernelOptions(const CPUCodegenOptions &options);
 
 template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
-  FloatKernelPattern(MLIRContext *ctx, KernelOptions o)
-      : OpRewritePattern<OpT>(ctx), o(o) {}
+  FloatKernelPattern(MLIRContext *ctx, KernelOptions o,
+                     PatternBenefit benefit = 1)
+      : OpRewritePattern<OpT>(ctx, benefit), o(o) {}
   KernelOptions o;
 };
 
 /// Whether `v` is a static f32 memref of `rank` whose last dim has unit
 /// stride.
 bool isKernelOperand(Value v, int64_t rank);
+/// The input, filter and output of a convolution (or pooling) on buffers,
+/// each a kernel operand of `rank`; failure (with the reason) otherwise.
+struct WindowOperands {
+  Value x, w, y;
+};
+FailureOr<WindowOperands> matchWindowOperands(linalg::LinalgOp op, int64_t rank,
+                                              PatternRewriter &rw);
 Value idx(ImplicitLocOpBuilder &b, int64_t v);
 /// acc + x·y: one fused multiply-add with `fma`, else a multiply, then an
 /// add.
@@ -76,6 +88,9 @@ void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
 int64_t rowLanes(int64_t lanes, int64_t Q);
 /// The buffer `v` is a view of (through view-like ops), or `v`.
 Value rootOf(Value v);
+/// Whether an op strictly between `from` and `to` (in their block) uses
+/// `v` or a view of it, deallocs aside; a user outside the block counts.
+bool usedBetween(Value v, Operation *from, Operation *to);
 
 /// The rows of an L×L block (L vectors of L lanes) transposed: log2(L)
 /// rounds of two-input shuffles, the round of half-width h swapping the
@@ -103,6 +118,10 @@ void forEachRowVector(ImplicitLocOpBuilder &b, ArrayRef<int64_t> outer,
 
 /// The depthwise convolution and pooling kernels (WindowKernels.cpp).
 void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);
+/// The convolutions with fewer output pixels than a vector has lanes
+/// (SmallOutputConv.cpp), before the convolution kernel.
+void populateSmallOutputConvPatterns(RewritePatternSet &patterns,
+                                     KernelOptions o);
 /// The elementwise generics left, as vector loops (ElementwiseKernels.cpp).
 void populateElementwiseKernelPatterns(RewritePatternSet &patterns,
                                        KernelOptions o);

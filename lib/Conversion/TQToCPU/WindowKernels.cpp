@@ -152,23 +152,6 @@ Value fillValueOf(Operation *op) {
   return yield.getOperand(0);
 }
 
-/// Whether an op strictly between `from` and `to` (in their block) uses
-/// `v` or a view of it, deallocs aside; a user outside the block counts.
-bool usedBetween(Value v, Operation *from, Operation *to) {
-  Block *block = from->getBlock();
-  for (Operation *user : v.getUsers()) {
-    if (isa<memref::DeallocOp>(user))
-      continue;
-    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-      if (usedBetween(view->getResult(0), from, to))
-        return true;
-    Operation *top = block->findAncestorOpInBlock(*user);
-    if (!top || (from->isBeforeInBlock(top) && top->isBeforeInBlock(to)))
-      return true;
-  }
-  return false;
-}
-
 /// A depthwise convolution's input that is a bufferized `tensor.pad` of an
 /// NCHW buffer: an allocation filled with the pad value, the source copied
 /// into its interior, seen through the convolution's expand_shape. The
@@ -536,13 +519,10 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
   using FloatKernelPattern::FloatKernelPattern;
   LogicalResult matchAndRewrite(linalg::Conv2DNgchwGfchwOp op,
                                 PatternRewriter &rw) const override {
-    if (!op.hasPureBufferSemantics())
-      return rw.notifyMatchFailure(op, "not on buffers");
-    Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
-          y = op.getDpsInits()[0];
-    if (!isKernelOperand(x, 5) || !isKernelOperand(w, 5) ||
-        !isKernelOperand(y, 5))
-      return rw.notifyMatchFailure(op, "operands are not static f32 views");
+    FailureOr<WindowOperands> operands = matchWindowOperands(op, 5, rw);
+    if (failed(operands))
+      return failure();
+    Value x = operands->x, w = operands->w, y = operands->y;
     ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
                       ws = cast<MemRefType>(w.getType()).getShape(),
                       ys = cast<MemRefType>(y.getType()).getShape();

@@ -11,8 +11,10 @@
 # generic one, each against its own reference. Shapes that are not
 # multiples of the micro-tile (rows past 6, a masked last panel), a nonzero
 # accumulator, strides, dilations, 1x1 convolutions (the image read in
-# place), pooling rows narrower than a vector, ±0 in max pooling, NaN and
-# ±Inf, ±2^63 (products of 2^126), 2 threads.
+# place), output images smaller than a vector (weight gradients, the
+# filter a transpose read where it is), pooling rows narrower than a
+# vector, ±0 in max pooling, NaN and ±Inf, ±2^63 (products of 2^126),
+# 2 threads.
 # NaN payloads are not compared: any NaN matches any NaN.
 import sys
 
@@ -153,6 +155,33 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
 }}"""
     check(f"conv {xshape} {wshape} s={stride} d={dilation} precise={precise}", src,
           [x, w, bias], want, fused)
+
+
+def transposed_filter_conv(xshape, dyshape, special=False, precise=False):
+    """conv(x, dYᵀ) filled with 0, dYᵀ a linalg.transpose of dY (C, F, R,
+    S), as tq-training-step's weight gradients are."""
+    gen = full if precise else (lambda shape: data(shape, special))
+    x = gen(xshape)
+    dy = gen(dyshape)
+    w = np.ascontiguousarray(dy.transpose(1, 0, 2, 3))
+    zero = np.zeros(w.shape[0], np.float32)
+    want = ref_conv(x, w, zero, (1, 1), (1, 1))
+    fused = ref_conv(x, w, zero, (1, 1), (1, 1), fused=True) if precise else None
+    tx, tdy, tw, ty_ = ty(x.shape), ty(dy.shape), ty(w.shape), ty(want.shape)
+    src = f"""
+func.func @main(%x: {tx}, %dy: {tdy}) -> {ty_} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {tw}
+  %w = linalg.transpose ins(%dy : {tdy}) outs(%e : {tw}) permutation = [1, 0, 2, 3]
+  %o = tensor.empty() : {ty_}
+  %init = linalg.fill ins(%zero : f32) outs(%o : {ty_}) -> {ty_}
+  %y = linalg.conv_2d_nchw_fchw {{strides = dense<1> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
+  return %y : {ty_}
+}}"""
+    check(f"conv {xshape} dY {dyshape} transposed precise={precise}", src, [x, dy],
+          want, fused)
 
 
 def ref_depthwise(x, w, bias, stride, dilation, fused=False):
@@ -711,6 +740,17 @@ conv((1, 3, 9, 9), (5, 3, 3, 3), special=True)
 matmul(32, 196, 144, special=True)
 conv((2, 16, 14, 14), (32, 16, 3, 3))
 matmul(13, 40, 64, precise=True)
+# Output images smaller than a vector (weight gradients): the filters on
+# the lanes, rows of s transposed in registers. 3 x 3 pixels of 16 and 8
+# filters (2 images, NaN and ±Inf); 4 x 4 pixels, strided and dilated, in
+# two groups, 12 filters (masked lanes); rows of 21 taps (a block of 16 and
+# 5 more); a filter that is a transpose of dY, read where it is.
+conv((1, 8, 12, 12), (16, 8, 10, 10))
+conv((2, 6, 9, 9), (8, 6, 7, 7), special=True)
+conv((1, 4, 15, 15), (12, 4, 5, 5), stride=(2, 2), dilation=(2, 2))
+conv((1, 3, 23, 23), (10, 3, 21, 21), precise=True)
+transposed_filter_conv((1, 64, 10, 10), (64, 16, 8, 8), precise=True)
+transposed_filter_conv((1, 5, 30, 30), (5, 16, 28, 28), special=True)
 depthwise((2, 5, 10, 10), 3)
 depthwise((1, 7, 23, 19), 3, dilation=(2, 2))
 depthwise((2, 3, 12, 12), 3, stride=(2, 2))

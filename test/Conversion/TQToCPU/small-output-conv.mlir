@@ -1,0 +1,116 @@
+// RUN: tq-opt %s -tq-cpu-float-kernels=target=avx512 -split-input-file | FileCheck %s
+// RUN: tq-opt %s -tq-cpu-float-kernels="target=avx512 threads=2" -split-input-file | FileCheck %s --check-prefix=PAR
+// RUN: tq-opt %s -tq-cpu-float-kernels=target=avx2 -split-input-file | FileCheck %s --check-prefix=AVX2
+// A convolution whose output image has fewer pixels than a vector has
+// lanes (a weight gradient: 3 x 3 outputs, 16 filters) keeps one vector of
+// filters per pixel across the reduction: each filter row read 16 values of
+// s at a time and transposed in registers, a broadcast of the image per
+// pixel and tap, and a scatter of each pixel's filters at the end. No
+// im2col copy.
+
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK-NOT: memref.alloc() {{.*}} : memref<
+// The reduction: channels, rows, then the one whole block of 16 of s, whose
+// taps are read from the 16 filter rows and transposed.
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %c28 step %c1 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c16 iter_args
+// CHECK-COUNT-16: vector.load %{{.*}} : memref<16x64x28x28xf32>, vector<16xf32>
+// CHECK: vector.shuffle
+// CHECK: memref.load %{{.*}} : memref<1x64x30x30xf32>
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: math.fma
+// The last 12 taps of each row: masked loads.
+// CHECK: vector.create_mask %c12
+// CHECK-COUNT-16: vector.maskedload
+// The fill is the accumulators' start; nine pixels stored.
+// CHECK-COUNT-9: vector.scatter
+// CHECK-NOT: linalg.fill
+// The image's pixels are split between the two threads (5 and 4).
+// PAR-LABEL: func.func @weight_gradient
+// PAR: scf.parallel
+// PAR-COUNT-5: vector.scatter
+// On AVX2 the 16 filters are two vectors: the convolution kernel takes it.
+// AVX2-LABEL: func.func @weight_gradient
+// AVX2-NOT: vector.scatter
+// AVX2: memref.alloc() : memref<50176x9xf32>
+func.func @weight_gradient(%x: memref<1x64x30x30xf32>, %w: memref<16x64x28x28xf32>,
+                           %y: memref<1x16x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x16x3x3xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x64x30x30xf32>, memref<16x64x28x28xf32>)
+    outs(%y : memref<1x16x3x3xf32>)
+  return
+}
+
+// -----
+
+// The filter is dYᵀ, a transpose of dY that only the convolution reads (as
+// tq-training-step emits it): the kernel reads dY where it is and the
+// transpose is not made; dY's deallocation moves after the kernel. The
+// output is not filled: each pixel's accumulators start from a gather of it.
+
+// CHECK-LABEL: func.func @transposed_filter
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.gather
+// Rows of 6 taps: ten masked loads, filter f at dY[c, f, r, 0].
+// CHECK: vector.create_mask %c6
+// CHECK-NEXT: vector.maskedload %{{.*}}[%{{.*}}, %c0, %{{.*}}, %c0]{{.*}} : memref<8x10x6x6xf32>
+// CHECK-COUNT-9: vector.maskedload %{{.*}} : memref<8x10x6x6xf32>
+// CHECK-NOT: vector.maskedload %{{.*}} : memref<8x10x6x6xf32>
+// CHECK: vector.scatter
+// CHECK: memref.dealloc %{{.*}} : memref<8x10x6x6xf32>
+// CHECK-NEXT: memref.dealloc %{{.*}} : memref<10x8x6x6xf32>
+// CHECK-NEXT: return
+func.func @transposed_filter(%x: memref<1x8x8x8xf32>, %y: memref<1x10x3x3xf32>) {
+  %dy = memref.alloc() : memref<8x10x6x6xf32>
+  %c1 = arith.constant 1.0 : f32
+  linalg.fill ins(%c1 : f32) outs(%dy : memref<8x10x6x6xf32>)
+  %w = memref.alloc() : memref<10x8x6x6xf32>
+  linalg.transpose ins(%dy : memref<8x10x6x6xf32>) outs(%w : memref<10x8x6x6xf32>) permutation = [1, 0, 2, 3]
+  memref.dealloc %dy : memref<8x10x6x6xf32>
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x8x8xf32>, memref<10x8x6x6xf32>)
+    outs(%y : memref<1x10x3x3xf32>)
+  memref.dealloc %w : memref<10x8x6x6xf32>
+  return
+}
+
+// -----
+
+// A transpose whose source is written between it and the convolution is
+// made: the kernel reads the filter it wrote.
+
+// CHECK-LABEL: func.func @source_written_after
+// CHECK: linalg.transpose
+// CHECK: vector.maskedload %{{.*}} : memref<10x8x6x6xf32>
+// CHECK: vector.scatter
+func.func @source_written_after(%x: memref<1x8x8x8xf32>, %dy: memref<8x10x6x6xf32>,
+                                %y: memref<1x10x3x3xf32>) {
+  %w = memref.alloc() : memref<10x8x6x6xf32>
+  linalg.transpose ins(%dy : memref<8x10x6x6xf32>) outs(%w : memref<10x8x6x6xf32>) permutation = [1, 0, 2, 3]
+  %c1 = arith.constant 1.0 : f32
+  linalg.fill ins(%c1 : f32) outs(%dy : memref<8x10x6x6xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x8x8xf32>, memref<10x8x6x6xf32>)
+    outs(%y : memref<1x10x3x3xf32>)
+  memref.dealloc %w : memref<10x8x6x6xf32>
+  return
+}
+
+// -----
+
+// Output images of a vector or more stay with the convolution kernel.
+
+// CHECK-LABEL: func.func @large_output
+// CHECK-NOT: vector.scatter
+// CHECK: math.fma
+func.func @large_output(%x: memref<1x8x10x10xf32>, %w: memref<16x8x3x3xf32>,
+                        %y: memref<1x16x8x8xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x10x10xf32>, memref<16x8x3x3xf32>)
+    outs(%y : memref<1x16x8x8xf32>)
+  return
+}
