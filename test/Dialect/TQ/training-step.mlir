@@ -5,7 +5,8 @@
 // takes their momenta, the batch, the labels and the learning rate, and
 // returns the new parameters and momenta, the loss and the logits. Each
 // backward GEMM is a linalg.matmul on a transposed operand, marked with
-// its roles (dX = dY·Wᵀ, dW = Xᵀ·dY); the bias gradient reduces dY over
+// its roles (dX = dY·Wᵀ, dW = Xᵀ·dY) and with the forward GEMM's number
+// (tq.gradient_of, tq.layer); the bias gradient reduces dY over
 // the batch; ReLU passes dY where its input is positive.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -61,10 +62,10 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK-SAME: %{{[^:]*}}: i32 {tq.epoch, tq.name = "epoch"}
 // CHECK-SAME: %{{[^:]*}}: i32 {tq.iteration, tq.name = "iteration"})
 // CHECK-SAME: -> (tensor<3x4xf32> {tq.name = "fc1.weight"}, tensor<4xf32> {tq.name = "fc1.bias"}, tensor<4x2xf32> {tq.name = "param2"}, tensor<3x4xf32> {tq.name = "fc1.weight.momentum"}, tensor<4xf32> {tq.name = "fc1.bias.momentum"}, tensor<4x2xf32> {tq.name = "param2.momentum"}, tensor<f32> {tq.name = "loss"}, tensor<4x2xf32>)
-// CHECK: %[[H:.*]] = linalg.matmul ins(%[[X]], %[[W1]]
+// CHECK: %[[H:.*]] = linalg.matmul {tq.layer = 0 : i64} ins(%[[X]], %[[W1]]
 // CHECK: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[B1]]
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[HB]] :
-// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[R]], %[[W2]]
+// CHECK: %[[Y:.*]] = linalg.matmul {tq.layer = 1 : i64} ins(%[[R]], %[[W2]]
 // The loss: a row max, a row sum of exp(z - max), the label's logit.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[Y]] :
 // CHECK: math.exp
@@ -78,9 +79,9 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK: arith.mulf {{.*}}, %cst{{.*}} : f32
 // dR = dY·W2ᵀ and dW2 = Rᵀ·dY
 // CHECK: %[[W2T:.*]] = linalg.transpose ins(%[[W2]] : tensor<4x2xf32>) {{.*}} permutation = [1, 0]
-// CHECK: %[[DR:.*]] = linalg.matmul {tq.roles = [#tq.role<output_grad>, #tq.role<weight>]} ins(%[[DY]], %[[W2T]] :
+// CHECK: %[[DR:.*]] = linalg.matmul {tq.gradient_of = 1 : i64, tq.roles = [#tq.role<output_grad>, #tq.role<weight>]} ins(%[[DY]], %[[W2T]] :
 // CHECK: %[[RT:.*]] = linalg.transpose ins(%[[R]] : tensor<4x4xf32>)
-// CHECK: %[[DW2:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[RT]], %[[DY]] :
+// CHECK: %[[DW2:.*]] = linalg.matmul {tq.gradient_of = 1 : i64, tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[RT]], %[[DY]] :
 // ReLU: 0 where its output is at most 0, else dY (a NaN passes it, as in
 // torch); the input is then read by the ReLU alone.
 // CHECK: %[[DHB:.*]] = linalg.generic {{.*}} ins(%[[DR]], %[[R]] :
@@ -94,7 +95,7 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK: %[[DB1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[DHB]] : tensor<4x4xf32>)
 // CHECK: } -> tensor<4xf32>
 // CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<4x3xf32>)
-// CHECK: %[[DW1:.*]] = linalg.matmul {tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[XT]], %[[DHB]] :
+// CHECK: %[[DW1:.*]] = linalg.matmul {tq.gradient_of = 0 : i64, tq.roles = [#tq.role<activation>, #tq.role<output_grad>]} ins(%[[XT]], %[[DHB]] :
 // The update: v = 0.9 v + g, p = p - lr v, fused per parameter.
 // CHECK: %[[U1:.*]]:2 = linalg.generic {{.*}} ins(%[[W1]], %[[DW1]], %[[LR]]
 // CHECK: arith.mulf {{.*}}, %cst
@@ -161,7 +162,7 @@ func.func @main(%x: tensor<2x4x6x6xf32>) -> tensor<2x3xf32> {
 // CHECK: } -> tensor<2x2x2x4x3x3xf32>
 // CHECK: %[[COLMAT:.*]] = tensor.collapse_shape %[[COL]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<2x2x2x4x3x3xf32> into tensor<8x36xf32>
 // CHECK: %[[DYT:.*]] = linalg.transpose ins(%[[DYMAT]] : tensor<8x3xf32>)
-// CHECK: %[[DW:.*]] = linalg.matmul {tq.roles = [#tq.role<output_grad>, #tq.role<activation>]} ins(%[[DYT]], %[[COLMAT]] : tensor<3x8xf32>, tensor<8x36xf32>)
+// CHECK: %[[DW:.*]] = linalg.matmul {tq.gradient_of = 0 : i64, tq.roles = [#tq.role<output_grad>, #tq.role<activation>]} ins(%[[DYT]], %[[COLMAT]] : tensor<3x8xf32>, tensor<8x36xf32>)
 // CHECK: tensor.expand_shape %[[DW]] {{\[}}[0], [1, 2, 3]] output_shape [3, 4, 3, 3]
 
 // -----

@@ -269,7 +269,16 @@ LogicalResult mlir::tq::emitMatmulAdjoint(AdjointContext &ctx, Operation *op) {
         b, loc, mm->lhs,
         emitMatmul(b, loc, gY, emitTranspose(b, loc, mm->rhs, {1, 0}),
                    Role::output_grad, forwardRole(ctx, mm->rhs)));
-  if (ctx.isActive(mm->rhs)) // dB = Aᵀ·dY
+  // B = Wᵀ (a Gemm's transB): dW = dYᵀ·A in W's layout, the same sums as
+  // (Aᵀ·dY)ᵀ without the transpose of the result.
+  auto transposed = mm->rhs.getDefiningOp<linalg::TransposeOp>();
+  if (transposed && ctx.isActive(transposed.getInput()) &&
+      transposed.getPermutation() == ArrayRef<int64_t>{1, 0})
+    ctx.grads.accumulate(b, loc, transposed.getInput(),
+                         emitMatmul(b, loc, emitTranspose(b, loc, gY, {1, 0}),
+                                    mm->lhs, Role::output_grad,
+                                    forwardRole(ctx, mm->lhs)));
+  else if (ctx.isActive(mm->rhs)) // dB = Aᵀ·dY
     ctx.grads.accumulate(
         b, loc, mm->rhs,
         emitMatmul(b, loc, emitTranspose(b, loc, mm->lhs, {1, 0}), gY,

@@ -212,6 +212,11 @@ FailureOr<SmallVector<Value>> mlir::tq::emitGradients(OpBuilder &b, Block &body,
   SmallVector<Operation *> ops;
   for (Operation &op : body)
     ops.push_back(&op);
+  // Each forward GEMM is numbered, and its gradient GEMMs name it.
+  int64_t layers = 0;
+  for (Operation *op : ops)
+    if (succeeded(matchComputeOp(op)))
+      op->setAttr(kLayerAttr, b.getI64IntegerAttr(layers++));
   for (Operation *op : llvm::reverse(ops)) {
     if (op->hasTrait<OpTrait::IsTerminator>())
       continue;
@@ -222,8 +227,17 @@ FailureOr<SmallVector<Value>> mlir::tq::emitGradients(OpBuilder &b, Block &body,
     if (!hasGrad || !hasActiveOperand)
       continue;
     OpBuilder::InsertionGuard guard(b);
+    Block *block = b.getInsertionBlock();
+    Block::iterator at = b.getInsertionPoint();
+    Operation *before = at == block->begin() ? nullptr : &*std::prev(at);
     if (failed(emitAdjoint(ctx, op)))
       return failure();
+    if (auto layer = op->getAttrOfType<IntegerAttr>(kLayerAttr))
+      for (Block::iterator it = before ? std::next(before->getIterator())
+                                       : block->begin();
+           it != at; ++it)
+        if (succeeded(matchComputeOp(&*it)))
+          it->setAttr(kGradientOfAttr, layer);
   }
   SmallVector<Value> result;
   for (Value v : wrt) {

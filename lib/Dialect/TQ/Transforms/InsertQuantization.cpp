@@ -204,6 +204,12 @@ static int64_t contractedChannels(const ComputeOp &c) {
 }
 
 static bool keptInFloat(Operation *op, const QuantizationOptions &options) {
+  // A gradient GEMM of a layer left in float.
+  if (auto layer = op->getAttrOfType<IntegerAttr>(kGradientOfAttr);
+      layer && options.floatLayers &&
+      options.floatLayers->contains(
+          {op->getParentOfType<FunctionOpInterface>(), layer.getInt()}))
+    return true;
   if (op->hasAttr(kKeepFloatAttr) ||
       llvm::is_contained(options.keepFloat, op->getName().getStringRef().str()))
     return true;
@@ -789,6 +795,14 @@ struct TQInsertQuantizationPass
     llvm::DenseMap<Operation *, const CalibratedLayer *> calibrated;
     llvm::DenseMap<Operation *, std::string> layerNames = nameLayers(root);
     o.layerNames = &layerNames;
+    llvm::DenseSet<std::pair<Operation *, int64_t>> floatLayers;
+    root->walk([&](Operation *op) {
+      if (auto layer = op->getAttrOfType<IntegerAttr>(kLayerAttr);
+          layer && keptInFloat(op, o))
+        floatLayers.insert(
+            {op->getParentOfType<FunctionOpInterface>(), layer.getInt()});
+    });
+    o.floatLayers = &floatLayers;
     // Every keep-float entry names an op kind or a layer of the input.
     for (const std::string &keep : o.keepFloat) {
       bool found = llvm::any_of(

@@ -148,7 +148,8 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
 
     With `quantize=weights` (or `activations`) only one operand of a matmul
     is quantized: the mixed case of SPEC T5. Ops listed in `keep-float`, or
-    carrying `tq.keep_float`, stay in float.
+    carrying `tq.keep_float`, stay in float, and so do the gradient GEMMs
+    of a training step (`tq.gradient_of`) whose forward layer does.
 
     A K-tile whose int32 partial sum could overflow for the chosen widths is
     an error naming the op.
@@ -246,7 +247,8 @@ def TQInsertQuantization : Pass<"tq-insert-quantization"> {
            "Leave in float a convolution with fewer input channels (per "
            "group), or a matmul with a shorter contraction, than this: its "
            "tiles would be mostly padding (a 1-channel image padded to "
-           "V = 32 channels is 32 times the work); 0 quantizes every layer">
+           "V = 32 channels is 32 times the work), with the gradient GEMMs "
+           "of such a layer in a training step; 0 quantizes every layer">
   ];
   let dependentDialects = ["::mlir::tq::TQDialect",
                            "::mlir::arith::ArithDialect"];
@@ -444,7 +446,9 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     does), reshapes, pads, slices and transposes. ReLU's gradient reads
     its output (0 where it is at most 0, else dY, as torch does). The
     gradient GEMMs are `linalg.matmul`s on transposed operands marked with
-    their roles (SPEC T2, T7): `dX = dY·Wᵀ` and `dW = Xᵀ·dY`. A
+    their roles (SPEC T2, T7): `dX = dY·Wᵀ` and `dW = Xᵀ·dY`; when the
+    forward product reads `Wᵀ` (a Gemm with transB), `dW = dYᵀ·X` in W's
+    layout (the same sums, without transposing the result). A
     convolution with unit strides and dilations gets two convolutions, also
     marked: `dW = (Xᵀ ⋆ dYᵀ)ᵀ`, whose contraction is the batch, and
     `dX = pad(dY, K − 1) ⋆ flip(W)ᵀ`, for the source of the input's padding;
@@ -457,6 +461,11 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
     also applies the ReLU's rule and gives the gradient of the ReLU's input
     (the same bits, without a pass of its own). An op on the path with no
     rule is an error naming it.
+
+    Each forward GEMM is numbered (`tq.layer`), and each gradient GEMM
+    carries the number of the one it differentiates (`tq.gradient_of`):
+    `tq-quantize` leaves the gradients of a layer it leaves in float in
+    float too.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"main\"",

@@ -21,6 +21,12 @@ constexpr StringLiteral kRolesAttr = "tq.roles";
 constexpr StringLiteral kSplitDimsAttr = "tq.split_dims";
 /// On compute ops: leave this op in float.
 constexpr StringLiteral kKeepFloatAttr = "tq.keep_float";
+/// On the compute ops of a training step (tq-training-step): a forward
+/// GEMM's ordinal in its function (`tq.layer`), and on each gradient GEMM
+/// the ordinal of the forward one it differentiates (`tq.gradient_of`): a
+/// layer left in float has its gradients computed in float too.
+constexpr StringLiteral kLayerAttr = "tq.layer";
+constexpr StringLiteral kGradientOfAttr = "tq.gradient_of";
 /// On function arguments: the argument's role, or that it is a parameter
 /// (a weight).
 constexpr StringLiteral kRoleArgAttr = "tq.role";

@@ -5,6 +5,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "tq/Dialect/TQ/Transforms/Passes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ struct QuantizationOptions : TQInsertQuantizationOptions {
   /// exactly as recorded, whatever the policy. Owned by the caller.
   const llvm::DenseMap<Operation *, const struct CalibratedLayer *>
       *calibrated = nullptr;
+  /// The forward GEMMs kept in float, by function and `tq.layer` ordinal:
+  /// their gradient GEMMs (`tq.gradient_of`) stay in float too. Owned by
+  /// the caller.
+  const llvm::DenseSet<std::pair<Operation *, int64_t>> *floatLayers = nullptr;
 
   /// The largest width an operand of `role` can have at run time.
   int64_t maxBitsFor(Role role, bool isConstant) const;
