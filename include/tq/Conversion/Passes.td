@@ -221,9 +221,9 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     image and is pooled right away, while it is in cache: the whole output
     is never allocated. The convolutions are rewritten before the other
     ops for this. With `threads` > 1 the column panels are shared among the
-    threads (`scf.parallel`). A convolution whose output image has fewer
-    pixels than a vector has lanes, and at most a vector of filters that
-    fill more lanes than its pixels would (a weight gradient, whose
+    threads (`scf.parallel`). A convolution whose output image has few
+    pixels (at most two vectors' lanes), and at most a vector of filters
+    that fill more lanes than its pixels would (a weight gradient, whose
     "image" is the forward's filter taps), is the product the other way
     round: each pixel's filters in one vector held over the whole
     reduction, each filter row read a vector of taps at a time and
@@ -231,8 +231,10 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     no im2col. When the filter is a permuted copy of another buffer that
     keeps the last dim last (the training step's `dYᵀ`) and that buffer is
     not used in between, the kernel reads that buffer and the copy is not
-    made. The pixels are split into groups that fit the registers, at
-    least one per thread. A depthwise `linalg.conv_2d_ngchw_gfchw`
+    made (when that buffer is an allocation or an argument of the
+    function, which neither the image nor the output views and which
+    nothing frees in between). The pixels are split into groups that fit
+    the registers, at least one per thread. A depthwise `linalg.conv_2d_ngchw_gfchw`
     (one channel and one filter per group) gets a kernel of its own:
     vectors of an output row held over the window, narrower ones (down to
     4 lanes) for rows shorter than a vector. When its input is a padded

@@ -42,8 +42,8 @@ template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
 /// Whether `v` is a static f32 memref of `rank` whose last dim has unit
 /// stride.
 bool isKernelOperand(Value v, int64_t rank);
-/// The input, filter and output of a convolution (or pooling) on buffers,
-/// each a kernel operand of `rank`; failure (with the reason) otherwise.
+/// The input, filter and output of a convolution on buffers, each a
+/// kernel operand of `rank`; failure (with the reason) otherwise.
 struct WindowOperands {
   Value x, w, y;
 };

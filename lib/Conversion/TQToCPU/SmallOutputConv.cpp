@@ -1,9 +1,10 @@
 //===- SmallOutputConv.cpp - f32 convolutions with few output pixels ------===//
 //
-// A convolution whose output image has fewer pixels than a vector has lanes
-// (the weight gradient of a layer left in float, dW = conv(Xᵀ, dYᵀ), whose
-// "image" is the forward's R × S taps), with the output pixels as the rows
-// of the product and its filters (at most a vector of them) on the lanes:
+// A convolution whose output image has few pixels (at most two vectors'
+// lanes, and fewer than its filters would fill of a vector's lanes): the
+// weight gradient of a layer left in float, dW = conv(Xᵀ, dYᵀ), whose
+// "image" is the forward's R × S taps. The output pixels are the rows of
+// the product and its filters (at most a vector of them) the lanes:
 //
 //   y[n, f, p, q] = Σ_(c, r, s) x[n, c, p·sh + r·dh, q·sw + s·dw] · w[f, c, r,
 //   s]
@@ -17,10 +18,15 @@
 //   per (c, r, s), one broadcast of x per pixel and a multiply-add each;
 // - each output's sum is taken in increasing (c, r, s), from the fill or
 //   the output's value, with the multiply-add of the convolution kernel:
-//   the same bits as that kernel and as the linalg op's loops.
+//   the same bits as that kernel and as the linalg op's loops (NaN
+//   payloads aside).
 //
 // The convolution kernel (FloatKernels.cpp) would put the P·Q pixels on
 // the lanes, mostly masked, and copy R·S shifted images (im2col).
+//
+// Each (image, group of pixels) rereads and transposes the filter: one
+// group per thread, or more when the pixels' accumulators do not fit the
+// registers.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatKernels.h"
@@ -30,6 +36,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::tq;
@@ -74,12 +82,34 @@ std::optional<PermutedCopy> matchPermutedCopy(Operation *op, Value w) {
   return copy;
 }
 
+/// Whether a deallocation of `v` or of a view of it lies between `from`
+/// and `to` (in their block), other than one of `v` itself in that block
+/// (with `direct`).
+bool freedBetween(Value v, Operation *from, Operation *to, bool direct) {
+  Block *block = from->getBlock();
+  for (Operation *user : v.getUsers()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+      if (freedBetween(view->getResult(0), from, to, /*direct=*/false))
+        return true;
+    if (!isa<memref::DeallocOp>(user) || (direct && user->getBlock() == block))
+      continue;
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (top && from->isBeforeInBlock(top) && top->isBeforeInBlock(to))
+      return true;
+  }
+  return false;
+}
+
 /// The permuted copy that alone writes `w`, a buffer that only `conv`
-/// reads (deallocations aside), when `conv` can read its source instead:
-/// in `conv`'s block, keeping the last dim last, its source a kernel
-/// operand that nothing but a deallocation uses in between.
-std::optional<PermutedCopy> foldableCopy(Value w, Operation *conv) {
-  if (!w.getDefiningOp<memref::AllocOp>())
+/// reads, as its filter (deallocations aside), when `conv` can read its
+/// source instead: in `conv`'s block, keeping the last dim last; the
+/// source a kernel operand, a view of an allocation or of an argument of
+/// the function, which neither the image nor the output of `conv` views,
+/// and which nothing uses or frees in between but its own deallocation in
+/// that block (moved after `conv`).
+std::optional<PermutedCopy> foldableCopy(Value w, linalg::LinalgOp conv) {
+  if (!w.getDefiningOp<memref::AllocOp>() || conv.getDpsInputs()[0] == w ||
+      conv.getDpsInits()[0] == w)
     return std::nullopt;
   std::optional<PermutedCopy> copy;
   for (Operation *user : w.getUsers()) {
@@ -92,8 +122,17 @@ std::optional<PermutedCopy> foldableCopy(Value w, Operation *conv) {
     if (!copy)
       return std::nullopt;
   }
-  if (!copy || copy->fromW[3] != 3 || !isKernelOperand(copy->source, 4) ||
-      usedBetween(rootOf(copy->source), copy->op, conv))
+  if (!copy || copy->fromW[3] != 3 || !isKernelOperand(copy->source, 4))
+    return std::nullopt;
+  Value root = rootOf(copy->source);
+  auto arg = dyn_cast<BlockArgument>(root);
+  bool isArgument = arg && arg.getOwner()->isEntryBlock() &&
+                    isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if ((!root.getDefiningOp<memref::AllocOp>() && !isArgument) ||
+      rootOf(conv.getDpsInputs()[0]) == root ||
+      rootOf(conv.getDpsInits()[0]) == root ||
+      usedBetween(root, copy->op, conv) ||
+      freedBetween(root, copy->op, conv, /*direct=*/true))
     return std::nullopt;
   return copy;
 }
@@ -135,7 +174,8 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     groups = ceilDiv(PQ, G);
 
     // The filter as read: w[i] = source[at], at[j] = i[fromW[j]].
-    std::optional<PermutedCopy> copy = foldableCopy(w, op);
+    std::optional<PermutedCopy> copy =
+        foldableCopy(w, cast<linalg::LinalgOp>(op.getOperation()));
     Value source = copy ? copy->source : w;
     SmallVector<int64_t, 4> fromW =
         copy ? copy->fromW : SmallVector<int64_t, 4>{0, 1, 2, 3};
@@ -268,7 +308,8 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
           }
         });
     if (copy) {
-      // The source is read here now: it is freed after.
+      // The source is read here now: it is freed after. The filter's
+      // buffer is not needed.
       Value root = rootOf(source);
       for (Operation *user : llvm::make_early_inc_range(root.getUsers()))
         if (isa<memref::DeallocOp>(user) &&
@@ -278,6 +319,11 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
       rw.eraseOp(copy->op);
     }
     rw.eraseOp(op);
+    if (copy) {
+      for (Operation *user : llvm::make_early_inc_range(w.getUsers()))
+        rw.eraseOp(user);
+      rw.eraseOp(w.getDefiningOp());
+    }
     return success();
   }
 };

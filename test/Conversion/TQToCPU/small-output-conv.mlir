@@ -49,10 +49,12 @@ func.func @weight_gradient(%x: memref<1x64x30x30xf32>, %w: memref<16x64x28x28xf3
 
 // The filter is dYᵀ, a transpose of dY that only the convolution reads (as
 // tq-training-step emits it): the kernel reads dY where it is and the
-// transpose is not made; dY's deallocation moves after the kernel. The
+// transpose is not made; dY's deallocation moves after the kernel, and
+// the filter's buffer goes. The
 // output is not filled: each pixel's accumulators start from a gather of it.
 
 // CHECK-LABEL: func.func @transposed_filter
+// CHECK-NOT: memref<10x8x6x6xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK: vector.gather
 // Rows of 6 taps: ten masked loads, filter f at dY[c, f, r, 0].
@@ -61,8 +63,8 @@ func.func @weight_gradient(%x: memref<1x64x30x30xf32>, %w: memref<16x64x28x28xf3
 // CHECK-COUNT-9: vector.maskedload %{{.*}} : memref<8x10x6x6xf32>
 // CHECK-NOT: vector.maskedload %{{.*}} : memref<8x10x6x6xf32>
 // CHECK: vector.scatter
+// The filter's buffer is not allocated.
 // CHECK: memref.dealloc %{{.*}} : memref<8x10x6x6xf32>
-// CHECK-NEXT: memref.dealloc %{{.*}} : memref<10x8x6x6xf32>
 // CHECK-NEXT: return
 func.func @transposed_filter(%x: memref<1x8x8x8xf32>, %y: memref<1x10x3x3xf32>) {
   %dy = memref.alloc() : memref<8x10x6x6xf32>
@@ -71,6 +73,73 @@ func.func @transposed_filter(%x: memref<1x8x8x8xf32>, %y: memref<1x10x3x3xf32>) 
   %w = memref.alloc() : memref<10x8x6x6xf32>
   linalg.transpose ins(%dy : memref<8x10x6x6xf32>) outs(%w : memref<10x8x6x6xf32>) permutation = [1, 0, 2, 3]
   memref.dealloc %dy : memref<8x10x6x6xf32>
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x8x8xf32>, memref<10x8x6x6xf32>)
+    outs(%y : memref<1x10x3x3xf32>)
+  memref.dealloc %w : memref<10x8x6x6xf32>
+  return
+}
+
+// -----
+
+// The same through the generic a transpose generalizes to, with another
+// permutation: w[f, c, r, s] = dy[r, f, c, s].
+
+// CHECK-LABEL: func.func @generic_copy
+// CHECK-NOT: linalg.generic
+// CHECK: vector.create_mask %c6
+// CHECK-NEXT: vector.maskedload %{{.*}}[%{{.*}}, %c0, %{{.*}}, %c0]{{.*}} : memref<6x10x8x6xf32>
+// CHECK: vector.scatter
+// CHECK-NOT: memref.alloc
+#perm = affine_map<(f, c, r, s) -> (r, f, c, s)>
+#id = affine_map<(f, c, r, s) -> (f, c, r, s)>
+func.func @generic_copy(%x: memref<1x8x8x8xf32>, %dy: memref<6x10x8x6xf32>,
+                        %y: memref<1x10x3x3xf32>) {
+  %w = memref.alloc() : memref<10x8x6x6xf32>
+  linalg.generic {indexing_maps = [#perm, #id],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%dy : memref<6x10x8x6xf32>) outs(%w : memref<10x8x6x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x8x8xf32>, memref<10x8x6x6xf32>)
+    outs(%y : memref<1x10x3x3xf32>)
+  memref.dealloc %w : memref<10x8x6x6xf32>
+  return
+}
+
+// -----
+
+// The copy is made when its source is freed in a nested region in between
+// (the kernel cannot move that deallocation), or when the convolution's
+// output is a view of the same buffer.
+
+// CHECK-LABEL: func.func @freed_in_region
+// CHECK: linalg.transpose
+// CHECK: vector.scatter
+func.func @freed_in_region(%x: memref<1x8x8x8xf32>, %y: memref<1x10x3x3xf32>, %c: i1) {
+  %dy = memref.alloc() : memref<8x10x6x6xf32>
+  %w = memref.alloc() : memref<10x8x6x6xf32>
+  linalg.transpose ins(%dy : memref<8x10x6x6xf32>) outs(%w : memref<10x8x6x6xf32>) permutation = [1, 0, 2, 3]
+  scf.if %c {
+    memref.dealloc %dy : memref<8x10x6x6xf32>
+  }
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x8x8xf32>, memref<10x8x6x6xf32>)
+    outs(%y : memref<1x10x3x3xf32>)
+  memref.dealloc %w : memref<10x8x6x6xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @output_aliases_source
+// CHECK: linalg.transpose
+// CHECK: vector.scatter
+func.func @output_aliases_source(%x: memref<1x8x8x8xf32>, %buf: memref<2880xf32>) {
+  %dy = memref.expand_shape %buf [[0, 1, 2, 3]] output_shape [8, 10, 6, 6] : memref<2880xf32> into memref<8x10x6x6xf32>
+  %y = memref.reinterpret_cast %buf to offset: [0], sizes: [1, 10, 3, 3], strides: [90, 9, 3, 1] : memref<2880xf32> to memref<1x10x3x3xf32>
+  %w = memref.alloc() : memref<10x8x6x6xf32>
+  linalg.transpose ins(%dy : memref<8x10x6x6xf32>) outs(%w : memref<10x8x6x6xf32>) permutation = [1, 0, 2, 3]
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : memref<1x8x8x8xf32>, memref<10x8x6x6xf32>)
     outs(%y : memref<1x10x3x3xf32>)

@@ -1,6 +1,7 @@
 // RUN: tq-opt %s -tq-training-step -mlir-print-debuginfo=false | FileCheck %s --check-prefix=STEP
 // RUN: tq-opt %s -tq-training-step -tq-quantize="tile=4" -mlir-print-debuginfo=false | FileCheck %s
 // RUN: tq-opt %s -tq-training-step -tq-quantize="tile=4 min-channels=0" -mlir-print-debuginfo=false | FileCheck %s --check-prefix=ALL
+// RUN: tq-opt %s -tq-training-step -tq-quantize="tile=4 quantize=activations" -mlir-print-debuginfo=false | FileCheck %s --check-prefix=MIXED
 // tq-training-step numbers the forward GEMMs (tq.layer) and marks each
 // gradient GEMM with the one it differentiates (tq.gradient_of):
 // tq-quantize leaves the gradients of a layer it leaves in float in float.
@@ -25,21 +26,31 @@
 // STEP: linalg.conv_2d_nchw_fchw {{{.*}}tq.gradient_of = 0 : i64, tq.roles = [#tq.role<activation>, #tq.role<output_grad>]}
 // STEP: linalg.generic {{.*}} ins(%[[W3]], %[[DW3]],
 
+// tq-quantize removes the numbers once it has used them.
 // CHECK-LABEL: func.func @train_step(
-// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}tq.layer = 0 : i64
+// CHECK-NOT: tq.layer
+// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}tq.roles = [#tq.role<activation>, #tq.role<weight>]
 // CHECK: tq.conv2d
 // CHECK: tq.matmul %{{.*}}, %{{.*}} {transpose_b}
 // The product's dW = dYᵀ·A, both read as stored.
 // CHECK: tq.matmul %{{.*}}, %{{.*}} {transpose_a} {{.*}} -> tensor<3x64xf32>
 // CHECK-COUNT-2: tq.conv2d
-// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}tq.gradient_of = 0 : i64
+// CHECK: linalg.conv_2d_nchw_fchw {{{.*}}tq.roles = [#tq.role<activation>, #tq.role<output_grad>]
 // CHECK-NOT: tq.conv2d
+// CHECK-NOT: tq.gradient_of
 
 // With min-channels=0 every layer and gradient is quantized.
 // ALL-LABEL: func.func @train_step(
 // ALL-NOT: linalg.conv_2d_nchw_fchw
 // ALL-COUNT-4: tq.conv2d
 // ALL-NOT: linalg.conv_2d_nchw_fchw
+
+// With only activations quantized, no convolution is (tq.conv2d quantizes
+// both operands): neither are their gradients.
+// MIXED-LABEL: func.func @train_step(
+// MIXED-NOT: tq.conv2d
+// MIXED: tq.matmul
+// MIXED-NOT: tq.conv2d
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @main(%x: tensor<4x1x6x6xf32>) -> tensor<4x3xf32> {
   %w1 = arith.constant dense<0.5> : tensor<4x1x3x3xf32>

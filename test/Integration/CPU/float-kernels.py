@@ -157,13 +157,14 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
           [x, w, bias], want, fused)
 
 
-def transposed_filter_conv(xshape, dyshape, special=False, precise=False):
-    """conv(x, dYᵀ) filled with 0, dYᵀ a linalg.transpose of dY (C, F, R,
-    S), as tq-training-step's weight gradients are."""
+def transposed_filter_conv(xshape, dyshape, special=False, precise=False,
+                           perm=(1, 0, 2, 3)):
+    """conv(x, w) filled with 0, w a linalg.transpose of dY by `perm` (dY
+    as (C, F, R, S) by default: tq-training-step's weight gradients)."""
     gen = full if precise else (lambda shape: data(shape, special))
     x = gen(xshape)
     dy = gen(dyshape)
-    w = np.ascontiguousarray(dy.transpose(1, 0, 2, 3))
+    w = np.ascontiguousarray(dy.transpose(perm))
     zero = np.zeros(w.shape[0], np.float32)
     want = ref_conv(x, w, zero, (1, 1), (1, 1))
     fused = ref_conv(x, w, zero, (1, 1), (1, 1), fused=True) if precise else None
@@ -172,7 +173,7 @@ def transposed_filter_conv(xshape, dyshape, special=False, precise=False):
 func.func @main(%x: {tx}, %dy: {tdy}) -> {ty_} {{
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : {tw}
-  %w = linalg.transpose ins(%dy : {tdy}) outs(%e : {tw}) permutation = [1, 0, 2, 3]
+  %w = linalg.transpose ins(%dy : {tdy}) outs(%e : {tw}) permutation = [{", ".join(map(str, perm))}]
   %o = tensor.empty() : {ty_}
   %init = linalg.fill ins(%zero : f32) outs(%o : {ty_}) -> {ty_}
   %y = linalg.conv_2d_nchw_fchw {{strides = dense<1> : tensor<2xi64>,
@@ -180,7 +181,7 @@ func.func @main(%x: {tx}, %dy: {tdy}) -> {ty_} {{
       ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
   return %y : {ty_}
 }}"""
-    check(f"conv {xshape} dY {dyshape} transposed precise={precise}", src, [x, dy],
+    check(f"conv {xshape} dY {dyshape} transposed {perm} precise={precise}", src, [x, dy],
           want, fused)
 
 
@@ -751,6 +752,7 @@ conv((1, 4, 15, 15), (12, 4, 5, 5), stride=(2, 2), dilation=(2, 2))
 conv((1, 3, 23, 23), (10, 3, 21, 21), precise=True)
 transposed_filter_conv((1, 64, 10, 10), (64, 16, 8, 8), precise=True)
 transposed_filter_conv((1, 5, 30, 30), (5, 16, 28, 28), special=True)
+transposed_filter_conv((1, 5, 8, 22), (6, 12, 5, 20), perm=(1, 2, 0, 3), precise=True)
 depthwise((2, 5, 10, 10), 3)
 depthwise((1, 7, 23, 19), 3, dilation=(2, 2))
 depthwise((2, 3, 12, 12), 3, stride=(2, 2))

@@ -528,6 +528,29 @@ Value foldInputPadding(Value input, SmallVector<int64_t, 4> &padding,
   return pad.getSource();
 }
 
+/// Why compute op `op` stays in float, or null when it is quantized.
+static const char *floatReason(Operation *op, const ComputeOp &c,
+                               const QuantizationOptions &options) {
+  if (keptInFloat(op, options))
+    return "kept in float";
+  if (!op->hasAttr(kRolesAttr) || !op->hasAttr(kSplitDimsAttr))
+    return "roles are not annotated";
+  Role roles[2];
+  SmallVector<int64_t, 2> dims[2];
+  readAnnotations(c, roles, dims);
+  bool quantize[2] = {options.quantizes(roles[0]), options.quantizes(roles[1])};
+  const CalibratedLayer *layer = nullptr;
+  if (options.calibrated)
+    layer = options.calibrated->lookup(op);
+  if (layer && layer->operands[0].isFloat && layer->operands[1].isFloat)
+    return "calibrated as float";
+  if (!layer && !quantize[0] && !quantize[1])
+    return "no operand to quantize";
+  if (!layer && c.isConv() && !(quantize[0] && quantize[1]))
+    return "tq.conv2d quantizes both operands";
+  return nullptr;
+}
+
 struct QuantizeComputeOp : RewritePattern {
   QuantizeComputeOp(MLIRContext *ctx, const QuantizationOptions &options)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
@@ -539,10 +562,8 @@ struct QuantizeComputeOp : RewritePattern {
     FailureOr<ComputeOp> c = matchComputeOp(op, &why);
     if (failed(c))
       return rewriter.notifyMatchFailure(op, why);
-    if (keptInFloat(op, options))
-      return rewriter.notifyMatchFailure(op, "kept in float");
-    if (!op->hasAttr(kRolesAttr) || !op->hasAttr(kSplitDimsAttr))
-      return rewriter.notifyMatchFailure(op, "roles are not annotated");
+    if (const char *reason = floatReason(op, *c, options))
+      return rewriter.notifyMatchFailure(op, reason);
     Role roles[2];
     SmallVector<int64_t, 2> dims[2];
     readAnnotations(*c, roles, dims);
@@ -553,13 +574,6 @@ struct QuantizeComputeOp : RewritePattern {
     const CalibratedLayer *layer = nullptr;
     if (options.calibrated)
       layer = options.calibrated->lookup(op);
-    if (layer && layer->operands[0].isFloat && layer->operands[1].isFloat)
-      return rewriter.notifyMatchFailure(op, "calibrated as float");
-    if (!layer && !quantize[0] && !quantize[1])
-      return rewriter.notifyMatchFailure(op, "no operand to quantize");
-    if (!layer && isConv && !(quantize[0] && quantize[1]))
-      return rewriter.notifyMatchFailure(op,
-                                         "tq.conv2d quantizes both operands");
 
     Location loc = op->getLoc();
     SmallVector<int64_t, 4> padding(4, 0);
@@ -795,14 +809,6 @@ struct TQInsertQuantizationPass
     llvm::DenseMap<Operation *, const CalibratedLayer *> calibrated;
     llvm::DenseMap<Operation *, std::string> layerNames = nameLayers(root);
     o.layerNames = &layerNames;
-    llvm::DenseSet<std::pair<Operation *, int64_t>> floatLayers;
-    root->walk([&](Operation *op) {
-      if (auto layer = op->getAttrOfType<IntegerAttr>(kLayerAttr);
-          layer && keptInFloat(op, o))
-        floatLayers.insert(
-            {op->getParentOfType<FunctionOpInterface>(), layer.getInt()});
-    });
-    o.floatLayers = &floatLayers;
     // Every keep-float entry names an op kind or a layer of the input.
     for (const std::string &keep : o.keepFloat) {
       bool found = llvm::any_of(
@@ -844,6 +850,18 @@ struct TQInsertQuantizationPass
     }
     if (failed(annotateRolesAndSplitDims(root)))
       return signalPassFailure();
+    // The forward layers left in float, whose gradients stay in float too.
+    llvm::DenseSet<std::pair<Operation *, int64_t>> floatLayers;
+    root->walk([&](Operation *op) {
+      auto layer = op->getAttrOfType<IntegerAttr>(kLayerAttr);
+      if (!layer)
+        return;
+      if (FailureOr<ComputeOp> c = matchComputeOp(op);
+          succeeded(c) && floatReason(op, *c, o))
+        floatLayers.insert(
+            {op->getParentOfType<FunctionOpInterface>(), layer.getInt()});
+    });
+    o.floatLayers = &floatLayers;
     llvm::DenseMap<Operation *, int64_t> layerTiles;
     for (int64_t v : o.tileCandidates)
       if (v <= 0) {
@@ -871,6 +889,12 @@ struct TQInsertQuantizationPass
     RewritePatternSet patterns(&getContext());
     populateInsertQuantizationPatterns(patterns, o);
     walkAndApplyPatterns(root, std::move(patterns));
+    // The layer numbers have served: float ops of different layers are
+    // alike again (for CSE and shared kernels).
+    root->walk([](Operation *op) {
+      op->removeAttr(kLayerAttr);
+      op->removeAttr(kGradientOfAttr);
+    });
   }
 };
 
