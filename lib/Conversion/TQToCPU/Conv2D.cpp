@@ -341,19 +341,23 @@ void alignRows(KernelShape &s, const ConvGeometry &g, GatheredA &ga,
   ISAInfo isa = getISAInfo(o.target);
   if (!isa.registers)
     return;
-  int64_t P = g.P, Q = g.Q, NC = s.N <= s.L ? 1 : 2;
-  int64_t most = std::min((isa.registers - NC - 1) / (2 * NC), 2 * isa.rows);
-  for (int64_t mr = most; mr * 3 >= isa.rows * 2; --mr) {
-    if (Q % mr != 0 && (mr % Q != 0 || P * Q % mr != 0))
-      continue;
-    s.MR = mr;
-    s.NC = NC;
-    for (int64_t r = 0; r < mr; ++r) {
-      int64_t pix = r / Q * g.stride[0] * (g.W + g.pad[1] + g.pad[3]) +
-                    r % Q * g.stride[1];
-      ga.rowDeltas.push_back({pix * g.C, pix * g.CT, pix * g.CT});
+  int64_t P = g.P, Q = g.Q;
+  // Two vectors per row when the filters need them, else (or when no such
+  // tile is aligned) one: twice the rows, each panel of filters in turn.
+  for (int64_t NC = s.N <= s.L ? 1 : 2; NC >= 1; --NC) {
+    int64_t most = std::min((isa.registers - NC - 1) / (2 * NC), 2 * isa.rows);
+    for (int64_t mr = most; mr * 3 >= isa.rows * 2; --mr) {
+      if (Q % mr != 0 && (mr % Q != 0 || P * Q % mr != 0))
+        continue;
+      s.MR = mr;
+      s.NC = NC;
+      for (int64_t r = 0; r < mr; ++r) {
+        int64_t pix = r / Q * g.stride[0] * (g.W + g.pad[1] + g.pad[3]) +
+                      r % Q * g.stride[1];
+        ga.rowDeltas.push_back({pix * g.C, pix * g.CT, pix * g.CT});
+      }
+      return;
     }
-    return;
   }
 }
 

@@ -118,6 +118,11 @@ case((2, 4, 4, 128), (8, 3, 3, 128), 128, pad=(1, 1, 1, 1))
 case((2, 14, 14, 16), (32, 3, 3, 16), 16, pad=(1, 1, 1, 1))
 case((2, 14, 14, 32), (16, 3, 3, 32), 16, pad=(1, 1, 1, 1), threads=2)
 case((3, 8, 5, 16), (12, 3, 3, 16), 16, stride=(2, 1), pad=(1, 1, 1, 1))
+# 3 x 3 outputs with more filters than a vector (a weight gradient, whose
+# image is the transposed batch): micro-tiles of the whole image's 9 rows
+# of one vector, each panel of 16 filters in turn (the last one masked).
+case((16, 4, 4, 64), (32, 4, 4, 64), 16, pad=(1, 1, 1, 1))
+case((4, 5, 5, 32), (20, 3, 3, 32), 16, threads=2)
 
 
 def adversarial(n, h, w, c, k, r, s, v):
@@ -156,4 +161,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 24, mismatches: 0
+# CHECK: conv cases per target: 26, mismatches: 0
