@@ -334,8 +334,9 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
 /// image (Q divides MR, MR divides P·Q). Takes the most such rows whose
 /// accumulators (f32 and int32, NC vectors each), B's NC vectors and A's
 /// broadcast fit the registers (up to twice chooseKernel's rows), with one
-/// vector per row when the filters fit one; keeps chooseKernel's shape if
-/// none has at least 2/3 of its rows.
+/// vector per row when the filters fit one, or when no tile of two is
+/// aligned (3 × 3 outputs: 9 rows, each panel of filters in turn); keeps
+/// chooseKernel's shape if none has at least 2/3 of its rows.
 void alignRows(KernelShape &s, const ConvGeometry &g, GatheredA &ga,
                const CPUCodegenOptions &o) {
   ISAInfo isa = getISAInfo(o.target);
