@@ -22,6 +22,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -36,6 +37,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include <cstdlib>
 
 #include <map>
 
@@ -634,6 +636,13 @@ bool CPUModule::writeSharedLibrary(const std::string &path,
     return false;
   }
   return true;
+}
+
+void ::tq::cpu::bindThreadsToCores() {
+  if (std::getenv("OMP_PROC_BIND") || std::getenv("OMP_PLACES"))
+    return;
+  ::setenv("OMP_PROC_BIND", "spread", /*overwrite=*/0);
+  ::setenv("OMP_PLACES", "cores", /*overwrite=*/0);
 }
 
 void ::tq::cpu::keepFreedMemory() {

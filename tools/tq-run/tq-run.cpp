@@ -110,9 +110,12 @@ static cl::opt<unsigned> repeat(cl::cat(toolOptions), "repeat",
                                 cl::desc("call the function N times and "
                                          "report the time"),
                                 cl::init(1));
-static cl::opt<int64_t> threads(cl::cat(toolOptions), "num-threads",
-                                cl::desc("threads sharing the compiled loops"),
-                                cl::init(1));
+static cl::opt<int64_t>
+    threads(cl::cat(toolOptions), "num-threads",
+            cl::desc("threads sharing the compiled loops, one per core "
+                     "(OMP_PROC_BIND=spread OMP_PLACES=cores unless the "
+                     "environment sets either)"),
+            cl::init(1));
 static cl::opt<unsigned> optLevel(cl::cat(toolOptions), "O",
                                   cl::desc("LLVM optimization level"),
                                   cl::init(3));
@@ -233,6 +236,8 @@ int main(int argc, char **argv) {
     return fail("-O must be 0..3, got " + Twine(optLevel));
   if (threads < 1)
     return fail("--num-threads must be at least 1, got " + Twine(threads));
+  if (threads > 1)
+    tq::cpu::bindThreadsToCores();
   if (repeat == 0)
     return fail("--repeat must be at least 1");
   bool onPPU = target == "ppu";

@@ -95,9 +95,11 @@ static cl::opt<int64_t> limitTest(cl::cat(toolOptions), "limit-test",
 static cl::opt<std::string> target(cl::cat(toolOptions), "target",
                                    cl::desc("instruction set (see tq-run)"),
                                    cl::init("native"));
-static cl::opt<int64_t> threads(cl::cat(toolOptions), "num-threads",
-                                cl::desc("threads sharing the compiled loops"),
-                                cl::init(1));
+static cl::opt<int64_t>
+    threads(cl::cat(toolOptions), "num-threads",
+            cl::desc("threads sharing the compiled loops, one per core "
+                     "(see tq-run)"),
+            cl::init(1));
 static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o",
                                        cl::desc("write the trained model "
                                                 "(ONNX, float weights) here"),
@@ -516,6 +518,8 @@ int main(int argc, char **argv) {
   options.target = target;
   options.threads = threads;
   cpu::keepFreedMemory();
+  if (threads > 1)
+    cpu::bindThreadsToCores();
   std::unique_ptr<cpu::CPUModule> compiled =
       cpu::CPUModule::compile(text, modelPath, options, error);
   if (!compiled)
