@@ -5,7 +5,8 @@ rounding) and with the torch fp32 reference
 from the same seeded initialization, data order and optimizer, and prints
 the tables of docs/Training.md: the final test accuracy of each seed and
 their mean, and the step time at batch 64 on 1 and 2 threads against
-torch's step and onnxruntime's forward, all measured in this run.
+torch's step and onnxruntime's forward, measured side by side in this run
+(the median of three rounds of the three).
 
     /usr/bin/python3 -m tq.models.train_compare BUILD/bin [--quick] [--seeds=N]
 
@@ -69,6 +70,23 @@ def ort_forward_ms(model, shape, threads):
     return ms
 
 
+def step_times(name, model, data, init, side, threads, rounds=3, limit=6400):
+    """The step time of tq-train (8-bit) and of torch, and onnxruntime's
+    forward time, at batch 64 on `threads`: each measured in turn, `rounds`
+    times over (one epoch of `limit` samples for the steps), and the median
+    of each. Measured side by side, the three see the same phases of the
+    machine, whose speed drifts over the minutes of the accuracy runs."""
+    times = []
+    for _ in range(rounds):
+        tq = tq_train(f"{name}-q8-{threads}t", model, data, 1, f"--quantize=tile={TILE}",
+                      f"--num-threads={threads}", f"--limit-train={limit}", "--limit-test=64")
+        ref = torch_train(f"{name}-torch-{threads}t", init, data, 1, threads=threads,
+                          limit=limit)
+        ort = ort_forward_ms(model, (1, side, side), threads)
+        times.append((step_ms(tq), step_ms(ref), ort))
+    return tuple(float(np.median(column)) for column in zip(*times))
+
+
 def accuracies(name, model, data, epochs, schedule, seed):
     """The final test accuracy of each configuration from `seed`, and the
     logs of the 8-bit run, of torch's and of the adaptive run."""
@@ -109,17 +127,13 @@ def main():
         model = os.path.join(ROOT, "models", onnx)
         runs = [accuracies(name, model, data, epochs, schedule, seed)
                 for seed in range(1, SEEDS + 1)]
-        first = runs[0]
         init = os.path.join(WORK, f"{onnx}.1.init.onnx")
-        # 2 threads, on 3200 samples (the step time does not depend on the data).
-        q8_2 = tq_train(f"{name}-q8-2t", model, data, 1, f"--quantize=tile={TILE}",
-                        "--num-threads=2", "--limit-train=3200", "--limit-test=64")
-        ref_2 = torch_train(f"{name}-torch-2t", init, data, 1, threads=2, limit=3200)
         side = 8 if data == "digits" else 28
-        ort1 = ort_forward_ms(model, (1, side, side), 1)
-        ort2 = ort_forward_ms(model, (1, side, side), 2)
-        rows.append((name, epochs, runs, step_ms(first["q8"]), step_ms(first["torch"]), ort1,
-                     step_ms(q8_2), step_ms(ref_2), ort2))
+        # The step time does not depend on the data: one epoch of 6400
+        # samples (the digits' 1437 in full) per measurement.
+        rows.append((name, epochs, runs,
+                     *step_times(name, model, data, init, side, 1),
+                     *step_times(name, model, data, init, side, 2)))
 
     seeds = ", ".join(str(s) for s in range(1, SEEDS + 1))
     print(f"Test accuracy, the mean over seeds {seeds}; in brackets, points against "
