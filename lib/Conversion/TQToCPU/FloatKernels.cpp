@@ -62,11 +62,16 @@ FailureOr<WindowOperands> matchWindowOperands(linalg::LinalgOp op, int64_t rank,
                                               PatternRewriter &rw) {
   if (!op.hasPureBufferSemantics())
     return rw.notifyMatchFailure(op, "not on buffers");
-  WindowOperands v{op.getDpsInputs()[0], op.getDpsInputs()[1],
-                   op.getDpsInits()[0]};
+  WindowOperands v;
+  v.x = op.getDpsInputs()[0];
+  v.w = op.getDpsInputs()[1];
+  v.y = op.getDpsInits()[0];
   if (!isKernelOperand(v.x, rank) || !isKernelOperand(v.w, rank) ||
       !isKernelOperand(v.y, rank))
     return rw.notifyMatchFailure(op, "operands are not static f32 views");
+  v.xs = cast<MemRefType>(v.x.getType()).getShape();
+  v.ws = cast<MemRefType>(v.w.getType()).getShape();
+  v.ys = cast<MemRefType>(v.y.getType()).getShape();
   return v;
 }
 
@@ -571,9 +576,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     for (Value v : {x, w, y})
       if (!cast<MemRefType>(v.getType()).getLayout().isIdentity())
         return rw.notifyMatchFailure(op, "operand is not row-major");
-    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
-                      ws = cast<MemRefType>(w.getType()).getShape(),
-                      ys = cast<MemRefType>(y.getType()).getShape();
+    ArrayRef<int64_t> xs = operands->xs, ws = operands->ws, ys = operands->ys;
     SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
         dl(op.getDilations().getValues<int64_t>());
     int64_t N = xs[0], C = xs[1], W = xs[3];

@@ -46,6 +46,7 @@ bool isKernelOperand(Value v, int64_t rank);
 /// kernel operand of `rank`; failure (with the reason) otherwise.
 struct WindowOperands {
   Value x, w, y;
+  ArrayRef<int64_t> xs, ws, ys; // their shapes
 };
 FailureOr<WindowOperands> matchWindowOperands(linalg::LinalgOp op, int64_t rank,
                                               PatternRewriter &rw);

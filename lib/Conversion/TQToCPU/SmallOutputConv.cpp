@@ -150,9 +150,7 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     Value x = operands->x, w = operands->w, y = operands->y;
     if (!cast<MemRefType>(y.getType()).getLayout().isIdentity())
       return rw.notifyMatchFailure(op, "output is not row-major");
-    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
-                      ws = cast<MemRefType>(w.getType()).getShape(),
-                      ys = cast<MemRefType>(y.getType()).getShape();
+    ArrayRef<int64_t> xs = operands->xs, ws = operands->ws, ys = operands->ys;
     SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
         dl(op.getDilations().getValues<int64_t>());
     int64_t N = xs[0], C = xs[1], F = ws[0], R = ws[2], S = ws[3], P = ys[2],
