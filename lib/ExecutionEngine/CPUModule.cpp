@@ -22,7 +22,6 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
-
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -37,8 +36,8 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include <cstdlib>
 
+#include <cstdlib>
 #include <map>
 
 #if defined(__GLIBC__)
@@ -641,8 +640,8 @@ bool CPUModule::writeSharedLibrary(const std::string &path,
 void ::tq::cpu::bindThreadsToCores() {
   if (std::getenv("OMP_PROC_BIND") || std::getenv("OMP_PLACES"))
     return;
-  ::setenv("OMP_PROC_BIND", "spread", /*overwrite=*/0);
-  ::setenv("OMP_PLACES", "cores", /*overwrite=*/0);
+  ::setenv("OMP_PROC_BIND", "spread", /*overwrite=*/1);
+  ::setenv("OMP_PLACES", "cores", /*overwrite=*/1);
 }
 
 void ::tq::cpu::keepFreedMemory() {

@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tq;
@@ -155,21 +156,20 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
         dl(op.getDilations().getValues<int64_t>());
     int64_t N = xs[0], C = xs[1], F = ws[0], R = ws[2], S = ws[3], P = ys[2],
             Q = ys[3], PQ = P * Q, L = o.lanes;
-    auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
     // The filters fill more of a vector than the pixels would fill of the
     // convolution kernel's two, over a reduction of a few blocks or more.
     if (F > L || PQ > 2 * L || C * R * S < 4 * L ||
-        F * ceilDiv(PQ, 2 * L) * 2 <= PQ)
+        F * llvm::divideCeilSigned(PQ, 2 * L) * 2 <= PQ)
       return rw.notifyMatchFailure(op, "the pixels fill the lanes as well");
     // Groups of pixels whose accumulators fit the registers beside the
     // block and a broadcast, and at least one group per thread.
     int64_t rowsPerGroup = o.registers - L - 2;
     if (rowsPerGroup < 1)
       return rw.notifyMatchFailure(op, "no registers for the accumulators");
-    int64_t groups =
-        std::max(ceilDiv(PQ, rowsPerGroup), std::min(o.threads, PQ));
-    int64_t G = ceilDiv(PQ, groups);
-    groups = ceilDiv(PQ, G);
+    int64_t groups = std::max(llvm::divideCeilSigned(PQ, rowsPerGroup),
+                              std::min(o.threads, PQ));
+    int64_t G = llvm::divideCeilSigned(PQ, groups);
+    groups = llvm::divideCeilSigned(PQ, G);
 
     // The filter as read: w[i] = source[at], at[j] = i[fromW[j]].
     std::optional<PermutedCopy> copy =

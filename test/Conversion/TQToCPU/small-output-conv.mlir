@@ -29,8 +29,10 @@
 // CHECK-NOT: linalg.fill
 // The image's pixels are split between the two threads (5 and 4).
 // PAR-LABEL: func.func @weight_gradient
-// PAR: scf.parallel
+// PAR: scf.parallel ({{.*}}) = (%c0, %c0) to (%c1, %c2) step (%c1, %c1)
 // PAR-COUNT-5: vector.scatter
+// PAR-NOT: vector.scatter
+// PAR: return
 // On AVX2 the 16 filters are two vectors: the convolution kernel takes it.
 // AVX2-LABEL: func.func @weight_gradient
 // AVX2-NOT: vector.scatter
