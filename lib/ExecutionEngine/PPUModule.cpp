@@ -9,6 +9,7 @@
 #include "tq/Target/PPUISA/Stream.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -30,6 +31,10 @@ namespace {
 /// writing value slots.
 struct Step {
   bool onPPU = false;
+  /// A host-side copy of a scalar argument into a 0-d tensor (the
+  /// schedule's tensor.from_elements of a training step's iteration), no
+  /// call.
+  bool pack = false;
   std::string callee;
   size_t kernel = 0; // index into streams, on the PPU
   std::vector<unsigned> ins, outs;
@@ -291,6 +296,10 @@ std::unique_ptr<PPUModule> PPUModule::compile(const std::string &source,
           step.onPPU = true;
           step.callee = launch.getKernel().str();
           step.kernel = kernelIndex.at(step.callee);
+        } else if (auto pack = dyn_cast<tensor::FromElementsOp>(op);
+                   pack && pack.getElements().size() == 1 &&
+                   slot.count(pack.getElements()[0])) {
+          step.pack = true;
         } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
           for (Value v : ret.getOperands()) {
             auto it = slot.find(v);
@@ -384,6 +393,10 @@ bool PPUModule::invoke(const std::string &function,
     for (unsigned s : step.outs) {
       storage[s].assign(bytesOf(s), 0);
       data[s] = storage[s].data();
+    }
+    if (step.pack) {
+      std::memcpy(data[step.outs[0]], data[step.ins[0]], bytesOf(step.outs[0]));
+      continue;
     }
     if (!step.onPPU) {
       std::vector<cpu::Buffer> ins, outs;
