@@ -31,8 +31,11 @@
 #                   (bench-interval.sh, about five minutes)
 #   train           docs/Training.md: training against torch (bench-train.sh,
 #                   about fifteen minutes)
-# The sections after granularity, and granularity's CPU ms column, measure
-# time: their ratios hold within a run, their milliseconds change from run
+#   ppu-train       docs/Training.md: a training step on the PPU simulator,
+#                   V×V tiles against 1×V vectors (tq.models.ppu_train,
+#                   about a minute and a half)
+# The sections after granularity but ppu-train, and granularity's CPU ms
+# column, measure time: their ratios hold within a run, their milliseconds change from run
 # to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +44,7 @@ scripts/build.sh >/dev/null
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] &&
   sections=(ppu-transpose accuracy granularity conformance compile ort cpu-matmul profile
-    mobilenet wakeword interval train)
+    mobilenet wakeword interval train ppu-train)
 scripts/install-deps.sh base node train >/dev/null
 export PYTHONPATH=python:build/python
 
@@ -114,8 +117,10 @@ for s in "${sections[@]}"; do
       generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.interval_compare build/bin ;;
     train)
       generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.train_compare build/bin ;;
+    ppu-train)
+      generate docs/Training.md "$s" /usr/bin/python3 -m tq.models.ppu_train build/bin ;;
     *)
-      echo "update-docs: unknown section '$s' (ppu-transpose, accuracy, granularity, conformance, compile, ort, cpu-matmul, profile, mobilenet, wakeword, interval, train)" >&2
+      echo "update-docs: unknown section '$s' (ppu-transpose, accuracy, granularity, conformance, compile, ort, cpu-matmul, profile, mobilenet, wakeword, interval, train, ppu-train)" >&2
       exit 2 ;;
   esac
 done

@@ -8,7 +8,8 @@
 #     random directions (relative error below 2e-2 in f32);
 #  3. the 8-bit step (tq-quantize, V×V tiles): the same bits on the CPU and
 #     on the PPU simulator, updates within cosine 0.98 of the f32 ones, and 0
-#     requantizations for V×V tiles against some for 1×V vectors (SPEC T4).
+#     requantizations for V×V tiles against some for 1×V vectors (SPEC T4),
+#     counted by tq-fold-transposes and by the PPU streams.
 # The models: the bundled digits CNN (conv, ReLU, max pool, Gemm), one
 # exported here with a strided dilated convolution, an overlapping max
 # pool, an average pool, sigmoid and tanh, one whose max pool leaves a
@@ -235,6 +236,20 @@ same = all(np.array_equal(a, b) for a, b in zip(got, ppu))
 # CHECK: PPU: {{[1-9][0-9]*}} launches, same bits as the CPU
 print(f"PPU: {stats['launches']} launches, "
       f"{'same bits as the CPU' if same else 'DIFFERENT from the CPU'}")
+# The backward products on the PPU read the stored V×V tiles transposed: the
+# compiled streams requantize nothing. With 1×V vectors they requantize the
+# transposed operands (REQ), and the step still gives the CPU's bits.
+vq = os.path.join(work, "digits-vq.mlir")
+tool("tq-opt", step, "-tq-quantize=tile=8 granularity=vector", "-o", vq)
+vtext = open(vq).read()
+vcpu = cpu.run(vtext, inputs, entry="train_step", outputs=2 * P + 2)
+vppu, vstats = cpu.run_ppu(vtext, inputs, entry="train_step", outputs=2 * P + 2)
+vsame = all(np.array_equal(a, b) for a, b in zip(vcpu, vppu))
+# CHECK: PPU streams: 0 requantizations with tiles, {{[1-9][0-9]*}} with vectors (same bits as the CPU), unified-buffer reads +{{[1-9][0-9]*}}
+print(f"PPU streams: {stats['requantizations']} requantizations with tiles, "
+      f"{vstats['requantizations']} with vectors "
+      f"({'same bits as the CPU' if vsame else 'DIFFERENT from the CPU'}), "
+      f"unified-buffer reads {vstats['ub_reads'] - stats['ub_reads']:+d}")
 
 # Stochastic gradients draw their noise from each quantization's seed plus
 # the iteration argument: the same iteration gives the same bits, the next
