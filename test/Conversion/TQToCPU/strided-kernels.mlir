@@ -31,9 +31,23 @@
 // CHECK:               %[[B:.*]] = vector.shuffle %[[R0]], %[[R1]] [4, 12, 5, 13, 6, 14, 7, 15]
 // CHECK:               vector.store %[[B]], %[[DX]]
 // CHECK-NOT:     linalg.generic
+// On avx512 the rows of 8 go two to a vector of 16: each x row's 16 values
+// in one load, the even lanes of two rows in one shuffle; p and dy's two
+// rows are one load; each dX row is stored whole, interleaved from its half
+// of the two results.
 // PAR-LABEL: func.func @route_pair
-// PAR:         scf.parallel
-// PAR:           vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<8xf32>
+// PAR:         scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c3, %c2)
+// PAR:           %[[A:.*]] = vector.load {{.*}} : memref<752xf32>, vector<16xf32>
+// PAR:           %[[B:.*]] = vector.load {{.*}} : memref<752xf32>, vector<16xf32>
+// PAR:           vector.shuffle %[[A]], %[[B]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<16xf32>
+// PAR:           vector.shuffle %[[A]], %[[B]] [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<16xf32>
+// PAR:           vector.load {{.*}} : memref<192xf32>, vector<16xf32>
+// PAR:           vector.load {{.*}} : memref<192xf32>, vector<16xf32>
+// PAR:           %[[R0:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23]
+// PAR:           vector.store %[[R0]]
+// PAR:           %[[R1:.*]] = vector.shuffle %{{.*}}, %{{.*}} [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31]
+// PAR:           vector.store %[[R1]]
+// PAR-NOT:       scf.if
 func.func @route_pair(%x: memref<2x3x8x16xf32>, %p: memref<2x3x4x8xf32>, %dy: memref<2x3x4x8xf32>, %dx: memref<2x3x8x16xf32>) {
   %cst = arith.constant 0.0 : f32
   %true = arith.constant true
@@ -178,6 +192,47 @@ func.func @update(%w: memref<4x16xf32>, %g: memref<16x4xf32>, %lr: memref<f32>, 
     %s = arith.mulf %c, %l : f32
     %x = arith.subf %a, %s : f32
     linalg.yield %x, %c : f32, f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1)>
+// Rows of 7 (the Fashion CNN's second max-pool gradient) on avx512: two to
+// a vector of 16, pairs of the 7 rows, and the last row alone under an
+// scf.if. x is a view of rows of 9 (two masked loads merged), s one value
+// per row (two broadcasts merged), y contiguous (one load of both rows),
+// the output a view of rows of 9 (the second row's lanes moved down).
+// PAR-LABEL: func.func @rows_of_seven
+// PAR:         scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4)
+// PAR:           scf.if
+// PAR:             %[[X0:.*]] = vector.maskedload {{.*}} : memref<124xf32>, vector<16xi1>, vector<16xf32>
+// PAR:             %[[X1:.*]] = vector.maskedload {{.*}} : memref<124xf32>, vector<16xi1>, vector<16xf32>
+// PAR:             vector.shuffle %[[X0]], %[[X1]] [0, 1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 0, 0]
+// PAR:             memref.load
+// PAR:             memref.load
+// PAR:             vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 0, 0]
+// PAR:             vector.maskedload {{.*}} : memref<98xf32>, vector<16xi1>, vector<16xf32>
+// PAR:             vector.maskedstore {{.*}} : memref<98xf32>, vector<16xi1>, vector<16xf32>
+// PAR:             vector.maskedstore %[[O:reinterpret_cast_[0-9]+]][%{{[0-9]+}}], %{{[0-9]+}}, %[[R:[0-9]+]] : memref<124xf32>
+// PAR:             %[[HI:.*]] = vector.shuffle %[[R]], %[[R]] [7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6]
+// PAR:             vector.maskedstore %[[O]][%{{[0-9]+}}], %{{[0-9]+}}, %[[HI]]
+// PAR:           } else {
+// PAR:             vector.maskedload {{.*}} : memref<124xf32>, vector<16xi1>, vector<16xf32>
+// PAR-NOT:         vector.shuffle
+// PAR:           }
+func.func @rows_of_seven(%xb: memref<2x7x9xf32>, %s: memref<2x7xf32>, %y: memref<2x7x7xf32>, %z: memref<2x7x7xf32>, %ob: memref<2x7x9xf32>) {
+  %x = memref.subview %xb[0, 0, 0] [2, 7, 7] [1, 1, 1] : memref<2x7x9xf32> to memref<2x7x7xf32, strided<[63, 9, 1]>>
+  %o = memref.subview %ob[0, 0, 0] [2, 7, 7] [1, 1, 1] : memref<2x7x9xf32> to memref<2x7x7xf32, strided<[63, 9, 1]>>
+  linalg.generic {indexing_maps = [#id, #row, #id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+    ins(%x, %s, %y : memref<2x7x7xf32, strided<[63, 9, 1]>>, memref<2x7xf32>, memref<2x7x7xf32>)
+    outs(%z, %o : memref<2x7x7xf32>, memref<2x7x7xf32, strided<[63, 9, 1]>>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %d: f32, %e: f32):
+    %m = arith.mulf %a, %b : f32
+    %n = arith.addf %m, %c : f32
+    linalg.yield %m, %n : f32, f32
   }
   return
 }

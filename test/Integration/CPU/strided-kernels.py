@@ -13,7 +13,10 @@
 #   - an update with two outputs reading a transposed operand (a gather)
 #     and a scalar;
 #   - one output reading a view at a stride of 2 without its partner, from
-#     an even and from an odd start.
+#     an even and from an odd start;
+#   - rows of at most half a vector, two to a vector (the pooled rows of 7
+#     and 4 above too): an odd number of rows, views of wider rows read and
+#     written, and a value per row broadcast along it.
 # NaN payloads are not compared: any NaN matches any NaN.
 import sys
 
@@ -267,6 +270,42 @@ func.func @main(%x: {tx}, %y: {t}) -> {t} {{
           [x, y], [want])
 
 
+def row_views(n, rows, cols, special=False):
+    """Two outputs of rows of `cols` at most half a vector, packed two to a
+    vector: a = x·s and b += x + s, x a view of the first `cols` of wider
+    rows, s one value per row (a broadcast along the row that changes from
+    row to row), b read and written in the first `cols` of wider rows."""
+    x = values((n, rows, cols + 3), special)
+    s = values((n, rows), special)
+    b0 = values((n, rows, cols + 2))
+    with np.errstate(all="ignore"):
+        a = (x[:, :, :cols] * s[:, :, None]).astype(f32)
+        b = b0.copy()
+        b[:, :, :cols] = ((x[:, :, :cols] + s[:, :, None]).astype(f32) +
+                          b0[:, :, :cols]).astype(f32)
+    t, tx, tb, ts = ty((n, rows, cols)), ty(x.shape), ty(b0.shape), ty(s.shape)
+    idm = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
+    row = "affine_map<(d0, d1, d2) -> (d0, d1)>"
+    src = f"""
+func.func @main(%x: {tx}, %s: {ts}, %b0: {tb}) -> ({t}, {tb}) {{
+  %xs = tensor.extract_slice %x[0, 0, 0] [{n}, {rows}, {cols}] [1, 1, 1] : {tx} to {t}
+  %bs = tensor.extract_slice %b0[0, 0, 0] [{n}, {rows}, {cols}] [1, 1, 1] : {tb} to {t}
+  %e = tensor.empty() : {t}
+  %r:2 = linalg.generic {{indexing_maps = [{idm}, {row}, {idm}, {idm}],
+      iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%xs, %s : {t}, {ts}) outs(%e, %bs : {t}, {t}) {{
+    ^bb0(%v: f32, %w: f32, %o: f32, %p: f32):
+      %m = arith.mulf %v, %w : f32
+      %q0 = arith.addf %v, %w : f32
+      %q = arith.addf %q0, %p : f32
+      linalg.yield %m, %q : f32, f32
+  }} -> ({t}, {t})
+  %b = tensor.insert_slice %r#1 into %b0[0, 0, 0] [{n}, {rows}, {cols}] [1, 1, 1] : {t} into {tb}
+  return %r#0, %b : {t}, {tb}
+}}"""
+    check(f"row views {n}x{rows}x{cols} special={special}", src, [x, s, b0], [a, b])
+
+
 for shape in ((2, 3, 14, 14), (2, 3, 28, 28), (1, 2, 40, 40), (1, 1, 2, 2),
               (3, 2, 8, 66)):
     routing(shape)
@@ -283,6 +322,9 @@ lone_tap(3, 7, 1, special=True)
 lone_tap(5, 33, 0, special=True)
 lone_tap(3, 16, 0, tight=True)
 lone_tap(2, 21, 1, special=True, tight=True)
+row_views(2, 5, 7)
+row_views(1, 4, 3, special=True)
+row_views(3, 1, 8)
 
 print(f"strided kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
