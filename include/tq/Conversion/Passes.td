@@ -215,7 +215,13 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     A convolution is one product per image, F × (C·KH·KW) by
     (C·KH·KW) × (OH·OW), on the image's columns (im2col into a buffer of
     one image), or on the image itself when the filter is 1×1 with unit
-    strides. When a `linalg.pooling_nchw_max` (and the fill of its output)
+    strides. With few taps (C·KH·KW at most 16, and 3 fewer than the
+    vector registers) and a unit W stride there is no im2col: each vector
+    of an output row loads the input vectors under its taps once, and each
+    filter sums them weighted by its taps in (c, kh, kw) order, as the
+    product would, with the same bits (the output rows shared among the
+    threads); the Fashion CNN's first convolution at batch 64 went from
+    0.177 to 0.149 ms. When a `linalg.pooling_nchw_max` (and the fill of its output)
     follows the convolution (and its elementwise generic) and is the last
     reader of its output, each image's output goes to a buffer of one
     image and is pooled right away, while it is in cache: the whole output

@@ -439,6 +439,100 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
   panelLoop(full, panels, /*masked=*/true, s.N - full * NR <= L ? 1 : 2);
 }
 
+/// The most taps (C·R·S) a convolution computes directly (emitDirectConv)
+/// rather than as im2col and a GEMM, whose micro-tiles store their output
+/// after every reduction of so few terms.
+constexpr int64_t kDirectTaps = 16;
+
+/// The shape of a convolution of unit width stride on one image.
+struct DirectConvShape {
+  int64_t F, C, R, S, P, Q;
+  int64_t strideH, dilationH, dilationW;
+  int64_t L;           // lanes along an output row
+  int64_t threads = 1; // > 1: the output rows are shared out
+  bool fma = false;
+};
+
+/// C (F × P·Q) += w (F×C×R×S) ⋆ x (C × H × W, one image), directly: for
+/// each vector of an output row, the C·R·S input vectors under its taps
+/// are loaded once, then each filter's output is their sum weighted by its
+/// taps in (c, r, s) order, as emitGemm sums the im2col rows, with the same
+/// bits. `fill`, `epilogue` and `to` are as emitGemm's.
+void emitDirectConv(ImplicitLocOpBuilder &b, const DirectConvShape &s, Value x,
+                    Value w, Value C, Value fill, StoreEpilogue epilogue,
+                    Value to) {
+  if (!to)
+    to = C;
+  int64_t L = s.L, full = s.Q / L * L;
+  auto vF32 = VectorType::get({L}, b.getF32Type());
+  // Columns [q, q + n) of output row p.
+  auto vectorAt = [&](ImplicitLocOpBuilder &vb, Value p, Value q, int64_t n) {
+    Value mask;
+    if (n < L)
+      mask = vector::CreateMaskOp::create(
+          vb, VectorType::get({L}, vb.getI1Type()), ValueRange{idx(vb, n)});
+    Value zero = zeros(vb, vF32);
+    auto load = [&](Value m, ValueRange at) -> Value {
+      if (mask)
+        return vector::MaskedLoadOp::create(vb, vF32, m, at, mask, zero);
+      return vector::LoadOp::create(vb, vF32, m, at);
+    };
+    SmallVector<Value> taps;
+    Value h0 = arith::MulIOp::create(vb, p, idx(vb, s.strideH));
+    for (int64_t c = 0; c < s.C; ++c)
+      for (int64_t r = 0; r < s.R; ++r)
+        for (int64_t t = 0; t < s.S; ++t)
+          taps.push_back(load(
+              x, {idx(vb, c),
+                  arith::AddIOp::create(vb, h0, idx(vb, r * s.dilationH)),
+                  arith::AddIOp::create(vb, q, idx(vb, t * s.dilationW))}));
+    Value col = arith::AddIOp::create(
+        vb, arith::MulIOp::create(vb, p, idx(vb, s.Q)), q);
+    Value splat = fill ? vector::BroadcastOp::create(vb, vF32, fill).getResult()
+                       : Value();
+    scf::buildLoopNest(
+        vb, vb.getLoc(), ValueRange{idx(vb, 0)}, ValueRange{idx(vb, s.F)},
+        ValueRange{idx(vb, 1)}, [&](OpBuilder &fb, Location l, ValueRange f) {
+          ImplicitLocOpBuilder ib(l, fb);
+          Value acc = splat ? splat : load(C, {f[0], col});
+          int64_t k = 0;
+          for (int64_t c = 0; c < s.C; ++c)
+            for (int64_t r = 0; r < s.R; ++r)
+              for (int64_t t = 0; t < s.S; ++t, ++k) {
+                Value a = vector::BroadcastOp::create(
+                    ib, vF32,
+                    memref::LoadOp::create(
+                        ib, w,
+                        ValueRange{f[0], idx(ib, c), idx(ib, r), idx(ib, t)}));
+                acc = multiplyAdd(ib, acc, a, taps[k], s.fma);
+              }
+          if (epilogue)
+            acc = epilogue(ib, acc, f[0], col, mask);
+          if (mask)
+            vector::MaskedStoreOp::create(ib, to, ValueRange{f[0], col}, mask,
+                                          acc);
+          else
+            vector::StoreOp::create(ib, acc, to, ValueRange{f[0], col});
+        });
+  };
+  SmallVector<Value> lbs = {idx(b, 0)}, ubs = {idx(b, s.P)},
+                     steps = {idx(b, 1)};
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), lbs, ubs, steps, s.threads,
+      [&](OpBuilder &nb, Location l, ValueRange p) {
+        ImplicitLocOpBuilder rb(l, nb);
+        if (full > 0)
+          scf::buildLoopNest(rb, l, ValueRange{idx(rb, 0)},
+                             ValueRange{idx(rb, full)}, ValueRange{idx(rb, L)},
+                             [&](OpBuilder &qb, Location ql, ValueRange q) {
+                               ImplicitLocOpBuilder vb(ql, qb);
+                               vectorAt(vb, p[0], q[0], L);
+                             });
+        if (full < s.Q)
+          vectorAt(rb, p[0], idx(rb, full), s.Q - full);
+      });
+}
+
 /// The linalg.pooling_nchw_max (and the fill of its output just before it)
 /// right after `last` that reads `out`, an allocation nothing else reads
 /// after it: a convolution can pool each image as soon as it has it.
@@ -590,12 +684,16 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     s.fma = o.fma;
     bool inPlace =
         R == 1 && S == 1 && st[0] == 1 && st[1] == 1 && xs[2] == P && W == Q;
+    // Few taps (a first layer's one or three channels): each output vector
+    // directly from the input vectors under it, no im2col.
+    bool direct =
+        !inPlace && st[1] == 1 && s.K <= kDirectTaps && s.K + 3 <= o.registers;
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 2, b);
     Value A = collapse(b, w, {{0}, {1, 2, 3}});
     Value cols;
-    if (!inPlace)
+    if (!inPlace && !direct)
       cols = memref::AllocOp::create(
           b, MemRefType::get({s.K, s.N}, b.getF32Type()));
     // A max pooling of the output next: each image goes to a buffer of one
@@ -620,7 +718,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
       Value Bm;
       if (inPlace) {
         Bm = collapse(b, xn, {{0}, {1, 2}});
-      } else {
+      } else if (!direct) {
         // cols[(c·R + r)·S + s][p·Q + q] = x[n, c, p·sh + r·dh, q·sw + s·dw],
         // q innermost: L at a time for a unit W stride, the last masked.
         int64_t L = o.lanes, fullQ = st[1] == 1 ? Q / L * L : 0;
@@ -702,7 +800,17 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
         if (epi)
           to = collapse(b, slice(b, epi->target(), n), {{0}, {1, 2}});
       }
-      emitGemm(b, s, A, Bm, Cm, fill, epi ? StoreEpilogue(store) : nullptr, to);
+      if (direct) {
+        DirectConvShape d{F, C, R, S, P, Q, st[0], dl[0], dl[1]};
+        d.L = rowLanes(o.lanes, Q);
+        d.threads = o.threads;
+        d.fma = o.fma;
+        emitDirectConv(b, d, xn, w, Cm, fill,
+                       epi ? StoreEpilogue(store) : nullptr, to);
+      } else {
+        emitGemm(b, s, A, Bm, Cm, fill, epi ? StoreEpilogue(store) : nullptr,
+                 to);
+      }
       if (pool)
         pool->emit(b, one, n);
     }

@@ -56,6 +56,37 @@ func.func @conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4
 
 // -----
 
+// Few taps (C·R·S = 9): no im2col. The rows of each image are shared out;
+// each vector of a row loads the 9 input vectors under its taps once, then
+// each filter sums them weighted by its taps in (c, r, s) order. A row of 10
+// is a whole vector and a masked one.
+// CHECK-LABEL: func.func @conv_few_taps
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for %{{.*}} = %c0 to %c8 step %c8
+// CHECK-COUNT-9:       vector.load %{{.*}} : memref<1x8x12xf32, strided<[96, 12, 1], offset: ?>>, vector<8xf32>
+// CHECK:               scf.for %[[F:.*]] = %c0 to %c4 step %c1
+// CHECK:                 vector.load %{{.*}}[%[[F]], %{{.*}}] : memref<4x60xf32
+// CHECK:                 memref.load %{{.*}}[%[[F]], %c0, %c0, %c0] : memref<4x1x3x3xf32>
+// CHECK:                 math.fma
+// CHECK:                 memref.load %{{.*}}[%[[F]], %c0, %c2, %c2] : memref<4x1x3x3xf32>
+// CHECK:                 %[[S:.*]] = math.fma
+// CHECK:                 vector.store %[[S]]
+// CHECK:             vector.create_mask %c2 : vector<8xi1>
+// CHECK-COUNT-9:     vector.maskedload
+// CHECK:             vector.maskedstore
+// CHECK-NOT:     memref.dealloc
+// PAR-LABEL: func.func @conv_few_taps
+// PAR:         scf.for
+// PAR:           scf.parallel ({{.*}}) = (%c0) to (%c6)
+func.func @conv_few_taps(%x: memref<2x1x8x12xf32>, %w: memref<4x1x3x3xf32>, %y: memref<2x4x6x10xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x1x8x12xf32>, memref<4x1x3x3xf32>) outs(%y : memref<2x4x6x10xf32>)
+  return
+}
+
+// -----
+
 // 1x1 with unit strides: the image is the product's rhs as it is.
 // CHECK-LABEL: func.func @pointwise
 // CHECK-NOT: memref.alloc

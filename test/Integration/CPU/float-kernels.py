@@ -735,6 +735,14 @@ conv((1, 4, 12, 12), (6, 4, 3, 3), dilation=(2, 2))
 conv((2, 8, 5, 5), (4, 8, 1, 1))
 conv((1, 8, 7, 7), (20, 8, 1, 1), stride=(2, 2))
 conv((1, 3, 9, 9), (5, 3, 3, 3), special=True)
+# Few taps (C·R·S up to 16; 13 on AVX2), each output vector directly from
+# the input vectors under it: a first layer's one or two channels, strided
+# and dilated rows, rows of 34 (two whole vectors and a masked one) and of
+# 4 (one short vector), NaN and ±Inf, full-precision data.
+conv((2, 1, 13, 17), (5, 1, 3, 4), stride=(2, 1), dilation=(2, 3), special=True)
+conv((1, 2, 9, 35), (3, 2, 2, 2))
+conv((2, 1, 6, 6), (7, 1, 3, 3), special=True)
+conv((2, 1, 13, 17), (5, 1, 3, 4), stride=(2, 1), dilation=(2, 3), precise=True)
 # Micro-tiles of 8 rows for 32 (AVX-512) and a last panel of one vector
 # (196 = 6·32 + 4 columns; 144 = 4·32 + 16), as in the Fashion CNN's second
 # convolution; 13 rows in tiles of 7.
