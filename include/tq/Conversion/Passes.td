@@ -304,7 +304,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     on 1 thread): L rows at a time, one per lane, each step L row loads
     transposed in registers and the body applied to the L columns in
     order, so that each row keeps its order; rows past the last repeat it
-    and are not stored. An all-parallel generic with several f32 outputs
+    and are not stored. A reduction over the first dim into the others (a
+    bias gradient's sums over the batch) takes blocks of 8 vectors of the
+    output, held in registers while the rows go by in order, then stored:
+    the output is read and written once, not once per row (the Fashion
+    CNN's first bias gradient, 64 × 16 × 28 × 28, 0.071 → 0.041 ms). An
+    all-parallel generic with several f32 outputs
     (an update that also reads a transposed gradient), or with a view at a
     stride of 2 along its innermost dim (a max-pool gradient's routing,
     which reads and writes the four taps of each 2×2 window that way),

@@ -8,7 +8,8 @@
 // trailing ones. Given the scalar loops of such an op with a short
 // innermost dim, LLVM's loop vectorizer unrolls that dim and vectorizes the
 // outer one, with a gather and a scatter per element. The reductions over a
-// row get vectors of rows, one per lane.
+// row get vectors of rows, one per lane; those over the first dim (a bias
+// gradient's sums over the batch) blocks of columns held in registers.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatKernels.h"
@@ -99,6 +100,70 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
   }
 };
 
+/// How a reduction kernel reads each input of its generic: along the
+/// reduction (`element`), like the output (`alongOutput`: a row's or a
+/// column's value), or one value for all (`scalar`).
+enum class ReductionInput { element, alongOutput, scalar };
+
+/// The output of a reduction generic over loop dim `reduced` (the first or
+/// the last), on buffers, with one f32 output read through the other dims
+/// in order and a vectorizable body, and how it reads each input; `extent`
+/// gets the reduced dim's size. Failure, with the reason, otherwise.
+FailureOr<SmallVector<ReductionInput>> matchReduction(linalg::GenericOp op,
+                                                      unsigned reduced,
+                                                      int64_t &extent,
+                                                      PatternRewriter &rw) {
+  int64_t loops = op.getNumLoops();
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || loops < 2 ||
+      op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray()[reduced] != utils::IteratorType::reduction)
+    return rw.notifyMatchFailure(op, "not a reduction over that dim");
+  Value out = op.getDpsInits()[0];
+  auto ot = dyn_cast<MemRefType>(out.getType());
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(loops, op.getContext());
+  AffineMap outMap = reduced == 0 ? identity.getMinorSubMap(loops - 1)
+                                  : identity.getMajorSubMap(loops - 1);
+  if (!ot || !ot.hasStaticShape() || !ot.getLayout().isIdentity() ||
+      !ot.getElementType().isF32() ||
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != outMap ||
+      !isVectorizableBody(op.getBody()))
+    return rw.notifyMatchFailure(op, "not an f32 reduction");
+  extent = 0;
+  SmallVector<ReductionInput> kinds;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto t = dyn_cast<MemRefType>(in->get().getType());
+    AffineMap m = op.getMatchingIndexingMap(in);
+    if (!t) {
+      if (!in->get().getType().isIntOrFloat())
+        return rw.notifyMatchFailure(op, "an operand of another type");
+      kinds.push_back(ReductionInput::scalar);
+      continue;
+    }
+    if (!t.hasStaticShape() || !t.getLayout().isIdentity() ||
+        !t.getElementType().isIntOrFloat() ||
+        t.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
+        rootOf(in->get()) == rootOf(out))
+      return rw.notifyMatchFailure(op, "an operand not read as vectors");
+    ArrayRef<int64_t> shape = t.getShape();
+    ArrayRef<int64_t> rest =
+        reduced == 0 ? shape.drop_front() : shape.drop_back();
+    if (m.isIdentity() && rest == ot.getShape()) {
+      extent = shape[reduced];
+      kinds.push_back(ReductionInput::element);
+    } else if (m == outMap && shape == ot.getShape()) {
+      kinds.push_back(ReductionInput::alongOutput);
+    } else if (m.getNumResults() == 0) {
+      kinds.push_back(ReductionInput::scalar);
+    } else {
+      return rw.notifyMatchFailure(op, "an operand read otherwise");
+    }
+  }
+  if (extent == 0)
+    return rw.notifyMatchFailure(op, "no operand along the reduction");
+  return kinds;
+}
+
 /// A reduction over the last dim of an f32 buffer into its leading dims
 /// (layer norm's means, softmax's maximum and sum, an NCHW global average
 /// pooling): L rows at a time, one per lane. Each step loads the rows' next
@@ -108,53 +173,16 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
 /// repeat it and are not stored.
 struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
   using FloatKernelPattern::FloatKernelPattern;
-  enum class Kind { element, row, scalar };
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rw) const override {
-    int64_t loops = op.getNumLoops(), P = loops - 1;
-    if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || loops < 2 ||
-        op.getNumReductionLoops() != 1 ||
-        op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
-      return rw.notifyMatchFailure(op, "not a reduction over the last dim");
+    int64_t P = op.getNumLoops() - 1, K;
+    FailureOr<SmallVector<ReductionInput>> matched =
+        matchReduction(op, P, K, rw);
+    if (failed(matched))
+      return failure();
+    SmallVector<ReductionInput> kinds = std::move(*matched);
     Value out = op.getDpsInits()[0];
-    auto ot = dyn_cast<MemRefType>(out.getType());
-    AffineMap rowMap = AffineMap::getMultiDimIdentityMap(loops, op.getContext())
-                           .getMajorSubMap(P);
-    if (!ot || !ot.hasStaticShape() || !ot.getLayout().isIdentity() ||
-        !ot.getElementType().isF32() ||
-        op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != rowMap ||
-        !isVectorizableBody(op.getBody()))
-      return rw.notifyMatchFailure(op, "not an f32 row reduction");
-    SmallVector<int64_t> domain(ot.getShape());
-    int64_t K = 0;
-    SmallVector<Kind> kinds;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      auto t = dyn_cast<MemRefType>(in->get().getType());
-      AffineMap m = op.getMatchingIndexingMap(in);
-      if (!t) {
-        if (!in->get().getType().isIntOrFloat())
-          return rw.notifyMatchFailure(op, "an operand of another type");
-        kinds.push_back(Kind::scalar);
-        continue;
-      }
-      if (!t.hasStaticShape() || !t.getLayout().isIdentity() ||
-          !t.getElementType().isIntOrFloat() ||
-          t.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
-          rootOf(in->get()) == rootOf(out))
-        return rw.notifyMatchFailure(op, "an operand not read as vectors");
-      if (m.isIdentity() && t.getShape().drop_back() == ot.getShape()) {
-        K = t.getShape().back();
-        kinds.push_back(Kind::element);
-      } else if (m == rowMap && t.getShape() == ot.getShape()) {
-        kinds.push_back(Kind::row);
-      } else if (m.getNumResults() == 0) {
-        kinds.push_back(Kind::scalar);
-      } else {
-        return rw.notifyMatchFailure(op, "an operand read otherwise");
-      }
-    }
-    if (K == 0)
-      return rw.notifyMatchFailure(op, "no operand along the reduction");
+    auto ot = cast<MemRefType>(out.getType());
     int64_t R = ot.getNumElements(), L = o.lanes;
 
     ImplicitLocOpBuilder b(op.getLoc(), rw);
@@ -171,8 +199,9 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
     };
     SmallVector<Value> views;
     for (auto [in, kind] : llvm::zip(op.getDpsInputs(), kinds))
-      views.push_back(kind == Kind::scalar ? in
-                                           : flat(in, kind == Kind::element));
+      views.push_back(kind == ReductionInput::scalar
+                          ? in
+                          : flat(in, kind == ReductionInput::element));
     Value dst = flat(out, false);
     auto vF32 = VectorType::get({L}, b.getF32Type());
     auto vMask = VectorType::get({L}, b.getI1Type());
@@ -195,9 +224,9 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
       IRMapping fixed;
       for (auto [i, view, kind] : llvm::enumerate(views, kinds)) {
         Value arg = body->getArgument(i);
-        if (kind == Kind::row) {
+        if (kind == ReductionInput::alongOutput) {
           fixed.map(arg, loadRows(view, arg.getType()));
-        } else if (kind == Kind::scalar) {
+        } else if (kind == ReductionInput::scalar) {
           Value v = view;
           if (isa<MemRefType>(v.getType()))
             v = memref::LoadOp::create(kb, v, ValueRange{});
@@ -213,7 +242,7 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
                                         sb, vMask, ValueRange{idx(sb, cols)});
         SmallVector<SmallVector<Value>> columns(views.size());
         for (auto [i, view, kind] : llvm::enumerate(views, kinds)) {
-          if (kind != Kind::element)
+          if (kind != ReductionInput::element)
             continue;
           Type et = body->getArgument(i).getType();
           auto vt = VectorType::get({L}, et);
@@ -235,7 +264,7 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
         for (int64_t j = 0; j < cols; ++j) {
           IRMapping map = fixed;
           for (auto [i, kind] : llvm::enumerate(kinds))
-            if (kind == Kind::element)
+            if (kind == ReductionInput::element)
               map.map(body->getArgument(i), columns[i][j]);
           map.map(body->getArgument(numInputs), acc);
           acc = applyBodyToVectors(sb, body, map, vF32);
@@ -276,9 +305,135 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
   }
 };
 
+/// A reduction over the first dim of an f32 buffer into the others (a
+/// bias gradient: the sums over the batch): blocks of kColumnVectors
+/// vectors of columns, each held in registers while the rows go by in
+/// order, so that each column's reduction keeps its order (the same bits
+/// as the scalar loops) and the output is read and written once, not once
+/// per row. The blocks are shared among the threads.
+struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
+  using FloatKernelPattern::FloatKernelPattern;
+  static constexpr int64_t kColumnVectors = 8;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rw) const override {
+    int64_t N;
+    FailureOr<SmallVector<ReductionInput>> matched =
+        matchReduction(op, 0, N, rw);
+    if (failed(matched))
+      return failure();
+    SmallVector<ReductionInput> kinds = std::move(*matched);
+    Value out = op.getDpsInits()[0];
+    auto ot = cast<MemRefType>(out.getType());
+    int64_t M = ot.getNumElements(), L = o.lanes;
+
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    // Element operands as N × M, the others as M.
+    auto flat = [&](Value v, bool rows) {
+      int64_t rank = cast<MemRefType>(v.getType()).getRank();
+      SmallVector<ReassociationIndices> groups;
+      if (rows)
+        groups.push_back({0});
+      groups.emplace_back();
+      for (int64_t d = rows; d < rank; ++d)
+        groups.back().push_back(d);
+      return rank == 1 + rows ? v : collapse(b, v, groups);
+    };
+    SmallVector<Value> views;
+    for (auto [in, kind] : llvm::zip(op.getDpsInputs(), kinds))
+      views.push_back(kind == ReductionInput::scalar
+                          ? in
+                          : flat(in, kind == ReductionInput::element));
+    Value dst = flat(out, false);
+    auto vF32 = VectorType::get({L}, b.getF32Type());
+    Block *body = op.getBody();
+    unsigned numInputs = op.getNumDpsInputs();
+
+    // Columns from j0: `count` vectors, the last of `lastLanes` lanes.
+    auto block = [&](ImplicitLocOpBuilder &kb, Value j0, int64_t count,
+                     int64_t lastLanes) {
+      SmallVector<Value> at, masks;
+      for (int64_t v = 0; v < count; ++v) {
+        at.push_back(arith::AddIOp::create(kb, j0, idx(kb, v * L)));
+        masks.push_back(v == count - 1 && lastLanes < L
+                            ? vector::CreateMaskOp::create(
+                                  kb, VectorType::get({L}, kb.getI1Type()),
+                                  ValueRange{idx(kb, lastLanes)})
+                                  .getResult()
+                            : Value());
+      }
+      auto load = [&](ImplicitLocOpBuilder &lb, Value view, ValueRange index,
+                      Type et, Value mask) -> Value {
+        auto vt = VectorType::get({L}, et);
+        if (!mask)
+          return vector::LoadOp::create(lb, vt, view, index);
+        Value pass = arith::ConstantOp::create(lb, vt, lb.getZeroAttr(vt));
+        return vector::MaskedLoadOp::create(lb, vt, view, index, mask, pass);
+      };
+      SmallVector<IRMapping> fixed(count);
+      SmallVector<Value> init;
+      for (int64_t v = 0; v < count; ++v) {
+        for (auto [i, view, kind] : llvm::enumerate(views, kinds)) {
+          Value arg = body->getArgument(i);
+          if (kind == ReductionInput::alongOutput) {
+            fixed[v].map(arg, load(kb, view, at[v], arg.getType(), masks[v]));
+          } else if (kind == ReductionInput::scalar) {
+            Value s = view;
+            if (isa<MemRefType>(s.getType()))
+              s = memref::LoadOp::create(kb, s, ValueRange{});
+            fixed[v].map(arg, vector::BroadcastOp::create(
+                                  kb, VectorType::get({L}, arg.getType()), s));
+          }
+        }
+        init.push_back(load(kb, dst, at[v], kb.getF32Type(), masks[v]));
+      }
+      auto rows = scf::ForOp::create(
+          kb, idx(kb, 0), idx(kb, N), idx(kb, 1), init,
+          [&](OpBuilder &nb, Location l, Value row, ValueRange acc) {
+            ImplicitLocOpBuilder rb(l, nb);
+            SmallVector<Value> next;
+            for (int64_t v = 0; v < count; ++v) {
+              IRMapping map = fixed[v];
+              for (auto [i, view, kind] : llvm::enumerate(views, kinds))
+                if (kind == ReductionInput::element)
+                  map.map(body->getArgument(i),
+                          load(rb, view, ValueRange{row, at[v]},
+                               body->getArgument(i).getType(), masks[v]));
+              map.map(body->getArgument(numInputs), acc[v]);
+              next.push_back(applyBodyToVectors(rb, body, map, vF32));
+            }
+            scf::YieldOp::create(rb, next);
+          });
+      for (int64_t v = 0; v < count; ++v) {
+        Value r = rows.getResult(v);
+        if (masks[v])
+          vector::MaskedStoreOp::create(kb, dst, ValueRange{at[v]}, masks[v],
+                                        r);
+        else
+          vector::StoreOp::create(kb, r, dst, ValueRange{at[v]});
+      }
+    };
+    int64_t span = kColumnVectors * L, whole = M / span;
+    if (whole > 0)
+      cpu::buildIndependentLoops(
+          b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, whole)},
+          ValueRange{idx(b, 1)}, o.threads,
+          [&](OpBuilder &nb, Location l, ValueRange iv) {
+            ImplicitLocOpBuilder kb(l, nb);
+            block(kb, arith::MulIOp::create(kb, iv[0], idx(kb, span)),
+                  kColumnVectors, L);
+          });
+    if (int64_t rest = M - whole * span; rest > 0)
+      block(b, idx(b, whole * span), llvm::divideCeil(rest, L),
+            rest - (llvm::divideCeil(rest, L) - 1) * L);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tq::floatkernels::populateElementwiseKernelPatterns(
     RewritePatternSet &patterns, KernelOptions o) {
-  patterns.add<ElementwiseKernel, RowReductionKernel>(patterns.getContext(), o);
+  patterns.add<ElementwiseKernel, RowReductionKernel, ColumnReductionKernel>(
+      patterns.getContext(), o);
 }

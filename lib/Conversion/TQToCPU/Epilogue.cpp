@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::tq;
@@ -25,7 +27,22 @@ Operation *mlir::tq::previousPastAllocations(Operation *op) {
 
 std::optional<VectorEpilogue>
 VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
-  auto g = dyn_cast_or_null<linalg::GenericOp>(nextPastAllocations(kernel));
+  // Views of values from before the kernel may come between (the importer
+  // reshapes a bias where the generic reads it).
+  auto fromBefore = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || def->getBlock() != kernel->getBlock() ||
+           def->isBeforeInBlock(kernel);
+  };
+  SmallVector<Operation *> between;
+  Operation *next = nextPastAllocations(kernel);
+  while (isa_and_nonnull<ViewLikeOpInterface>(next) &&
+         isMemoryEffectFree(next) &&
+         llvm::all_of(next->getOperands(), fromBefore)) {
+    between.push_back(next);
+    next = nextPastAllocations(next);
+  }
+  auto g = dyn_cast_or_null<linalg::GenericOp>(next);
   auto outType = dyn_cast<MemRefType>(out.getType());
   if (!g || !outType || !g.hasPureBufferSemantics() ||
       g.getNumDpsInits() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
@@ -83,6 +100,7 @@ VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
         return std::nullopt;
     e->targetAlloc = alloc;
   }
+  e->viewsBetween = std::move(between);
   return e;
 }
 
@@ -238,6 +256,8 @@ std::optional<VectorEpilogue> VectorEpilogue::matchReading(linalg::GenericOp g,
 void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {
   if (targetAlloc)
     targetAlloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+  for (Operation *view : viewsBetween)
+    view->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
   views.clear();
   for (auto [in, kind] : llvm::zip(generic.getDpsInputs(), kinds)) {
     if (kind != Kind::vector || vectorDims == 1) {

@@ -97,6 +97,9 @@ private:
   /// The target's allocation, when it comes after the kernel: prepare
   /// moves it before.
   Operation *targetAlloc = nullptr;
+  /// Views of values from before the kernel between it and the generic (a
+  /// bias reshaped): prepare moves them before the kernel.
+  SmallVector<Operation *> viewsBetween;
 };
 
 /// Whether a linalg body has only elementwise arith and math ops on

@@ -157,15 +157,52 @@ func.func @row_sum(%x: memref<10x32xf32>, %y: memref<10xf32>) {
 
 // -----
 
-// Left as they are: a reduction over a leading dim, and one whose result
-// is read as an input too.
-// CHECK-LABEL: func.func @reductions_left_alone
-// CHECK-COUNT-2: linalg.generic
-func.func @reductions_left_alone(%x: memref<8x32xf32>, %y: memref<32xf32>, %z: memref<8xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (j)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<8x32xf32>) outs(%y : memref<32xf32>) {
+// A sum over the first dim (a bias gradient over a batch of 8) into 4 × 37
+// columns, flattened to 148: a block of 8 vectors held in registers while
+// the 8 rows go by, then the last 20 columns as a block of 2 vectors, the
+// second masked to 4 lanes. Each column is read once per row and the
+// output once.
+// CHECK-LABEL: func.func @column_sum
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: %[[X:.*]] = memref.collapse_shape %arg0 {{\[\[}}0], [1, 2]] : memref<8x4x37xf32> into memref<8x148xf32>
+// CHECK-DAG: %[[Y:.*]] = memref.collapse_shape %arg1 {{\[\[}}0, 1]] : memref<4x37xf32> into memref<148xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c1 step %c1
+// CHECK-COUNT-8: vector.load %[[Y]]
+// CHECK: scf.for %[[I:.*]] = %c0 to %c8 step %c1 iter_args(
+// CHECK-COUNT-8: vector.load %[[X]][%[[I]], %{{.*}}] : memref<8x148xf32>, vector<16xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.store {{.*}}, %[[Y]]
+// CHECK: %[[M:.*]] = vector.create_mask %c4 : vector<16xi1>
+// CHECK: vector.load %[[Y]][%c128]
+// CHECK: vector.maskedload %[[Y]][%c144], %[[M]]
+// CHECK: scf.for %[[J:.*]] = %c0 to %c8 step %c1 iter_args(
+// CHECK: vector.load %[[X]][%[[J]], %c128]
+// CHECK: vector.maskedload %[[X]][%[[J]], %c144], %[[M]]
+// CHECK: vector.store {{.*}}, %[[Y]][%c128]
+// CHECK: vector.maskedstore %[[Y]][%c144], %[[M]]
+// PAR-LABEL: func.func @column_sum
+// PAR: scf.parallel
+func.func @column_sum(%x: memref<8x4x37xf32>, %y: memref<4x37xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k, i, j) -> (k, i, j)>, affine_map<(k, i, j) -> (i, j)>], iterator_types = ["reduction", "parallel", "parallel"]} ins(%x : memref<8x4x37xf32>) outs(%y : memref<4x37xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %acc, %a : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Left as they are: reductions whose result is read as an input too (over
+// the last dim and over the first).
+// CHECK-LABEL: func.func @reductions_left_alone
+// CHECK-COUNT-2: linalg.generic
+func.func @reductions_left_alone(%x: memref<8x32xf32>, %y: memref<32xf32>, %z: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (j)>, affine_map<(k, j) -> (j)>], iterator_types = ["reduction", "parallel"]} ins(%x, %y : memref<8x32xf32>, memref<32xf32>) outs(%y : memref<32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    %t = arith.addf %s, %b : f32
+    linalg.yield %t : f32
   }
   linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>, affine_map<(i, k) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x, %z : memref<8x32xf32>, memref<8xf32>) outs(%z : memref<8xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):

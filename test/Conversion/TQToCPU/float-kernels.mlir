@@ -579,6 +579,34 @@ func.func @matmul_bias_to_new_buffer(%a: memref<6x5xf32>, %b: memref<5x20xf32>, 
 
 // -----
 
+// The few-taps convolution of a first layer, then a view of the bias (as
+// the importer reshapes it) and the bias add and ReLU in place: the view
+// moves before the kernel, which applies the generic as it stores.
+// CHECK-LABEL: func.func @conv_bias_view
+// CHECK: %[[B:.*]] = memref.expand_shape %arg2
+// CHECK: scf.for
+// CHECK: math.fma
+// CHECK: memref.load %[[B]]
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: vector.store
+// CHECK-NOT: linalg.generic
+func.func @conv_bias_view(%x: memref<2x1x8x12xf32>, %w: memref<4x1x3x3xf32>, %bias: memref<4xf32>, %y: memref<2x4x6x10xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x6x10xf32>)
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x1x8x12xf32>, memref<4x1x3x3xf32>) outs(%y : memref<2x4x6x10xf32>)
+  %b = memref.expand_shape %bias [[0, 1, 2]] output_shape [4, 1, 1] : memref<4xf32> into memref<4x1x1xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, f, p, q) -> (n, f, p, q)>, affine_map<(n, f, p, q) -> (f, 0, 0)>, affine_map<(n, f, p, q) -> (n, f, p, q)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y, %b : memref<2x4x6x10xf32>, memref<4x1x1xf32>) outs(%y : memref<2x4x6x10xf32>) {
+  ^bb0(%in: f32, %v: f32, %o: f32):
+    %s = arith.addf %in, %v : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Not fused: the product is read again after the generic (which then
 // runs on its own), and a body that reads its position (left as it is).
 // CHECK-LABEL: func.func @kept_epilogues

@@ -3,7 +3,7 @@
 # conv_2d_nchw_fchw, depthwise conv_2d_ngchw_gfchw, pooling_nchw_max and
 # pooling_nchw_sum on f32, a convolution with the max pooling after it, the
 # NHWC to NCHW elementwise generic, elementwise generics on their own,
-# reductions over a row)
+# reductions over a row and over the first dim)
 # compiled by tq-to-cpu and run on every SIMD path,
 # bit for bit against numpy summing each output in the op's order: on data
 # whose products are exact (see data()), and on full-precision data with
@@ -720,6 +720,45 @@ func.func @main(%x: {t}, %init: {tr}, %mean: {tr}) -> {tr} {{
     check(f"row {kind} {shape} special={special}", src, [x, init, m], want)
 
 
+
+def column_reduction(shape, kind, special=False):
+    """A reduction over the first dim into the others, from an initial
+    value: "sum" of x·s with a per-column s (a bias gradient's sum over the
+    batch, scaled), "max" (NaN and ±0 as arith.maximumf). The reference
+    takes each column's elements row by row, in order."""
+    x = data(shape, special)
+    init = data(shape[1:], special)
+    sc = data(shape[1:])
+    with np.errstate(all="ignore"):
+        want = init.copy()
+        for k in range(shape[0]):
+            if kind == "sum":
+                want = (want + (x[k] * sc).astype(np.float32)).astype(np.float32)
+            else:
+                want = ref_max(want, x[k])
+    rank = len(shape)
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    cols = ", ".join(f"d{i}" for i in range(1, rank))
+    t, tc = ty(shape), ty(shape[1:])
+    iters = ", ".join(['"reduction"'] + ['"parallel"'] * (rank - 1))
+    body = """%p = arith.mulf %v, %s : f32
+      %r = arith.addf %acc, %p : f32""" if kind == "sum" else \
+        "%r = arith.maximumf %acc, %v : f32"
+    src = f"""
+func.func @main(%x: {t}, %init: {tc}, %scale: {tc}) -> {tc} {{
+  %z = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({dims})>,
+      affine_map<({dims}) -> ({cols})>, affine_map<({dims}) -> ({cols})>],
+      iterator_types = [{iters}]}}
+      ins(%x, %scale : {t}, {tc}) outs(%init : {tc}) {{
+    ^bb0(%v: f32, %s: f32, %acc: f32):
+      {body}
+      linalg.yield %r : f32
+  }} -> {tc}
+  return %z : {tc}
+}}"""
+    check(f"column {kind} {shape} special={special}", src, [x, init, sc], want)
+
+
 matmul(1, 1, 1)
 matmul(6, 16, 8)
 matmul(10, 40, 7)
@@ -857,6 +896,13 @@ row_reduction((64, 8, 32), "sum")
 row_reduction((5, 8), "max", special=True)
 row_reduction((3, 7, 49), "sum", special=True)
 row_reduction((37, 16), "max", special=True)
+# Over the first dim: blocks of 8 vectors held over the rows (a bias
+# gradient's 64 × 16 × 28 × 28: 98 blocks), a last block of fewer vectors,
+# its last one masked, NaN and ±Inf.
+column_reduction((64, 16, 28, 28), "sum")
+column_reduction((5, 3, 47), "sum", special=True)
+column_reduction((9, 300), "max", special=True)
+column_reduction((3, 2, 5), "max", special=True)
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
