@@ -20,6 +20,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tq;
 using namespace mlir::tq::floatkernels;
@@ -306,14 +308,14 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
 };
 
 /// A reduction over the first dim of an f32 buffer into the others (a
-/// bias gradient: the sums over the batch): blocks of kColumnVectors
-/// vectors of columns, each held in registers while the rows go by in
-/// order, so that each column's reduction keeps its order (the same bits
-/// as the scalar loops) and the output is read and written once, not once
-/// per row. The blocks are shared among the threads.
+/// bias gradient: the sums over the batch): blocks of up to
+/// kMostColumnVectors vectors of columns (as the registers allow), each held in
+/// registers while the rows go by in order, so that each column's reduction
+/// keeps its order (the same bits as the scalar loops) and the output is read
+/// and written once, not once per row. The blocks are shared among the threads.
 struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
   using FloatKernelPattern::FloatKernelPattern;
-  static constexpr int64_t kColumnVectors = 8;
+  static constexpr int64_t kMostColumnVectors = 8;
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rw) const override {
     int64_t N;
@@ -412,15 +414,20 @@ struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
           vector::StoreOp::create(kb, r, dst, ValueRange{at[v]});
       }
     };
-    int64_t span = kColumnVectors * L, whole = M / span;
+    // Each vector of the block holds its accumulator and, live over the
+    // rows, one vector per input read along the output.
+    int64_t perVector = 1 + llvm::count(kinds, ReductionInput::alongOutput);
+    int64_t vectors = std::clamp<int64_t>((o.registers - 2) / perVector, 1,
+                                          kMostColumnVectors);
+    int64_t span = vectors * L, whole = M / span;
     if (whole > 0)
       cpu::buildIndependentLoops(
           b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, whole)},
           ValueRange{idx(b, 1)}, o.threads,
           [&](OpBuilder &nb, Location l, ValueRange iv) {
             ImplicitLocOpBuilder kb(l, nb);
-            block(kb, arith::MulIOp::create(kb, iv[0], idx(kb, span)),
-                  kColumnVectors, L);
+            block(kb, arith::MulIOp::create(kb, iv[0], idx(kb, span)), vectors,
+                  L);
           });
     if (int64_t rest = M - whole * span; rest > 0)
       block(b, idx(b, whole * span), llvm::divideCeil(rest, L),

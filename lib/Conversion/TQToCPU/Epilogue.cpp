@@ -27,18 +27,19 @@ Operation *mlir::tq::previousPastAllocations(Operation *op) {
 
 std::optional<VectorEpilogue>
 VectorEpilogue::match(Operation *kernel, Value out, int64_t vectorDims) {
-  // Views of values from before the kernel may come between (the importer
-  // reshapes a bias where the generic reads it).
-  auto fromBefore = [&](Value v) {
+  // Views of values from outside the kernel's block (the importer reshapes
+  // a bias argument where the generic reads it) may come between, if they
+  // are not of the kernel's output.
+  auto fromOutside = [&](Value v) {
     Operation *def = v.getDefiningOp();
-    return !def || def->getBlock() != kernel->getBlock() ||
-           def->isBeforeInBlock(kernel);
+    return (!def || def->getBlock() != kernel->getBlock()) &&
+           cpu::rootOf(v) != cpu::rootOf(out);
   };
   SmallVector<Operation *> between;
   Operation *next = nextPastAllocations(kernel);
   while (isa_and_nonnull<ViewLikeOpInterface>(next) &&
          isMemoryEffectFree(next) &&
-         llvm::all_of(next->getOperands(), fromBefore)) {
+         llvm::all_of(next->getOperands(), fromOutside)) {
     between.push_back(next);
     next = nextPastAllocations(next);
   }

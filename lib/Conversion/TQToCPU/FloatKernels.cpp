@@ -206,12 +206,6 @@ bool usedBetween(Value v, Operation *from, Operation *to) {
   return false;
 }
 
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 KernelOptions kernelOptions(const CPUCodegenOptions &options) {
   KernelOptions o;
   o.lanes = options.target == CPUTarget::avx512 ? 16 : 8;
@@ -691,7 +685,7 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rw);
     Value fill = takeFill(op, y, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 2, b);
-    Value A = collapse(b, w, {{0}, {1, 2, 3}});
+    Value A = direct ? Value() : collapse(b, w, {{0}, {1, 2, 3}});
     Value cols;
     if (!inPlace && !direct)
       cols = memref::AllocOp::create(

@@ -87,8 +87,7 @@ void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
 /// fewer (a power of two, at least 4) for a row shorter than that, so that
 /// a row of 4 or 7 is not one mostly masked 16-lane vector.
 int64_t rowLanes(int64_t lanes, int64_t Q);
-/// The buffer `v` is a view of (through view-like ops), or `v`.
-Value rootOf(Value v);
+using cpu::rootOf;
 /// Whether an op strictly between `from` and `to` (in their block) uses
 /// `v` or a view of it, deallocs aside; a user outside the block counts.
 bool usedBetween(Value v, Operation *from, Operation *to);

@@ -22,13 +22,6 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer `v` is a view of (through any chain of views).
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 /// Whether two subviews are the same elements in the same order (static
 /// offsets, sizes and strides of one source).
 bool sameView(memref::SubViewOp a, memref::SubViewOp b) {
@@ -98,7 +91,7 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
         return dom.properlyDominates(v, g);
       }))
     return false;
-  Value root = rootOf(target.getResult());
+  Value root = mlir::tq::cpu::rootOf(target.getResult());
   if (!onlyViewed(root) || (target->getBlock() != g->getBlock() &&
                             !dom.properlyDominates(target.getResult(), g)))
     return false;
@@ -108,7 +101,7 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
   AffineMap initMap = g.getMatchingIndexingMap(&init);
   for (OpOperand &operand : g->getOpOperands()) {
     if (&operand == &init || !isa<MemRefType>(operand.get().getType()) ||
-        rootOf(operand.get()) != root)
+        mlir::tq::cpu::rootOf(operand.get()) != root)
       continue;
     auto other = operand.get().getDefiningOp<memref::SubViewOp>();
     if (!other)
@@ -128,7 +121,7 @@ bool forward(linalg::GenericOp g, OpOperand &init, DominanceInfo &dom) {
     if (isMemoryEffectFree(op))
       continue;
     if (auto d = dyn_cast<memref::DeallocOp>(op);
-        d && rootOf(d.getMemref()) != root)
+        d && mlir::tq::cpu::rootOf(d.getMemref()) != root)
       continue;
     if (auto c = dyn_cast<memref::CopyOp>(op)) {
       auto other = c.getTarget().getDefiningOp<memref::SubViewOp>();
@@ -202,7 +195,8 @@ bool forwardIntoSlice(memref::CopyOp copy) {
         !l.hasPureBufferSemantics() || !l.isDpsInit(&use) ||
         llvm::is_contained(l.getDpsInputs(), src.getResult()) ||
         llvm::any_of(user->getOperands(), [&](Value v) {
-          return isa<MemRefType>(v.getType()) && rootOf(v) == root;
+          return isa<MemRefType>(v.getType()) &&
+                 mlir::tq::cpu::rootOf(v) == root;
         }))
       return false;
     writes.push_back(&use);
@@ -224,7 +218,8 @@ bool forwardIntoSlice(memref::CopyOp copy) {
   for (Operation *op = first; op != copy; op = op->getNextNode()) {
     bool touches = op == rootAlloc.getOperation() ||
                    llvm::any_of(op->getOperands(), [&](Value v) {
-                     return isa<MemRefType>(v.getType()) && rootOf(v) == root;
+                     return isa<MemRefType>(v.getType()) &&
+                            mlir::tq::cpu::rootOf(v) == root;
                    });
     if (!touches)
       continue;
@@ -291,6 +286,12 @@ struct TQCPUForwardCopiesPass
 };
 
 } // namespace
+
+Value mlir::tq::cpu::rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
 
 bool mlir::tq::cpu::disjointSubviews(memref::SubViewOp a, memref::SubViewOp b) {
   // Distinct indices of the source are distinct addresses only with the

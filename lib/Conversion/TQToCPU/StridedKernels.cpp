@@ -474,7 +474,8 @@ struct StridedElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
     // Rows of at most half the target's vector go two to a vector (the
     // max-pool gradient's 7-wide rows in 16 lanes, not 8).
     int64_t packedLanes = rowLanes(o.lanes, 2 * W);
-    bool pack = loops >= 2 && 2 * W <= o.lanes && packedLanes > L;
+    bool pack = loops >= 2 && shape[innermost - 1] >= 2 && 2 * W <= o.lanes &&
+                packedLanes > L;
     // A gather's offsets are i32.
     auto reach = [&](const Access &a) {
       return pack ? a.rowStep + a.step * (W - 1) : a.step * (L - 1);

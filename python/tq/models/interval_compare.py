@@ -25,7 +25,7 @@ MODELS = {
     "Fashion CNN": ("fashion_cnn.onnx", "fashion-mnist", 3, 3),
 }
 COMMON = ["--batch=64", "--lr=0.05", "--momentum=0.9", "--init=seeded", "--seed=1",
-          "--quantize=tile=16"]
+          "--quantize=tile=32"]
 CONFIGS = [
     ("every iteration", []),
     ("interval, weights", ["--update-interval"]),
@@ -54,7 +54,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     bin_dir, quick = sys.argv[1], "--quick" in sys.argv
-    print(f"{cpu_name()}, {os.cpu_count()} cores; 8-bit, tile=16, 1 thread:")
+    print(f"{cpu_name()}, {os.cpu_count()} cores; 8-bit, tile=32, 1 thread:")
     print()
     print("| model | epochs | parameters | test accuracy | recomputations | "
           "fewer | ms per step |")

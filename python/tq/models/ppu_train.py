@@ -13,6 +13,7 @@ backend and must give the same bits.
 Gradients are rounded to nearest: a stochastic rounding runs on the host
 (the PPU has no noise source), and so do the products that read it."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -61,22 +62,25 @@ def measure(bin_dir, work, model):
     """{(tile, granularity): (forward stats, step stats)} for `model`."""
     runner = Runner(os.path.join(bin_dir, "tq-run"), workdir=work)
     step = step_program(bin_dir, work, model)
-    params = runner.run(open(step).read(), [], entry="initial_parameters", outputs=8)
+    text = open(step).read()
+    signature = re.search(r"func\.func @initial_parameters\(\) -> \(([^{]*\{[^\n]*)", text)
+    P = signature.group(1).count("tq.name")
+    params = runner.run(text, [], entry="initial_parameters", outputs=P)
     x, y = batch(model)
     scalars = [np.array(0.05, np.float32), np.array(0, np.int32), np.array(0, np.int32)]
     inputs = params + [np.zeros_like(p) for p in params] + [x, y] + scalars
     results = {}
     for tile in TILES:
         for granularity in ("tile", "vector"):
-            text = quantize(bin_dir, step, tile, granularity)
+            quantized = quantize(bin_dir, step, tile, granularity)
             machine = f"v={tile}"
-            cpu = runner.run(text, inputs, entry="train_step", outputs=18)
-            ppu, whole = runner.run_ppu(text, inputs, machine=machine, entry="train_step",
-                                        outputs=18)
+            cpu = runner.run(quantized, inputs, entry="train_step", outputs=2 * P + 2)
+            ppu, whole = runner.run_ppu(quantized, inputs, machine=machine,
+                                        entry="train_step", outputs=2 * P + 2)
             if not all(np.array_equal(a, b) for a, b in zip(cpu, ppu)):
                 sys.exit(f"ppu_train: {model} V={tile} {granularity}: the PPU step differs "
                          "from the CPU's")
-            _, forward = runner.run_ppu(text, params + [x, np.array(0, np.int32)],
+            _, forward = runner.run_ppu(quantized, params + [x, np.array(0, np.int32)],
                                         machine=machine, entry="predict")
             results[(tile, granularity)] = (forward, whole)
     return results

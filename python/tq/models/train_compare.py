@@ -33,7 +33,7 @@ MODELS = {
     "digits CNN": ("digits_cnn.onnx", "digits", 10, "0-6:4,7-9:8"),
     "Fashion CNN": ("fashion_cnn.onnx", "fashion-mnist", 3, "0-1:4,2-2:8"),
 }
-TILE = 16
+TILE = 32  # tq-train's default
 SEEDS = 3
 COMMON = ["--batch=64", "--lr=0.05", "--momentum=0.9", "--init=seeded"]
 

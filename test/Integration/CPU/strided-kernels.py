@@ -323,6 +323,7 @@ lone_tap(5, 33, 0, special=True)
 lone_tap(3, 16, 0, tight=True)
 lone_tap(2, 21, 1, special=True, tight=True)
 row_views(2, 5, 7)
+row_views(2, 5, 3, special=True)
 row_views(1, 4, 3, special=True)
 row_views(3, 1, 8)
 

@@ -157,6 +157,9 @@ bool keepsBufferLocal(Operation *user, OpOperand &operand,
 /// an element: along some dim, their static index sets (offset + stride · i,
 /// i < size) are apart or interleaved without meeting.
 bool disjointSubviews(memref::SubViewOp a, memref::SubViewOp b);
+/// The buffer `v` is a view of (through any chain of view-like ops), or
+/// `v`.
+Value rootOf(Value v);
 /// `memref.alloc` of a static shape.
 Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type elementType);
