@@ -795,10 +795,9 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
           to = collapse(b, slice(b, epi->target(), n), {{0}, {1, 2}});
       }
       if (direct) {
-        DirectConvShape d{F, C, R, S, P, Q, st[0], dl[0], dl[1]};
-        d.L = rowLanes(o.lanes, Q);
-        d.threads = o.threads;
-        d.fma = o.fma;
+        DirectConvShape d{F,         C,     R,     S,     P,
+                          Q,         st[0], dl[0], dl[1], rowLanes(o.lanes, Q),
+                          o.threads, o.fma};
         emitDirectConv(b, d, xn, w, Cm, fill,
                        epi ? StoreEpilogue(store) : nullptr, to);
       } else {
