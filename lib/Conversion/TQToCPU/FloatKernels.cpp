@@ -438,29 +438,45 @@ void emitGemm(ImplicitLocOpBuilder &b, const GemmShape &s, Value A, Value B,
 /// after every reduction of so few terms.
 constexpr int64_t kDirectTaps = 16;
 
-/// The shape of a convolution of unit width stride on one image.
+/// The shape of a convolution of unit width stride on `N` images.
 struct DirectConvShape {
-  int64_t F, C, R, S, P, Q;
+  int64_t N, F, C, R, S, P, Q;
   int64_t strideH, dilationH, dilationW;
   int64_t L;           // lanes along an output row
-  int64_t threads = 1; // > 1: the output rows are shared out
+  int64_t threads = 1; // > 1: the (image, output row) pairs are shared out
   bool fma = false;
 };
 
-/// C (F × P·Q) += w (F×C×R×S) ⋆ x (C × H × W, one image), directly: for
+/// One image of a direct convolution: its input (C × H × W), its output
+/// (F × P·Q) and where the results go (the output, or an epilogue's
+/// target).
+struct DirectConvImage {
+  Value x, C, to;
+};
+using DirectConvImages =
+    llvm::function_ref<DirectConvImage(ImplicitLocOpBuilder &, Value n)>;
+/// What a direct convolution applies to a vector of image n's output
+/// (filter `row`, columns from `col`) before storing it.
+using DirectConvEpilogue =
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value acc, Value n,
+                             Value row, Value col, Value mask)>;
+
+/// C (F × P·Q) += w (F×C×R×S) ⋆ x (C × H × W) for each image, directly: for
 /// each vector of an output row, the C·R·S input vectors under its taps
 /// are loaded once, then each filter's output is their sum weighted by its
 /// taps in (c, r, s) order, as emitGemm sums the im2col rows, with the same
-/// bits. `fill`, `epilogue` and `to` are as emitGemm's.
-void emitDirectConv(ImplicitLocOpBuilder &b, const DirectConvShape &s, Value x,
-                    Value w, Value C, Value fill, StoreEpilogue epilogue,
-                    Value to) {
-  if (!to)
-    to = C;
+/// bits. `fill` and `epilogue` are as emitGemm's; `images` gives each
+/// image's views.
+void emitDirectConv(ImplicitLocOpBuilder &b, const DirectConvShape &s,
+                    DirectConvImages images, Value w, Value fill,
+                    DirectConvEpilogue epilogue) {
   int64_t L = s.L, full = s.Q / L * L;
   auto vF32 = VectorType::get({L}, b.getF32Type());
-  // Columns [q, q + n) of output row p.
-  auto vectorAt = [&](ImplicitLocOpBuilder &vb, Value p, Value q, int64_t n) {
+  // Columns [q, q + n) of output row p of image `image`.
+  auto vectorAt = [&](ImplicitLocOpBuilder &vb, Value image, Value p, Value q,
+                      int64_t n) {
+    DirectConvImage views = images(vb, image);
+    Value x = views.x, C = views.C, to = views.to ? views.to : views.C;
     Value mask;
     if (n < L)
       mask = vector::CreateMaskOp::create(
@@ -501,7 +517,7 @@ void emitDirectConv(ImplicitLocOpBuilder &b, const DirectConvShape &s, Value x,
                 acc = multiplyAdd(ib, acc, a, taps[k], s.fma);
               }
           if (epilogue)
-            acc = epilogue(ib, acc, f[0], col, mask);
+            acc = epilogue(ib, acc, image, f[0], col, mask);
           if (mask)
             vector::MaskedStoreOp::create(ib, to, ValueRange{f[0], col}, mask,
                                           acc);
@@ -509,21 +525,23 @@ void emitDirectConv(ImplicitLocOpBuilder &b, const DirectConvShape &s, Value x,
             vector::StoreOp::create(ib, acc, to, ValueRange{f[0], col});
         });
   };
-  SmallVector<Value> lbs = {idx(b, 0)}, ubs = {idx(b, s.P)},
-                     steps = {idx(b, 1)};
+  // (image, row) pairs, shared out together: one fork and join per call.
+  SmallVector<Value> lbs = {idx(b, 0), idx(b, 0)},
+                     ubs = {idx(b, s.N), idx(b, s.P)},
+                     steps = {idx(b, 1), idx(b, 1)};
   cpu::buildIndependentLoops(
       b, b.getLoc(), lbs, ubs, steps, s.threads,
-      [&](OpBuilder &nb, Location l, ValueRange p) {
+      [&](OpBuilder &nb, Location l, ValueRange np) {
         ImplicitLocOpBuilder rb(l, nb);
         if (full > 0)
           scf::buildLoopNest(rb, l, ValueRange{idx(rb, 0)},
                              ValueRange{idx(rb, full)}, ValueRange{idx(rb, L)},
                              [&](OpBuilder &qb, Location ql, ValueRange q) {
                                ImplicitLocOpBuilder vb(ql, qb);
-                               vectorAt(vb, p[0], q[0], L);
+                               vectorAt(vb, np[0], np[1], q[0], L);
                              });
         if (full < s.Q)
-          vectorAt(rb, p[0], idx(rb, full), s.Q - full);
+          vectorAt(rb, np[0], np[1], idx(rb, full), s.Q - full);
       });
 }
 
@@ -703,6 +721,41 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
       one = memref::AllocOp::create(
           b, MemRefType::get({1, F, P, Q}, b.getF32Type()));
     }
+    DirectConvShape d{N,
+                      F,
+                      C,
+                      R,
+                      S,
+                      P,
+                      Q,
+                      st[0],
+                      dl[0],
+                      dl[1],
+                      rowLanes(o.lanes, Q),
+                      o.threads,
+                      o.fma};
+    auto directStore = [&](ImplicitLocOpBuilder &ib, Value acc, Value n,
+                           Value row, Value col, Value mask) {
+      return epi->apply(ib, acc, ValueRange{n, row}, col, mask);
+    };
+    DirectConvEpilogue directEpilogue =
+        epi ? DirectConvEpilogue(directStore) : nullptr;
+    if (direct && !pool) {
+      // All images' rows in one loop nest (each image's own would fork and
+      // join per image).
+      emitDirectConv(
+          b, d,
+          [&](ImplicitLocOpBuilder &ib, Value n) {
+            auto rows = [&](Value v) {
+              return collapse(ib, slice(ib, v, n), {{0}, {1, 2}});
+            };
+            return DirectConvImage{slice(ib, x, n), rows(y),
+                                   epi ? rows(epi->target()) : Value()};
+          },
+          w, fill, directEpilogue);
+      eraseWithEpilogue(op, epi, rw);
+      return success();
+    }
     auto loop = scf::ForOp::create(b, idx(b, 0), idx(b, N), idx(b, 1));
     {
       OpBuilder::InsertionGuard g(b);
@@ -795,11 +848,20 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
           to = collapse(b, slice(b, epi->target(), n), {{0}, {1, 2}});
       }
       if (direct) {
-        DirectConvShape d{F,         C,     R,     S,     P,
-                          Q,         st[0], dl[0], dl[1], rowLanes(o.lanes, Q),
-                          o.threads, o.fma};
-        emitDirectConv(b, d, xn, w, Cm, fill,
-                       epi ? StoreEpilogue(store) : nullptr, to);
+        // One image, into the buffer the pool reads.
+        d.N = 1;
+        emitDirectConv(
+            b, d,
+            [&](ImplicitLocOpBuilder &, Value) {
+              return DirectConvImage{xn, Cm, to};
+            },
+            w, fill,
+            epi ? DirectConvEpilogue([&](ImplicitLocOpBuilder &ib, Value acc,
+                                         Value, Value row, Value col,
+                                         Value mask) {
+              return epi->apply(ib, acc, ValueRange{n, row}, col, mask);
+            })
+                : nullptr);
       } else {
         emitGemm(b, s, A, Bm, Cm, fill, epi ? StoreEpilogue(store) : nullptr,
                  to);

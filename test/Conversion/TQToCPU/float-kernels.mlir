@@ -56,7 +56,7 @@ func.func @conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4
 
 // -----
 
-// Few taps (C·R·S = 9): no im2col. The rows of each image are shared out;
+// Few taps (C·R·S = 9): no im2col. The (image, row) pairs are shared out;
 // each vector of a row loads the 9 input vectors under its taps once, then
 // each filter sums them weighted by its taps in (c, r, s) order. A row of 10
 // is a whole vector and a masked one.
@@ -78,8 +78,7 @@ func.func @conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4
 // CHECK:             vector.maskedstore
 // CHECK-NOT:     memref.dealloc
 // PAR-LABEL: func.func @conv_few_taps
-// PAR:         scf.for
-// PAR:           scf.parallel ({{.*}}) = (%c0) to (%c6)
+// PAR:         scf.parallel ({{.*}}) = (%c0, %c0) to (%c2, %c6)
 func.func @conv_few_taps(%x: memref<2x1x8x12xf32>, %w: memref<4x1x3x3xf32>, %y: memref<2x4x6x10xf32>) {
   linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x1x8x12xf32>, memref<4x1x3x3xf32>) outs(%y : memref<2x4x6x10xf32>)
   return
