@@ -136,6 +136,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertSCFToOpenMPPass(omp));
   // Inlines the memref.alloca_scope the OpenMP conversion wraps loop bodies
   // in (they allocate nothing), before the loops become blocks.
+  pm.addPass(createTQCPUInlineAllocaScopes());
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -379,6 +379,30 @@ def TQCPUShareLoops : Pass<"tq-cpu-share-loops"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def TQCPUInlineAllocaScopes : Pass<"tq-cpu-inline-alloca-scopes"> {
+  let summary = "Inline the allocation scopes around the OpenMP loop bodies";
+  let description = [{
+    `convert-scf-to-openmp` wraps the body of each parallel loop in a
+    `memref.alloca_scope`, so that the stack it allocates per iteration is
+    freed per iteration. Upstream's canonicalization inlines a scope only
+    when nothing in it may allocate on the stack, and takes a call for
+    one; but what a call allocates is freed when it returns. The shares of
+    `tq-cpu-split-batch` call the outlined kernels, so their scopes stayed,
+    and a loop inside one became several blocks, which a scope may not
+    hold. This pass inlines every scope with no `memref.alloca` of its own
+    (outside scopes nested in it), into the region around it:
+
+    ```mlir
+    memref.alloca_scope {
+      func.call @main_kernel_3(%a) : (memref<32x16xf32>) -> ()
+    }
+    // becomes
+    func.call @main_kernel_3(%a) : (memref<32x16xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def TQCPULoopOrder : Pass<"tq-cpu-loop-order"> {
   let summary = "Put the contiguous output loop innermost in float convolutions, pooling and matmuls";
   let description = [{
@@ -429,16 +453,42 @@ def TQCPUSplitBatch : Pass<"tq-cpu-split-batch", "::mlir::func::FuncOp"> {
     }
     ```
 
-    The results are the same bits: the pass splits only a function in which
-    every value either does not depend on the batch or has one batch dim
-    (dim 0 of the arguments and results, followed through each op) that
-    every op treats independently, and in which no V×V tile (or other
-    quantization tile) straddles two shares. Quantization with run-time
-    widths, given scales, a refresh flag or stochastic rounding, a reduction
-    over the batch, an op the pass does not know, or a batch that does not
-    divide into `chunks` tile-aligned shares leave the function as it is.
-    Ops that do not depend on the batch (constants) are repeated in each
-    share.
+    The batch is the first dim of the arguments marked `tq.batch` (a
+    training step's images and labels), or where none is, of every tensor
+    argument of rank 1 or more but those marked `tq.parameter`; they must
+    agree on its size. The pass follows each value's batch dim op by op.
+    Ops that do not read the batch (the weights' quantization) run once,
+    before the shares, which read their results. Ops the shares cannot run
+    run once after them on the whole batch, and so do the ops that read
+    their results: a sum over the images (the loss, a weight or bias
+    gradient), an op the pass does not know, a quantization whose
+    parameters are given or whose width is chosen at run time, or one whose
+    tiles would straddle two shares. The values they read from the shares
+    are assembled whole (`tensor.parallel_insert_slice`); a tiled value as
+    its values and tile steps, the tensors `convert-tq-to-cpu` lowers it to,
+    put together again by an `unrealized_conversion_cast` that
+    `convert-tq-to-cpu` removes:
+
+    ```mlir
+    %l = scf.forall (%t) in (2) shared_outs(%o = %e, %s = %f) -> (...) {
+      ...
+      %q = tq.quantize %dy rounding stochastic seed_offset(%off) ...
+      %v, %st = builtin.unrealized_conversion_cast %q
+          : !tq.tiled<32x10xi8:8, ...> to tensor<32x10xi8>, tensor<1x1xf32>
+      scf.forall.in_parallel { ... }
+    }
+    %dy_q = builtin.unrealized_conversion_cast %l#0, %l#1
+        : tensor<64x10xi8>, tensor<2x1xf32> to !tq.tiled<64x10xi8:8, ...>
+    %dw = tq.matmul %dy_q, %x_q {transpose_a} ...   // over the images
+    ```
+
+    The results are the same bits as without the pass: every op runs on
+    whole images and whole tiles. A stochastic rounding in a share draws
+    the noise of its elements' places in the whole tensor (its seed offset
+    grows by the share's first element, scaled so that the hash reads that
+    element's index). When nothing can be shared, or when ops are left
+    after the shares and the shares hold no matmul or convolution (too
+    little to pay for the fork), the function is left as it is.
   }];
   let options = [
     Option<"chunks", "chunks", "int64_t", /*default=*/"2",

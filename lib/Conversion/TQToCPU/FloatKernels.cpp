@@ -956,21 +956,49 @@ struct NhwcToNchwKernel : FloatKernelPattern<linalg::GenericOp> {
   }
 };
 
+/// The first dim of `t` from which on its dims are contiguous (row-major
+/// with static strides); its rank if not even the last one is.
+int64_t contiguousFrom(MemRefType t) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  int64_t rank = t.getRank();
+  if (failed(t.getStridesAndOffset(strides, offset)))
+    return rank;
+  int64_t expected = 1, d = rank;
+  while (d > 0 && strides[d - 1] == expected) {
+    --d;
+    expected *= t.getDimSize(d);
+  }
+  return d;
+}
+
 /// A memref.copy between buffers that are not both contiguous (a tensor.pad
-/// or insert_slice writing into a subview) becomes a linalg.copy: loops
-/// with a unit-stride innermost one, instead of the runtime's generic
-/// element-by-element memrefCopy.
+/// or insert_slice writing into a subview, a share of a batch into the
+/// whole) becomes a linalg.copy over the dims that are not contiguous in
+/// both and one merged dim of those that are: loops whose innermost one is
+/// as long as it can be, instead of the runtime's generic element-by-element
+/// memrefCopy. Copies between contiguous buffers (a dynamic offset
+/// included) stay memref.copy: a memcpy.
 struct StridedCopy : OpRewritePattern<memref::CopyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(memref::CopyOp op,
                                 PatternRewriter &rw) const override {
     auto from = dyn_cast<MemRefType>(op.getSource().getType());
     auto to = dyn_cast<MemRefType>(op.getTarget().getType());
-    if (!from || !to || !from.hasStaticShape() ||
-        (from.getLayout().isIdentity() && to.getLayout().isIdentity()))
+    if (!from || !to || !from.hasStaticShape() || from.getRank() == 0)
+      return rw.notifyMatchFailure(op, "not a static copy");
+    int64_t rank = from.getRank();
+    int64_t merged = std::max(contiguousFrom(from), contiguousFrom(to));
+    if (merged == 0)
       return rw.notifyMatchFailure(op, "a plain memcpy");
-    linalg::CopyOp::create(rw, op.getLoc(), ValueRange{op.getSource()},
-                           ValueRange{op.getTarget()});
+    Value src = op.getSource(), dst = op.getTarget();
+    if (merged < rank - 1) {
+      SmallVector<ReassociationIndices> groups =
+          cpu::mergeTrailingDims(rank, merged);
+      src = memref::CollapseShapeOp::create(rw, op.getLoc(), src, groups);
+      dst = memref::CollapseShapeOp::create(rw, op.getLoc(), dst, groups);
+    }
+    linalg::CopyOp::create(rw, op.getLoc(), ValueRange{src}, ValueRange{dst});
     rw.eraseOp(op);
     return success();
   }

@@ -2,16 +2,19 @@
 //
 // See the description of tq-cpu-split-batch in tq/Conversion/Passes.td.
 //
-// The body is cloned into an scf.forall with each value's batch dim cut to
-// one share. A value's batch dim is followed op by op: (dim, factor) says
-// that dim `dim` has N·factor entries, image n owning [n·factor,
-// (n+1)·factor). Values without one do not depend on the batch and are
-// cloned as they are. tensor.empty and the linalg.fill of one take their
-// batch dim from the op that uses them, so they are cloned on demand.
+// The ops that follow the batch are cloned into an scf.forall with each
+// value's batch dim cut to one share. A value's batch dim is followed op by
+// op: (dim, factor) says that dim `dim` has N·factor entries, image n
+// owning [n·factor, (n+1)·factor). Ops that do not read the batch stay
+// before the forall, ops it cannot take move after it. tensor.empty, and
+// the linalg.fill or a slice of one, take their batch dim from the op that
+// uses them, so they are cloned on demand.
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
+#include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
+#include "tq/Dialect/TQ/Transforms/Roles.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -53,34 +56,61 @@ ArrayRef<int64_t> shapeOf(Type t) {
 
 class Splitter {
 public:
-  Splitter(int64_t images, int64_t share) : N(images), share(share) {}
+  /// `shareIndex`: the index of the share being built (the scf.forall's
+  /// induction variable).
+  Splitter(int64_t images, int64_t share, Value shareIndex)
+      : N(images), share(share), shareIndex(shareIndex) {}
 
-  /// Clones `body` (up to its return) at `b` on one share whose arguments
-  /// are `args`; the share's results, or failure (the IR built so far is
-  /// left for the caller to erase).
-  FailureOr<SmallVector<Value>> clone(Block &body, ArrayRef<Operation *> ops,
-                                      ValueRange args, OpBuilder &b) {
-    for (auto [from, to] : llvm::zip(body.getArguments(), args)) {
-      map.map(from, to);
-      batch[from] = BatchDim{0, 1};
+  /// `from` (an image tensor) is `to` on the share.
+  void mapImages(Value from, Value to) {
+    map.map(from, to);
+    batch[from] = BatchDim{0, 1};
+  }
+
+  /// `v` does not depend on the batch and is read from above the share.
+  void keep(Value v) {
+    map.map(v, v);
+    batch[v] = std::nullopt;
+  }
+
+  /// Whether `op` is a tensor.empty, or a fill or a slice of one: cloned
+  /// where a share needs it, with that use's batch dim.
+  bool defer(Operation *op) {
+    if (isa<tensor::EmptyOp>(op)) {
+      deferred.insert(op);
+      return true;
     }
-    for (Operation *op : ops)
-      if (failed(visit(op, b))) {
-        LLVM_DEBUG(llvm::dbgs() << "not split at: " << *op << "\n");
-        return failure();
-      }
-    SmallVector<Value> results;
-    for (Value v : body.getTerminator()->getOperands()) {
-      FailureOr<Value> r = get(v, BatchDim{0, 1}, b);
-      if (failed(r))
-        return failure();
-      results.push_back(*r);
+    if (auto fill = dyn_cast<linalg::FillOp>(op);
+        fill && fill.hasPureTensorSemantics() &&
+        deferred.contains(fill.getDpsInits()[0].getDefiningOp())) {
+      deferred.insert(op);
+      return true;
     }
-    return results;
+    // A static slice of one, of the same rank (pooling's gradient writes
+    // strided slices of an empty tensor).
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+        slice && slice.getOffsets().empty() && slice.getSizes().empty() &&
+        slice.getStrides().empty() &&
+        slice.getSourceType().getRank() == slice.getResultType().getRank() &&
+        deferred.contains(slice.getSource().getDefiningOp())) {
+      deferred.insert(op);
+      return true;
+    }
+    return false;
+  }
+
+  bool isDeferred(Operation *op) const { return deferred.contains(op); }
+
+  /// The share's clone of `v` and its batch dim.
+  Value lookup(Value v) const { return map.lookup(v); }
+  MaybeBatch known(Value v) const {
+    auto it = batch.find(v);
+    return it == batch.end() ? MaybeBatch() : it->second;
   }
 
 private:
   int64_t N, share;
+  Value shareIndex;
   IRMapping map;
   DenseMap<Value, MaybeBatch> batch;
   /// tensor.empty and fills of one, cloned on demand per batch dim.
@@ -100,11 +130,6 @@ private:
     if (shape[d.dim] % q.getTileExtent(d.dim) != 0)
       return Type();
     return q.cloneWith(shape, q.getTileShape(), q.getSplitDims());
-  }
-
-  MaybeBatch known(Value v) const {
-    auto it = batch.find(v);
-    return it == batch.end() ? MaybeBatch() : it->second;
   }
 
   /// The clone of `v` with batch dim `want` (none: whole); deferred values
@@ -129,6 +154,24 @@ private:
       result = tensor::EmptyOp::create(b, def->getLoc(),
                                        cast<RankedTensorType>(type).getShape(),
                                        getElementTypeOrSelf(type));
+    } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      // The batch dim must be taken whole: the share's slice is the same
+      // slice of the share's source.
+      SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+      if (want) {
+        int64_t d = want->dim;
+        if (slice.getStaticOffsets()[d] != 0 ||
+            slice.getStaticStrides()[d] != 1 ||
+            slice.getStaticSizes()[d] != slice.getSourceType().getDimSize(d))
+          return failure();
+        sizes[d] = b.getIndexAttr(share * want->factor);
+      }
+      FailureOr<Value> source = get(slice.getSource(), want, b);
+      if (failed(source))
+        return failure();
+      result = tensor::ExtractSliceOp::create(
+          b, def->getLoc(), cast<RankedTensorType>(type), *source,
+          slice.getMixedOffsets(), sizes, slice.getMixedStrides());
     } else {
       auto fill = cast<linalg::FillOp>(def);
       FailureOr<Value> init = get(fill.getDpsInits()[0], want, b);
@@ -175,17 +218,41 @@ private:
                                [&](Value v) { return map.lookup(v); });
   }
 
+  /// A stochastic rounding of a share draws the noise of its elements'
+  /// places in the whole tensor: its seed offset grows by the share's first
+  /// element times noiseSeedShift. Only when the dims before the batch dim
+  /// are 1, so that a share's elements are contiguous in the whole.
+  LogicalResult emitQuantize(QuantizeOp q, OpBuilder &b) {
+    BatchDim d = *known(q.getInput());
+    if (q.getRounding() != RoundingMode::stochastic)
+      return emit(q, mapped(q), {d}, b);
+    ArrayRef<int64_t> shape = shapeOf(q.getInput().getType());
+    if (llvm::any_of(shape.take_front(d.dim), [](int64_t n) { return n != 1; }))
+      return failure();
+    int64_t elements = share * d.factor;
+    for (int64_t n : shape.drop_front(d.dim + 1))
+      elements *= n;
+    Location loc = q.getLoc();
+    Type i32 = b.getI32Type();
+    Value offset = arith::MulIOp::create(
+        b, loc, arith::IndexCastOp::create(b, loc, i32, shareIndex),
+        arith::ConstantIntOp::create(
+            b, loc, i32,
+            static_cast<int32_t>(cpu::noiseSeedShift(uint64_t(elements)))));
+    if (Value given = q.getSeedOffset())
+      offset = arith::AddIOp::create(b, loc, map.lookup(given), offset);
+    if (failed(emit(q, mapped(q), {d}, b)))
+      return failure();
+    cast<QuantizeOp>(map.lookup(q.getResult()).getDefiningOp())
+        .getSeedOffsetMutable()
+        .assign(offset);
+    return success();
+  }
+
+public:
+  /// Clones `op` into the share at `b`; failure when its batch cannot be
+  /// followed (the op is then left to run after the shares).
   LogicalResult visit(Operation *op, OpBuilder &b) {
-    if (isa<tensor::EmptyOp>(op)) {
-      deferred.insert(op);
-      return success();
-    }
-    if (auto fill = dyn_cast<linalg::FillOp>(op);
-        fill && fill.hasPureTensorSemantics() &&
-        deferred.contains(fill.getDpsInits()[0].getDefiningOp())) {
-      deferred.insert(op);
-      return success();
-    }
     // A region that reads a value from above must see it whole: refused
     // when that value has a batch dim (or is not cloned yet).
     llvm::SetVector<Value> above;
@@ -228,13 +295,12 @@ private:
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
       return visitExpand(expand, b);
     if (auto q = dyn_cast<QuantizeOp>(op)) {
-      // Parameters taken from elsewhere or a seeded random rounding tie a
-      // tile to more than its own data or position.
+      // Parameters taken from elsewhere tie a tile to more than its own
+      // data.
       if (q.getScales() || q.getRefresh() || q.getBits() ||
-          q.getRounding() != RoundingMode::nearest_even ||
           q.getType().getBitsKind() != BitsKind::fixed)
         return failure();
-      return emit(op, mapped(op), {known(q.getInput())}, b);
+      return emitQuantize(q, b);
     }
     if (isa<DequantizeOp>(op))
       return emit(op, mapped(op), {known(op->getOperand(0))}, b);
@@ -262,6 +328,7 @@ private:
     return failure();
   }
 
+private:
   /// A linalg op whose batch loop is parallel and reaches every operand
   /// with a batch dim as that dim, and no other operand.
   LogicalResult visitLinalg(linalg::LinalgOp op, OpBuilder &b) {
@@ -405,89 +472,240 @@ private:
   }
 };
 
+/// The arguments holding one sample per entry of dim 0, all static tensors
+/// of `N` samples (none where they disagree): those marked kBatchArgAttr,
+/// or where none is, the tensors of rank 1 or more but the parameters.
+SmallVector<BlockArgument> batchArguments(func::FuncOp f, int64_t &N) {
+  bool marked = llvm::any_of(f.getArguments(), [&](BlockArgument a) {
+    return f.getArgAttr(a.getArgNumber(), kBatchArgAttr) != nullptr;
+  });
+  SmallVector<BlockArgument> images;
+  N = -1;
+  for (BlockArgument a : f.getArguments()) {
+    unsigned i = a.getArgNumber();
+    auto r = dyn_cast<RankedTensorType>(a.getType());
+    if (marked ? !f.getArgAttr(i, kBatchArgAttr)
+               : (f.getArgAttr(i, kParameterArgAttr) || !r || r.getRank() == 0))
+      continue;
+    if (!r || !r.hasStaticShape() || r.getRank() == 0 ||
+        (N >= 0 && r.getDimSize(0) != N))
+      return {};
+    N = r.getDimSize(0);
+    images.push_back(a);
+  }
+  return images;
+}
+
+/// The offsets, sizes and strides of share `first` / `size` along `dim`
+/// of `shape`.
+std::tuple<SmallVector<OpFoldResult>, SmallVector<OpFoldResult>,
+           SmallVector<OpFoldResult>>
+shareSlice(OpBuilder &b, ArrayRef<int64_t> shape, int64_t dim, Value first,
+           int64_t size) {
+  SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)), sizes,
+      strides(shape.size(), b.getIndexAttr(1));
+  for (int64_t n : shape)
+    sizes.push_back(b.getIndexAttr(n));
+  offsets[dim] = first;
+  sizes[dim] = b.getIndexAttr(size);
+  return {offsets, sizes, strides};
+}
+
+/// A value computed per share and read after the shares: the whole is
+/// assembled from the shares' slices along `dim`, each `size` long. A
+/// tiled value leaves as its values and its tile-grid steps (the tensors
+/// tq-to-cpu lowers it to), each assembled on its own.
+struct Leaving {
+  Value value;
+  BatchDim dim;
+  SmallVector<Type> parts;
+};
+
 /// Splits `f` into `chunks` shares of its batch; false (and `f` unchanged)
-/// where it cannot.
+/// where it cannot. The ops that follow the batch run once per share, in an
+/// scf.forall; those that do not read it run before, and those the shares
+/// cannot run (a sum over the images, say) and their users after.
 bool splitBatch(func::FuncOp f, int64_t chunks) {
   if (f.isExternal() || f.isPrivate() || !f.getBody().hasOneBlock() ||
       chunks < 2)
     return false;
   Block &body = f.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (!ret || f.getNumArguments() == 0 || ret.getNumOperands() == 0)
-    return false;
-  // Every argument and result: a static tensor of N images on dim 0.
-  int64_t N = -1;
-  for (Type t :
-       llvm::concat<const Type>(f.getArgumentTypes(), f.getResultTypes())) {
-    auto r = dyn_cast<RankedTensorType>(t);
-    if (!r || !r.hasStaticShape() || r.getRank() == 0 ||
-        (N >= 0 && r.getDimSize(0) != N))
-      return false;
-    N = r.getDimSize(0);
-  }
-  if (N < chunks || N % chunks != 0)
+  int64_t N;
+  SmallVector<BlockArgument> images = batchArguments(f, N);
+  if (!ret || images.empty() || N < chunks || N % chunks != 0)
     return false;
   int64_t share = N / chunks;
-
   SmallVector<Operation *> ops = llvm::map_to_vector(
       body.without_terminator(), [](Operation &op) { return &op; });
-  OpBuilder b(&body, body.begin());
   Location loc = f.getLoc();
-  SmallVector<Value> outs;
-  for (Type t : f.getResultTypes()) {
-    auto r = cast<RankedTensorType>(t);
-    outs.push_back(
-        tensor::EmptyOp::create(b, loc, r.getShape(), r.getElementType()));
-  }
-  auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunks)}, outs,
+
+  // The shares are built in a draft without outputs: which values leave
+  // them is known only at the end.
+  OpBuilder b(ret);
+  auto draft = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunks)}, ValueRange(),
       std::nullopt);
-  OpBuilder ib(forall.getBody(), forall.getBody()->begin());
-  // This share's first image.
-  Value first =
-      arith::MulIOp::create(ib, loc, forall.getInductionVar(0),
-                            arith::ConstantIndexOp::create(ib, loc, share));
-  auto slice = [&](RankedTensorType full) {
-    SmallVector<OpFoldResult> offsets(full.getRank(), ib.getIndexAttr(0)),
-        sizes, strides(full.getRank(), ib.getIndexAttr(1));
-    offsets[0] = first;
-    for (int64_t d : full.getShape())
-      sizes.push_back(ib.getIndexAttr(d));
-    sizes[0] = ib.getIndexAttr(share);
-    return std::make_tuple(offsets, sizes, strides);
-  };
-  SmallVector<Value> args;
-  for (BlockArgument a : body.getArguments()) {
-    auto full = cast<RankedTensorType>(a.getType());
-    auto [offsets, sizes, strides] = slice(full);
+  OpBuilder ib(draft.getBody(), draft.getBody()->begin());
+  Value index = draft.getInductionVar(0);
+  Value first = arith::MulIOp::create(
+      ib, loc, index, arith::ConstantIndexOp::create(ib, loc, share));
+  Splitter splitter(N, share, index);
+  for (BlockArgument a : f.getArguments()) {
+    if (!llvm::is_contained(images, a)) {
+      splitter.keep(a);
+      continue;
+    }
+    auto [offsets, sizes, strides] = shareSlice(
+        ib, cast<RankedTensorType>(a.getType()).getShape(), 0, first, share);
     Value s =
         tensor::ExtractSliceOp::create(ib, loc, a, offsets, sizes, strides);
     // A contiguous copy: the kernels read row-major buffers.
     auto t = cast<RankedTensorType>(s.getType());
     Value e =
         tensor::EmptyOp::create(ib, loc, t.getShape(), t.getElementType());
-    args.push_back(linalg::CopyOp::create(ib, loc, s, e).getResult(0));
+    splitter.mapImages(a, linalg::CopyOp::create(ib, loc, s, e).getResult(0));
   }
-  Splitter splitter(N, share);
-  FailureOr<SmallVector<Value>> results = splitter.clone(body, ops, args, ib);
-  if (failed(results)) {
-    forall->erase();
-    for (Value o : outs)
-      o.getDefiningOp()->erase();
+
+  DenseSet<Operation *> shared, after;
+  auto reads = [](Operation *op) {
+    llvm::SetVector<Value> values(op->operand_begin(), op->operand_end());
+    getUsedValuesDefinedAbove(op->getRegions(), values);
+    return values;
+  };
+  auto definedIn = [](const DenseSet<Operation *> &set, Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && set.contains(def);
+  };
+  bool products = false;
+  for (Operation *op : ops) {
+    llvm::SetVector<Value> values = reads(op);
+    if (llvm::any_of(values, [&](Value v) { return definedIn(after, v); })) {
+      after.insert(op);
+      continue;
+    }
+    if (splitter.defer(op))
+      continue;
+    bool perImage = llvm::any_of(values, [&](Value v) {
+      return definedIn(shared, v) || llvm::is_contained(images, v);
+    });
+    // Without the batch: before the shares, read by them from above.
+    if (!perImage && isMemoryEffectFree(op)) {
+      for (Value r : op->getResults())
+        splitter.keep(r);
+      continue;
+    }
+    if (perImage && succeeded(splitter.visit(op, ib))) {
+      shared.insert(op);
+      products |= isa<MatmulOp, Conv2DOp, linalg::ConvolutionOpInterface,
+                      linalg::ContractionOpInterface>(op);
+      continue;
+    }
+    LLVM_DEBUG(llvm::dbgs() << "after the shares: " << *op << "\n");
+    after.insert(op);
+  }
+
+  // What leaves the shares, in a whole tensor per value or per part.
+  SmallVector<Leaving> leaving;
+  llvm::SetVector<Value> seen;
+  bool ok = true;
+  auto leave = [&](Operation *user) {
+    for (Value v : reads(user)) {
+      if (!definedIn(shared, v) || !seen.insert(v))
+        continue;
+      MaybeBatch d = splitter.known(v);
+      Type t = v.getType();
+      SmallVector<Type> parts;
+      if (isa<TiledType>(t))
+        ok &= succeeded(TiledToTensorsConverter().convertType(t, parts)) &&
+              parts.size() == 2;
+      else
+        parts.push_back(t);
+      ok &= d.has_value() && isa<RankedTensorType>(parts.front());
+      if (ok)
+        leaving.push_back({v, *d, parts});
+    }
+  };
+  for (Operation *op : ops)
+    if (after.contains(op))
+      leave(op);
+  leave(ret);
+  // A share must hold a product: other ops alone do not pay for the fork
+  // unless the whole function is shared.
+  if (!ok || shared.empty() || (!after.empty() && !products)) {
+    draft->erase();
     return false;
   }
-  OpBuilder tb = OpBuilder::atBlockEnd(forall.getBody());
-  tb.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [r, out] : llvm::zip(*results, forall.getRegionIterArgs())) {
-    auto full = cast<RankedTensorType>(out.getType());
-    auto [offsets, sizes, strides] = slice(full);
-    tensor::ParallelInsertSliceOp::create(tb, loc, r, out, offsets, sizes,
-                                          strides);
+
+  SmallVector<Value> outs;
+  for (const Leaving &l : leaving)
+    for (Type t : l.parts) {
+      auto r = cast<RankedTensorType>(t);
+      outs.push_back(
+          tensor::EmptyOp::create(b, loc, r.getShape(), r.getElementType()));
+    }
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunks)}, outs,
+      std::nullopt);
+  Block *from = draft.getBody(), *to = forall.getBody();
+  index.replaceAllUsesWith(forall.getInductionVar(0));
+  to->getOperations().splice(to->begin(), from->getOperations(), from->begin(),
+                             std::prev(from->end()));
+  draft->erase();
+
+  OpBuilder tb = OpBuilder::atBlockEnd(to);
+  tb.setInsertionPoint(forall.getTerminator());
+  OpBuilder pb(forall.getTerminator().getBody(),
+               forall.getTerminator().getBody()->end());
+  unsigned next = 0;
+  for (const Leaving &l : leaving) {
+    Value c = splitter.lookup(l.value);
+    SmallVector<Value> pieces{c};
+    if (l.parts.size() > 1) {
+      SmallVector<Type> shareParts;
+      (void)TiledToTensorsConverter().convertType(c.getType(), shareParts);
+      pieces = UnrealizedConversionCastOp::create(tb, loc, shareParts, c)
+                   .getResults();
+    }
+    for (auto [piece, part] : llvm::zip_equal(pieces, l.parts)) {
+      ArrayRef<int64_t> whole = cast<RankedTensorType>(part).getShape();
+      int64_t size =
+          cast<RankedTensorType>(piece.getType()).getDimSize(l.dim.dim);
+      Value at = size == share
+                     ? first
+                     : arith::MulIOp::create(
+                           tb, loc, forall.getInductionVar(0),
+                           arith::ConstantIndexOp::create(tb, loc, size));
+      auto [offsets, sizes, strides] =
+          shareSlice(pb, whole, l.dim.dim, at, size);
+      tensor::ParallelInsertSliceOp::create(pb, loc, piece,
+                                            forall.getRegionIterArgs()[next++],
+                                            offsets, sizes, strides);
+    }
   }
-  ret->setOperands(forall.getResults());
-  // The original body, last op first.
+
+  // The wholes replace the values after the shares; the ops after them
+  // move there.
+  next = 0;
+  for (Leaving &l : leaving) {
+    ValueRange results = forall.getResults().slice(next, l.parts.size());
+    next += l.parts.size();
+    Value whole = results.front();
+    if (l.parts.size() > 1)
+      whole =
+          UnrealizedConversionCastOp::create(b, loc, l.value.getType(), results)
+              .getResult(0);
+    l.value.replaceUsesWithIf(whole, [&](OpOperand &use) {
+      Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+      return user && !shared.contains(user);
+    });
+  }
+  for (Operation *op : ops)
+    if (after.contains(op))
+      op->moveBefore(ret);
   for (Operation *op : llvm::reverse(ops))
-    op->erase();
+    if (shared.contains(op) || (splitter.isDeferred(op) && op->use_empty()))
+      op->erase();
   return true;
 }
 

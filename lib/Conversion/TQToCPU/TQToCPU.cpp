@@ -118,6 +118,19 @@ TiledToTensorsConverter::TiledToTensorsConverter() {
   });
 }
 
+/// K of stochasticNoise's index + seed · K.
+static constexpr uint32_t kNoiseSeedMultiplier = 0x9E3779B9u;
+
+uint32_t cpu::noiseSeedShift(uint64_t shift) {
+  // K's inverse modulo 2^32 by Newton's iteration: each step doubles the
+  // number of correct low bits, and K · K = 1 modulo 8 gives three to
+  // start from.
+  uint32_t inverse = kNoiseSeedMultiplier;
+  for (int i = 0; i < 4; ++i)
+    inverse *= 2u - kNoiseSeedMultiplier * inverse;
+  return static_cast<uint32_t>(shift) * inverse;
+}
+
 Value cpu::allocBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                        Type elementType) {
   return memref::AllocOp::create(b, loc, MemRefType::get(shape, elementType),
@@ -201,7 +214,7 @@ Value stochasticNoise(ImplicitLocOpBuilder &b, Value seed, Value index) {
   Value seedTerm = arith::MulIOp::create(
       b, seed,
       arith::ConstantIntOp::create(b, b.getI32Type(),
-                                   static_cast<int32_t>(0x9E3779B9u)));
+                                   static_cast<int32_t>(kNoiseSeedMultiplier)));
   Value x = arith::AddIOp::create(b, low, splatLike(b, index, seedTerm));
   x = arith::MulIOp::create(b, shiftXor(x, 16), c(0x7FEB352Du));
   x = arith::MulIOp::create(b, shiftXor(x, 15), c(0x846CA68Bu));
@@ -1123,6 +1136,36 @@ Value optionalBits(ImplicitLocOpBuilder &b, TiledType type, ValueRange bits) {
 }
 
 /// The steps are the second tensor of the converted (data, steps) pair.
+/// A tiled value taken apart into the tensors it lowers to, or put
+/// together from them (tq-cpu-split-batch passes tiled values out of its
+/// shares this way): the cast disappears.
+struct TiledPartsCastLowering
+    : OpConversionPattern<UnrealizedConversionCastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(UnrealizedConversionCastOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> parts;
+    for (ValueRange r : adaptor.getOperands())
+      llvm::append_range(parts, r);
+    if (op->getNumResults() == 1 && isa<TiledType>(op.getType(0))) {
+      rewriter.replaceOpWithMultiple(op, {parts});
+      return success();
+    }
+    if (TypeRange(ValueRange(parts)) != op->getResultTypes())
+      return failure();
+    rewriter.replaceOp(op, parts);
+    return success();
+  }
+};
+
+/// Whether `op` is a cast from or to a tiled value.
+bool castsTiled(UnrealizedConversionCastOp op) {
+  return llvm::any_of(
+      llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()),
+      [](Type t) { return isa<TiledType>(t); });
+}
+
 struct StepsLowering : OpConversionPattern<StepsOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(StepsOp op, OneToNOpAdaptor adaptor,
@@ -1536,6 +1579,8 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
     });
     legal.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
         [&](Operation *op) { return converter.isLegal(op); });
+    legal.addDynamicallyLegalOp<UnrealizedConversionCastOp>(
+        [](UnrealizedConversionCastOp op) { return !castsTiled(op); });
     RewritePatternSet patterns(ctx);
     if (threads < 1) {
       module.emitError("tq-to-cpu: threads must be at least 1, got ")
@@ -1562,6 +1607,7 @@ void mlir::tq::populateTQToCPUPatterns(TypeConverter &converter,
   patterns.add<QuantizeLowering>(converter, ctx, options);
   patterns.add<DequantizeLowering, TransposeLowering, RequantizeLowering>(
       converter, ctx, options);
+  patterns.add<TiledPartsCastLowering>(converter, ctx);
   patterns.add<StepsLowering, ConstantLowering, PostprocessLowering,
                WeightUpdateLowering, AdaptiveBitWidthLowering>(converter, ctx);
   populateTQMatmulToCPUPatterns(converter, patterns, options);

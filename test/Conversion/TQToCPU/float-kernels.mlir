@@ -398,14 +398,27 @@ func.func @depthwise_padded_source_changed(%w: memref<3x1x1x3x3xf32>, %y: memref
 // -----
 
 // A copy into a strided view (a padded tensor's interior) becomes a
-// linalg.copy; a copy between contiguous buffers stays a memcpy.
+// linalg.copy, over one merged dim for the trailing dims contiguous in
+// both buffers (a batch share into the whole, along dim 1); a copy between
+// contiguous buffers stays a memcpy, a dynamic offset included (a batch
+// share along dim 0).
 // CHECK-LABEL: func.func @copies
 // CHECK: linalg.copy ins(%{{.*}} : memref<4x4xf32>) outs(%{{.*}} : memref<4x4xf32, strided<[6, 1], offset: 7>>)
 // CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4x4xf32> to memref<4x4xf32>
-func.func @copies(%a: memref<4x4xf32>, %b: memref<6x6xf32>, %c: memref<4x4xf32>) {
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<2x3x4xf32> to memref<2x3x4xf32, strided<[12, 4, 1], offset: ?>>
+// CHECK: %[[FROM:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : memref<2x2x3x4xf32> into memref<2x24xf32>
+// CHECK: %[[TO:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : memref<2x2x3x4xf32, strided<[48, 12, 4, 1], offset: ?>> into memref<2x24xf32, strided<[48, 1], offset: ?>>
+// CHECK: linalg.copy ins(%[[FROM]] : memref<2x24xf32>) outs(%[[TO]] : memref<2x24xf32, strided<[48, 1], offset: ?>>)
+func.func @copies(%a: memref<4x4xf32>, %b: memref<6x6xf32>, %c: memref<4x4xf32>,
+                  %d: memref<2x3x4xf32>, %e: memref<4x3x4xf32>,
+                  %f: memref<2x2x3x4xf32>, %g: memref<2x4x3x4xf32>, %t: index) {
   %s = memref.subview %b[1, 1] [4, 4] [1, 1] : memref<6x6xf32> to memref<4x4xf32, strided<[6, 1], offset: 7>>
   memref.copy %a, %s : memref<4x4xf32> to memref<4x4xf32, strided<[6, 1], offset: 7>>
   memref.copy %a, %c : memref<4x4xf32> to memref<4x4xf32>
+  %rows = memref.subview %e[%t, 0, 0] [2, 3, 4] [1, 1, 1] : memref<4x3x4xf32> to memref<2x3x4xf32, strided<[12, 4, 1], offset: ?>>
+  memref.copy %d, %rows : memref<2x3x4xf32> to memref<2x3x4xf32, strided<[12, 4, 1], offset: ?>>
+  %cols = memref.subview %g[0, %t, 0, 0] [2, 2, 3, 4] [1, 1, 1, 1] : memref<2x4x3x4xf32> to memref<2x2x3x4xf32, strided<[48, 12, 4, 1], offset: ?>>
+  memref.copy %f, %cols : memref<2x2x3x4xf32> to memref<2x2x3x4xf32, strided<[48, 12, 4, 1], offset: ?>>
   return
 }
 

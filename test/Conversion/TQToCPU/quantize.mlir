@@ -99,3 +99,19 @@ func.func @seed_offset(%x: tensor<16x16xf32>, %it: i32) -> !tq.tiled<16x16xi8:8,
   %q = tq.quantize %x rounding stochastic seed_offset(%it) {seed = 7 : i64} : tensor<16x16xf32> -> !tq.tiled<16x16xi8:8, f32, tile = 16x16, dims = [0, 1]>
   return %q : !tq.tiled<16x16xi8:8, f32, tile = 16x16, dims = [0, 1]>
 }
+
+// -----
+
+// The casts between a tiled value and the tensors it lowers to (values and
+// tile steps), which tq-cpu-split-batch puts where a tiled value leaves
+// its shares, disappear: each side reads the other's tensors.
+// CHECK-LABEL: func.func @tiled_parts
+// CHECK-NOT: unrealized_conversion_cast
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32xi8>, tensor<2x1xf32>, tensor<64x32xf32>
+func.func @tiled_parts(%x: tensor<64x32xf32>) -> (tensor<64x32xi8>, tensor<2x1xf32>, tensor<64x32xf32>) {
+  %q = tq.quantize %x : tensor<64x32xf32> -> !tq.tiled<64x32xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %v, %s = builtin.unrealized_conversion_cast %q : !tq.tiled<64x32xi8:8, f32, tile = 32x32, dims = [0, 1]> to tensor<64x32xi8>, tensor<2x1xf32>
+  %t = builtin.unrealized_conversion_cast %v, %s : tensor<64x32xi8>, tensor<2x1xf32> to !tq.tiled<64x32xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %d = tq.dequantize %t : !tq.tiled<64x32xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x32xf32>
+  return %v, %s, %d : tensor<64x32xi8>, tensor<2x1xf32>, tensor<64x32xf32>
+}

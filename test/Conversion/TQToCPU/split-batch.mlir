@@ -155,3 +155,104 @@ func.func @region_reads_images(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
   }
   return %r : tensor<64x8xf32>
 }
+
+// -----
+
+// A training step: the forward product and the gradient's quantization run
+// per share, the weight and bias gradients (sums over the images) after.
+// The weights are quantized once, before. The stochastic rounding of a
+// share draws the noise of its rows' places in the whole tensor: share t
+// starts at element 320·t, and the seed moves by 320·K⁻¹ (K = 0x9E3779B9)
+// per share, 1609280320 modulo 2^32. The tiled values read after the
+// shares leave as their values and steps and are put together again.
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<10x40xf32> {tq.parameter}, %[[X:[^:]*]]: tensor<64x40xf32> {tq.batch}, %[[DY:[^:]*]]: tensor<64x10xf32> {tq.batch}, %[[IT:[^:]*]]: i32)
+// CHECK: %[[WQ:.*]] = tq.quantize %[[W]]
+// CHECK: %[[R:.*]]:6 = scf.forall (%[[T:.*]]) in (2) shared_outs(
+// CHECK: %[[Q:.*]] = tq.quantize {{.*}} : tensor<32x40xf32> -> !tq.tiled<32x40xi8
+// CHECK: tq.matmul %[[Q]], %[[WQ]] {transpose_b}
+// CHECK: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
+// CHECK: %[[SHIFT:.*]] = arith.muli %[[T32]], %c1609280320_i32
+// CHECK: %[[OFF:.*]] = arith.addi %[[IT]], %[[SHIFT]]
+// CHECK: %[[GQ:.*]] = tq.quantize {{.*}} rounding stochastic seed_offset(%[[OFF]]) {seed = 3 : i64} : tensor<32x10xf32>
+// CHECK: tq.matmul %[[GQ]], %[[WQ]] : {{.*}} -> tensor<32x40xf32>
+// CHECK-DAG: builtin.unrealized_conversion_cast %[[GQ]] : !tq.tiled<32x10xi8{{.*}}> to tensor<32x10xi8>, tensor<1x1xf32>
+// CHECK-DAG: builtin.unrealized_conversion_cast %[[Q]] : !tq.tiled<32x40xi8{{.*}}> to tensor<32x40xi8>, tensor<1x2xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-COUNT-6: tensor.parallel_insert_slice
+// CHECK: %[[GQW:.*]] = builtin.unrealized_conversion_cast %[[R]]#{{.*}}, %[[R]]#{{.*}} : tensor<64x10xi8>, tensor<2x1xf32> to !tq.tiled<64x10xi8
+// CHECK: %[[QW:.*]] = builtin.unrealized_conversion_cast %[[R]]#{{.*}}, %[[R]]#{{.*}} : tensor<64x40xi8>, tensor<2x2xf32> to !tq.tiled<64x40xi8
+// CHECK: %[[DW:.*]] = tq.matmul %[[GQW]], %[[QW]] {transpose_a}
+// CHECK: %[[DB:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK: return %[[DW]], %[[DB]], %[[R]]#
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @step(%w: tensor<10x40xf32> {tq.parameter}, %x: tensor<64x40xf32> {tq.batch}, %dy: tensor<64x10xf32> {tq.batch}, %it: i32) -> (tensor<10x40xf32>, tensor<10xf32>, tensor<64x40xf32>) {
+  %q = tq.quantize %x : tensor<64x40xf32> -> !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %wq = tq.quantize %w : tensor<10x40xf32> -> !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %m = tq.matmul %q, %wq {transpose_b} : !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x10xf32>
+  %e = tensor.empty() : tensor<64x10xf32>
+  %g = linalg.generic {indexing_maps = [#rows, #rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%m, %dy : tensor<64x10xf32>, tensor<64x10xf32>) outs(%e : tensor<64x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    linalg.yield %p : f32
+  } -> tensor<64x10xf32>
+  %gq = tq.quantize %g rounding stochastic seed_offset(%it) {seed = 3 : i64} : tensor<64x10xf32> -> !tq.tiled<64x10xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %dx = tq.matmul %gq, %wq : !tq.tiled<64x10xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x40xf32>
+  %dw = tq.matmul %gq, %q {transpose_a} : !tq.tiled<64x10xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<10x40xf32>
+  %zero = arith.constant 0.0 : f32
+  %e10 = tensor.empty() : tensor<10xf32>
+  %f10 = linalg.fill ins(%zero : f32) outs(%e10 : tensor<10xf32>) -> tensor<10xf32>
+  %db = linalg.generic {indexing_maps = [#rows, #col], iterator_types = ["reduction", "parallel"]} ins(%g : tensor<64x10xf32>) outs(%f10 : tensor<10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<10xf32>
+  return %dw, %db, %dx : tensor<10x40xf32>, tensor<10xf32>, tensor<64x40xf32>
+}
+
+// -----
+
+// Without a matmul or a convolution in the shares, a function with ops
+// left after them is not split: the fork would cost more than it saves.
+// CHECK-LABEL: func.func @no_product
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @no_product(%x: tensor<64x16xf32>) -> (tensor<64x16xf32>, tensor<16xf32>) {
+  %e = tensor.empty() : tensor<64x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x16xf32>) outs(%e : tensor<64x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<64x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e16 = tensor.empty() : tensor<16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e16 : tensor<16xf32>) -> tensor<16xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%y : tensor<64x16xf32>) outs(%f : tensor<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %o, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<16xf32>
+  return %y, %s : tensor<64x16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Pooling's gradient writes strided slices of an empty tensor: the empty
+// tensor and its slices are cut to the share where the share uses them.
+// CHECK-LABEL: func.func @strided_slices
+// CHECK: scf.forall
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<32x8x4xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[E]][0, 0, 1] [32, 8, 2] [1, 1, 2]
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} outs(%[[S]] : tensor<32x8x2xf32>)
+// CHECK: tensor.insert_slice %[[Y]] into %[[E]][0, 0, 1] [32, 8, 2] [1, 1, 2]
+func.func @strided_slices(%x: tensor<64x8x2xf32>) -> tensor<64x8x4xf32> {
+  %e = tensor.empty() : tensor<64x8x4xf32>
+  %s = tensor.extract_slice %e[0, 0, 1] [64, 8, 2] [1, 1, 2] : tensor<64x8x4xf32> to tensor<64x8x2xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<64x8x2xf32>) outs(%s : tensor<64x8x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<64x8x2xf32>
+  %r = tensor.insert_slice %y into %e[0, 0, 1] [64, 8, 2] [1, 1, 2] : tensor<64x8x2xf32> into tensor<64x8x4xf32>
+  return %r : tensor<64x8x4xf32>
+}

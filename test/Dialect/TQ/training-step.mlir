@@ -56,8 +56,8 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK-SAME: tensor<3x4xf32> {tq.name = "fc1.weight.momentum"}
 // CHECK-SAME: tensor<4xf32> {tq.name = "fc1.bias.momentum"}
 // CHECK-SAME: tensor<4x2xf32> {tq.name = "param2.momentum"}
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>
-// CHECK-SAME: %[[LABELS:[^:]*]]: tensor<4xi64> {tq.name = "labels"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32> {tq.batch}
+// CHECK-SAME: %[[LABELS:[^:]*]]: tensor<4xi64> {tq.batch, tq.name = "labels"}
 // CHECK-SAME: %[[LR:[^:]*]]: tensor<f32> {tq.name = "lr"}
 // CHECK-SAME: %{{[^:]*}}: i32 {tq.epoch, tq.name = "epoch"}
 // CHECK-SAME: %{{[^:]*}}: i32 {tq.iteration, tq.name = "iteration"})

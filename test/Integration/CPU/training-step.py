@@ -269,6 +269,21 @@ print(f"stochastic gradients: the same iteration "
       f"{'repeats bit for bit' if repeat else 'DIFFERS'}, the next changes {differ} of "
       f"{P} parameters")
 
+# On 2 threads each one runs the forward pass and the output gradients on
+# 32 of the 64 images (tq-cpu-split-batch), with the stochastic noise of
+# those images' places; the weight gradients sum over all 64 after. The
+# step gives the bits of 1 thread.
+shared = os.path.join(work, "digits-sr-split.mlir")
+tool("tq-opt", sq, "--pass-pipeline=builtin.module(func.func("
+     "tq-cpu-split-batch{chunks=2}))", "-o", shared)
+step_text = open(shared).read().split("func.func @train_step")[1].split("func.func")[0]
+split = "scf.forall" in step_text
+a2 = cpu.run(srtext, params + moms + [x, y, lr, EPOCH, np.array(0, np.int32)],
+             entry="train_step", outputs=2 * P + 2, threads=2)
+same2 = all(np.array_equal(u, v) for u, v in zip(a0, a2))
+# CHECK: 2 threads: batch split True, the same bits as 1 thread: True
+print(f"2 threads: batch split {split}, the same bits as 1 thread: {same2}")
+
 for granularity in ("tile", "vector"):
     remark = tool("tq-opt", step, "-tq-split-grouped-convs", "-tq-choose-split-dims",
                   f"-tq-insert-quantization=tile=8 granularity={granularity}",

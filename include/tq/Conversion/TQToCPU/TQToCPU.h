@@ -127,6 +127,13 @@ void emitQuantizeTiles(OpBuilder &b, Location loc, TiledType type, Value x,
                        Value tilesBegin = Value(), Value tilesEnd = Value(),
                        Value given = Value(), Value refresh = Value(),
                        Value seed = Value(), int64_t threads = 1);
+/// The change of a stochastic rounding's seed that moves its noise by
+/// `shift` elements: element i rounded with seed s + noiseSeedShift(d)
+/// draws the noise of element i + d with seed s (modulo 2^32). The noise
+/// hashes index + seed · K and K is odd, so K has an inverse modulo 2^32.
+/// tq-cpu-split-batch gives each share of a batch its own elements' noise
+/// this way.
+uint32_t noiseSeedShift(uint64_t shift);
 /// A loop nest over [lbs, ubs) by `steps` whose iterations are independent
 /// (each writes memory no other one reads or writes): a nest of
 /// scf.for for one thread, an `scf.parallel` for more, whose shared dims

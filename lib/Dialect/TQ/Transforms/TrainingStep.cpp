@@ -303,12 +303,21 @@ struct TrainingStep : public mlir::tq::impl::TQTrainingStepBase<TrainingStep> {
                                   attrs.getDictionaryAttr(a), loc);
         momenta.push_back(step.getArgument(numParams + i));
       }
+    // The forward's inputs and the labels hold one sample per row: marked
+    // so that tq-cpu-split-batch can share the samples among threads.
     int64_t batch = cast<RankedTensorType>(logits.getType()).getDimSize(0);
+    for (BlockArgument a : step.getArguments()) {
+      auto t = dyn_cast<RankedTensorType>(a.getType());
+      if (!llvm::is_contained(params, a) && !llvm::is_contained(momenta, a) &&
+          t && t.getRank() > 0 && t.getDimSize(0) == batch)
+        step.setArgAttr(a.getArgNumber(), kBatchArgAttr, attrs.getUnitAttr());
+    }
     unsigned end = step.getNumArguments();
     (void)step.insertArgument(
         end, RankedTensorType::get({batch}, attrs.getI64Type()),
         attrs.getDictionaryAttr(
-            attrs.getNamedAttr(kNameArgAttr, attrs.getStringAttr("labels"))),
+            {attrs.getNamedAttr(kNameArgAttr, attrs.getStringAttr("labels")),
+             attrs.getNamedAttr(kBatchArgAttr, attrs.getUnitAttr())}),
         loc);
     (void)step.insertArgument(end + 1,
                               RankedTensorType::get({}, attrs.getF32Type()),

@@ -423,7 +423,9 @@ def TQTrainingStep : Pass<"tq-training-step", "::mlir::ModuleOp"> {
       `tq.epoch`) is what `tq-quantize policy=schedule` keys the widths on
       (SPEC T8); `iteration` (an `i32`, marked `tq.iteration`) is what
       `tq-quantize grad-rounding=stochastic` offsets its seeds by, so that
-      every step rounds with fresh noise;
+      every step rounds with fresh noise. The inputs with the batch as
+      their first dim and `labels` are marked `tq.batch`: one sample per
+      row, which `tq-cpu-split-batch` shares among the threads;
     - `@predict(params..., inputs..., epoch) -> logits`: the forward pass
       with the parameters as arguments;
     - `@initial_parameters() -> (params...)`: their values in the forward

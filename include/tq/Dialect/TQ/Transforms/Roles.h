@@ -31,6 +31,10 @@ constexpr StringLiteral kGradientOfAttr = "tq.gradient_of";
 /// (a weight).
 constexpr StringLiteral kRoleArgAttr = "tq.role";
 constexpr StringLiteral kParameterArgAttr = "tq.parameter";
+/// On function arguments: one sample per entry of dim 0 (a training step's
+/// images and labels). Where no argument has it, every tensor argument of
+/// rank 1 or more but the parameters is taken for one (tq-cpu-split-batch).
+constexpr StringLiteral kBatchArgAttr = "tq.batch";
 
 /// Whether `r` is one of the gradient roles.
 inline bool isGradient(Role r) {
