@@ -703,7 +703,9 @@ def TQCPUPlanBuffers : Pass<"tq-cpu-plan-buffers", "::mlir::func::FuncOp"> {
 
     This pass gives the buffers of the function body's block one
     allocation (an *arena*), made at the start of the block and freed
-    before its terminator. Each buffer becomes a `memref.view` of it at a
+    before its terminator; and likewise the buffers of each share of
+    `tq-cpu-split-batch` (the body of an `scf.forall`), one arena per share,
+    so that the threads do not share one. Each buffer becomes a `memref.view` of it at a
     fixed offset. Two buffers share bytes only when their lifetimes, from
     the `memref.alloc` to the `memref.dealloc` in the same block, do not
     overlap. The offsets are chosen greedily by size: the largest buffer

@@ -1004,6 +1004,26 @@ struct StridedCopy : OpRewritePattern<memref::CopyOp> {
   }
 };
 
+/// A linalg.copy between contiguous buffers (a share of a batch copied out
+/// of the whole, with a dynamic offset) becomes a memref.copy: a memcpy
+/// instead of a loop nest.
+struct ContiguousCopy : OpRewritePattern<linalg::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::CopyOp op,
+                                PatternRewriter &rw) const override {
+    if (!op.hasPureBufferSemantics())
+      return rw.notifyMatchFailure(op, "not on buffers");
+    auto from = cast<MemRefType>(op.getInputs()[0].getType());
+    auto to = cast<MemRefType>(op.getOutputs()[0].getType());
+    if (!from.hasStaticShape() || contiguousFrom(from) != 0 ||
+        contiguousFrom(to) != 0)
+      return rw.notifyMatchFailure(op, "not between contiguous buffers");
+    rw.replaceOpWithNewOp<memref::CopyOp>(op, op.getInputs()[0],
+                                          op.getOutputs()[0]);
+    return success();
+  }
+};
+
 struct TQCPUFloatKernelsPass
     : mlir::tq::impl::TQCPUFloatKernelsBase<TQCPUFloatKernelsPass> {
   using TQCPUFloatKernelsBase::TQCPUFloatKernelsBase;
@@ -1058,5 +1078,5 @@ void mlir::tq::populateCPUFloatKernelPatterns(
            ConvKernel, NhwcToNchwKernel>(patterns.getContext(), o);
   populateSmallOutputConvPatterns(patterns, o);
   populateWindowKernelPatterns(patterns, o);
-  patterns.add<StridedCopy>(patterns.getContext());
+  patterns.add<StridedCopy, ContiguousCopy>(patterns.getContext());
 }

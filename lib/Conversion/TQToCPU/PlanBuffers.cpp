@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::tq {
@@ -120,7 +121,16 @@ struct TQCPUPlanBuffersPass
     }
     if (func.isExternal() || !func.getBody().hasOneBlock())
       return;
-    Block &block = func.getBody().front();
+    planBlock(func.getBody().front(), func.getLoc());
+    // Each share of tq-cpu-split-batch: one arena per share and call.
+    func.walk([&](scf::ForallOp forall) {
+      planBlock(*forall.getBody(), forall.getLoc());
+    });
+  }
+
+  /// Places the buffers allocated and freed in `block` in one arena, made
+  /// at its start and freed before its terminator.
+  void planBlock(Block &block, Location loc) {
     DenseMap<Operation *, unsigned> position;
     for (auto [i, op] : llvm::enumerate(block))
       position[&op] = i;
@@ -146,20 +156,20 @@ struct TQCPUPlanBuffersPass
     OpBuilder b(&getContext());
     b.setInsertionPointToStart(&block);
     auto arenaType = MemRefType::get({size}, b.getI8Type());
-    Value arena = memref::AllocOp::create(b, func.getLoc(), arenaType,
+    Value arena = memref::AllocOp::create(b, loc, arenaType,
                                           b.getI64IntegerAttr(kAlignment));
     for (Buffer &buf : buffers) {
       b.setInsertionPoint(buf.alloc);
-      Location loc = buf.alloc.getLoc();
-      Value offset = arith::ConstantIndexOp::create(b, loc, buf.offset);
-      Value view = memref::ViewOp::create(b, loc, buf.alloc.getType(), arena,
+      Location at = buf.alloc.getLoc();
+      Value offset = arith::ConstantIndexOp::create(b, at, buf.offset);
+      Value view = memref::ViewOp::create(b, at, buf.alloc.getType(), arena,
                                           offset, ValueRange{});
       buf.dealloc.erase();
       buf.alloc.replaceAllUsesWith(view);
       buf.alloc.erase();
     }
     b.setInsertionPoint(block.getTerminator());
-    memref::DeallocOp::create(b, func.getLoc(), arena);
+    memref::DeallocOp::create(b, loc, arena);
     numPlanned += buffers.size();
   }
 };

@@ -605,6 +605,31 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
     after.insert(op);
   }
 
+  // A layout op whose results only the ops after the shares read runs
+  // after them too: its operand leaves the shares instead of its result,
+  // in the producer's layout (a transposed gradient would otherwise be
+  // copied twice, and the dW kernel that reads the transpose in place
+  // would not see it). Last op first, so that chains follow.
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!shared.contains(op) ||
+        !isa<TransposeOp, linalg::TransposeOp, tensor::PadOp,
+             tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+             tensor::ExtractSliceOp, linalg::CopyOp>(op))
+      continue;
+    bool onlyAfter = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      return top == ret || after.contains(top);
+    });
+    if (!onlyAfter)
+      continue;
+    shared.erase(op);
+    after.insert(op);
+    // Its clone in the shares is left unused.
+    Operation *clone = splitter.lookup(op->getResult(0)).getDefiningOp();
+    if (clone && clone->use_empty())
+      clone->erase();
+  }
+
   // What leaves the shares, in a whole tensor per value or per part.
   SmallVector<Leaving> leaving;
   llvm::SetVector<Value> seen;

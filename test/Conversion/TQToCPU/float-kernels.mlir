@@ -401,7 +401,7 @@ func.func @depthwise_padded_source_changed(%w: memref<3x1x1x3x3xf32>, %y: memref
 // linalg.copy, over one merged dim for the trailing dims contiguous in
 // both buffers (a batch share into the whole, along dim 1); a copy between
 // contiguous buffers stays a memcpy, a dynamic offset included (a batch
-// share along dim 0).
+// share along dim 0), and a linalg.copy between them becomes one.
 // CHECK-LABEL: func.func @copies
 // CHECK: linalg.copy ins(%{{.*}} : memref<4x4xf32>) outs(%{{.*}} : memref<4x4xf32, strided<[6, 1], offset: 7>>)
 // CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4x4xf32> to memref<4x4xf32>
@@ -409,6 +409,7 @@ func.func @depthwise_padded_source_changed(%w: memref<3x1x1x3x3xf32>, %y: memref
 // CHECK: %[[FROM:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : memref<2x2x3x4xf32> into memref<2x24xf32>
 // CHECK: %[[TO:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : memref<2x2x3x4xf32, strided<[48, 12, 4, 1], offset: ?>> into memref<2x24xf32, strided<[48, 1], offset: ?>>
 // CHECK: linalg.copy ins(%[[FROM]] : memref<2x24xf32>) outs(%[[TO]] : memref<2x24xf32, strided<[48, 1], offset: ?>>)
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<2x3x4xf32, strided<[12, 4, 1], offset: ?>> to memref<2x3x4xf32>
 func.func @copies(%a: memref<4x4xf32>, %b: memref<6x6xf32>, %c: memref<4x4xf32>,
                   %d: memref<2x3x4xf32>, %e: memref<4x3x4xf32>,
                   %f: memref<2x2x3x4xf32>, %g: memref<2x4x3x4xf32>, %t: index) {
@@ -419,6 +420,7 @@ func.func @copies(%a: memref<4x4xf32>, %b: memref<6x6xf32>, %c: memref<4x4xf32>,
   memref.copy %d, %rows : memref<2x3x4xf32> to memref<2x3x4xf32, strided<[12, 4, 1], offset: ?>>
   %cols = memref.subview %g[0, %t, 0, 0] [2, 2, 3, 4] [1, 1, 1, 1] : memref<2x4x3x4xf32> to memref<2x2x3x4xf32, strided<[48, 12, 4, 1], offset: ?>>
   memref.copy %f, %cols : memref<2x2x3x4xf32> to memref<2x2x3x4xf32, strided<[48, 12, 4, 1], offset: ?>>
+  linalg.copy ins(%rows : memref<2x3x4xf32, strided<[12, 4, 1], offset: ?>>) outs(%d : memref<2x3x4xf32>)
   return
 }
 

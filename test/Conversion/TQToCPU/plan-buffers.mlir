@@ -118,3 +118,27 @@ func.func @left_alone(%n: index, %cond: i1) {
   memref.dealloc %one : memref<4xf32>
   return
 }
+
+// -----
+
+// Each share of tq-cpu-split-batch (an scf.forall on buffers) gets its own
+// arena, allocated and freed inside the share: the threads do not share
+// it.
+// CHECK-LABEL: func.func @shares(
+// CHECK: scf.forall
+// CHECK-NEXT: %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<384xi8>
+// CHECK: memref.view %[[ARENA]]
+// CHECK: memref.view %[[ARENA]]
+// CHECK: "test.use"
+// CHECK-NEXT: memref.dealloc %[[ARENA]] : memref<384xi8>
+// CHECK-NEXT: }
+func.func @shares() {
+  scf.forall (%t) in (2) {
+    %a = memref.alloc() : memref<64xf32>
+    %b = memref.alloc() : memref<32xf32>
+    "test.use"(%a, %b) : (memref<64xf32>, memref<32xf32>) -> ()
+    memref.dealloc %a : memref<64xf32>
+    memref.dealloc %b : memref<32xf32>
+  }
+  return
+}

@@ -256,3 +256,31 @@ func.func @strided_slices(%x: tensor<64x8x2xf32>) -> tensor<64x8x4xf32> {
   %r = tensor.insert_slice %y into %e[0, 0, 1] [64, 8, 2] [1, 1, 2] : tensor<64x8x2xf32> into tensor<64x8x4xf32>
   return %r : tensor<64x8x4xf32>
 }
+
+// -----
+
+// A layout op whose result only the ops after the shares read runs after
+// them: the matmul's result leaves the shares as it is, and is transposed
+// whole.
+// CHECK-LABEL: func.func @sink
+// CHECK: scf.forall
+// CHECK: tq.matmul
+// CHECK-NOT: linalg.transpose
+// CHECK: tensor.parallel_insert_slice {{.*}} : tensor<32x10xf32> into tensor<64x10xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<64x10xf32>) outs(%{{.*}} : tensor<10x64xf32>)
+func.func @sink(%w: tensor<10x40xf32> {tq.parameter}, %x: tensor<64x40xf32>) -> tensor<10xf32> {
+  %q = tq.quantize %x : tensor<64x40xf32> -> !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %wq = tq.quantize %w : tensor<10x40xf32> -> !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %m = tq.matmul %q, %wq {transpose_b} : !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x10xf32>
+  %e = tensor.empty() : tensor<10x64xf32>
+  %t = linalg.transpose ins(%m : tensor<64x10xf32>) outs(%e : tensor<10x64xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e10 = tensor.empty() : tensor<10xf32>
+  %f10 = linalg.fill ins(%zero : f32) outs(%e10 : tensor<10xf32>) -> tensor<10xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%t : tensor<10x64xf32>) outs(%f10 : tensor<10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<10xf32>
+  return %s : tensor<10xf32>
+}
