@@ -962,7 +962,7 @@ int64_t contiguousFrom(MemRefType t) {
   SmallVector<int64_t> strides;
   int64_t offset;
   int64_t rank = t.getRank();
-  if (failed(t.getStridesAndOffset(strides, offset)))
+  if (!t.hasStaticShape() || failed(t.getStridesAndOffset(strides, offset)))
     return rank;
   int64_t expected = 1, d = rank;
   while (d > 0 && strides[d - 1] == expected) {
@@ -1015,8 +1015,8 @@ struct ContiguousCopy : OpRewritePattern<linalg::CopyOp> {
       return rw.notifyMatchFailure(op, "not on buffers");
     auto from = cast<MemRefType>(op.getInputs()[0].getType());
     auto to = cast<MemRefType>(op.getOutputs()[0].getType());
-    if (!from.hasStaticShape() || contiguousFrom(from) != 0 ||
-        contiguousFrom(to) != 0)
+    if (from.getElementType() != to.getElementType() ||
+        contiguousFrom(from) != 0 || contiguousFrom(to) != 0)
       return rw.notifyMatchFailure(op, "not between contiguous buffers");
     rw.replaceOpWithNewOp<memref::CopyOp>(op, op.getInputs()[0],
                                           op.getOutputs()[0]);

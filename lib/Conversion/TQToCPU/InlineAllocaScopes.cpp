@@ -21,12 +21,13 @@ namespace {
 /// Whether `scope` allocates on the stack itself (not in a scope nested in
 /// it, nor in a function it calls).
 bool allocates(memref::AllocaScopeOp scope) {
-  WalkResult r = scope.getBodyRegion().walk([&](Operation *op) {
-    if (op != scope && isa<memref::AllocaScopeOp>(op))
-      return WalkResult::skip();
-    return isa<memref::AllocaOp>(op) ? WalkResult::interrupt()
-                                     : WalkResult::advance();
-  });
+  WalkResult r =
+      scope.getBodyRegion().walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (isa<memref::AllocaScopeOp>(op))
+          return WalkResult::skip();
+        return isa<memref::AllocaOp>(op) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+      });
   return r.wasInterrupted();
 }
 

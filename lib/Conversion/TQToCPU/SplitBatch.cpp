@@ -616,10 +616,10 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
              tensor::CollapseShapeOp, tensor::ExpandShapeOp,
              tensor::ExtractSliceOp, linalg::CopyOp>(op))
       continue;
-    bool onlyAfter = llvm::all_of(op->getUsers(), [&](Operation *user) {
-      Operation *top = body.findAncestorOpInBlock(*user);
-      return top == ret || after.contains(top);
-    });
+    bool onlyAfter =
+        !op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return after.contains(body.findAncestorOpInBlock(*user));
+        });
     if (!onlyAfter)
       continue;
     shared.erase(op);
@@ -641,14 +641,16 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
       MaybeBatch d = splitter.known(v);
       Type t = v.getType();
       SmallVector<Type> parts;
-      if (isa<TiledType>(t))
-        ok &= succeeded(TiledToTensorsConverter().convertType(t, parts)) &&
-              parts.size() == 2;
-      else
+      if (!isa<TiledType>(t))
         parts.push_back(t);
-      ok &= d.has_value() && isa<RankedTensorType>(parts.front());
-      if (ok)
-        leaving.push_back({v, *d, parts});
+      else if (failed(TiledToTensorsConverter().convertType(t, parts)) ||
+               parts.size() != 2)
+        parts.clear();
+      if (!d || parts.empty() || !isa<RankedTensorType>(parts.front())) {
+        ok = false;
+        continue;
+      }
+      leaving.push_back({v, *d, parts});
     }
   };
   for (Operation *op : ops)

@@ -1135,7 +1135,6 @@ Value optionalBits(ImplicitLocOpBuilder &b, TiledType type, ValueRange bits) {
   return bitsValue(b, type, bits.empty() ? Value() : bits.front());
 }
 
-/// The steps are the second tensor of the converted (data, steps) pair.
 /// A tiled value taken apart into the tensors it lowers to, or put
 /// together from them (tq-cpu-split-batch passes tiled values out of its
 /// shares this way): the cast disappears.
@@ -1166,6 +1165,7 @@ bool castsTiled(UnrealizedConversionCastOp op) {
       [](Type t) { return isa<TiledType>(t); });
 }
 
+/// The steps are the second tensor of the converted (data, steps) pair.
 struct StepsLowering : OpConversionPattern<StepsOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(StepsOp op, OneToNOpAdaptor adaptor,

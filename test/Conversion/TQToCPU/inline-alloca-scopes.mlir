@@ -31,9 +31,9 @@ func.func @share(%a: memref<16xf32>, %n: index) -> f32 {
 // CHECK-LABEL: func.func @stack
 // CHECK: scf.for
 // CHECK-NEXT: memref.alloca_scope {
-// CHECK-NEXT: memref.alloca
+// CHECK-NEXT: memref.alloca()
 // CHECK: memref.alloca_scope {
-// CHECK-NEXT: memref.alloca
+// CHECK-NEXT: memref.alloca()
 func.func @stack(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -53,7 +53,7 @@ func.func @stack(%n: index) {
 // CHECK-LABEL: func.func @nested
 // CHECK: scf.for
 // CHECK-NEXT: memref.alloca_scope {
-// CHECK-NEXT: memref.alloca
+// CHECK-NEXT: memref.alloca()
 // CHECK-NOT: memref.alloca_scope
 // CHECK: return
 func.func @nested(%n: index) {

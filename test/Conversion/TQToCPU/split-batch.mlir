@@ -284,3 +284,37 @@ func.func @sink(%w: tensor<10x40xf32> {tq.parameter}, %x: tensor<64x40xf32>) -> 
   } -> tensor<10xf32>
   return %s : tensor<10xf32>
 }
+
+// -----
+
+// A layout op that the return reads stays in the shares: a function with
+// nothing to run after them is split whole.
+// CHECK-LABEL: func.func @ends_in_layout
+// CHECK: scf.forall
+// CHECK: tensor.collapse_shape {{.*}} : tensor<32x16xf32> into tensor<512xf32>
+// CHECK: tensor.parallel_insert_slice {{.*}} : tensor<512xf32> into tensor<1024xf32>
+func.func @ends_in_layout(%x: tensor<64x16xf32>) -> tensor<1024xf32> {
+  %e = tensor.empty() : tensor<64x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x16xf32>) outs(%e : tensor<64x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<64x16xf32>
+  %c = tensor.collapse_shape %y [[0, 1]] : tensor<64x16xf32> into tensor<1024xf32>
+  return %c : tensor<1024xf32>
+}
+
+// -----
+
+// A tiled value with offsets has no CPU lowering to leave the shares as:
+// not split (convert-tq-to-cpu then reports it).
+// CHECK-LABEL: func.func @offsets
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @offsets(%x: tensor<64x40xf32>, %w: tensor<10x40xf32> {tq.parameter}) -> (tensor<64x10xf32>, !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1], offset>) {
+  %q = tq.quantize %x : tensor<64x40xf32> -> !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1], offset>
+  %p = tq.quantize %x : tensor<64x40xf32> -> !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %wq = tq.quantize %w : tensor<10x40xf32> -> !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %m = tq.matmul %p, %wq {transpose_b} : !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1]>, !tq.tiled<10x40xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x10xf32>
+  return %m, %q : tensor<64x10xf32>, !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1], offset>
+}
