@@ -1,6 +1,7 @@
 // RUN: tq-opt %s -tq-cpu-float-kernels=target=avx2 -split-input-file | FileCheck %s
 // RUN: tq-opt %s -tq-cpu-float-kernels="target=avx2 threads=2" -split-input-file | FileCheck %s --check-prefix=PAR
 // RUN: tq-opt %s -tq-cpu-float-kernels=target=generic -split-input-file | FileCheck %s --check-prefix=GENERIC
+// RUN: tq-opt %s -tq-cpu-float-kernels=target=avx512 -split-input-file | FileCheck %s --check-prefix=AVX512
 // RUN: not tq-opt %s -tq-cpu-float-kernels=target=sse 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not tq-opt %s -tq-cpu-float-kernels=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS
 // f32 products and convolutions on buffers become register-blocked
@@ -81,6 +82,31 @@ func.func @conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4
 // PAR:         scf.parallel ({{.*}}) = (%c0, %c0) to (%c2, %c6)
 func.func @conv_few_taps(%x: memref<2x1x8x12xf32>, %w: memref<4x1x3x3xf32>, %y: memref<2x4x6x10xf32>) {
   linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x1x8x12xf32>, memref<4x1x3x3xf32>) outs(%y : memref<2x4x6x10xf32>)
+  return
+}
+
+// -----
+
+// The top of the direct range: 16 taps (4 channels of 2 x 2) are read as
+// 16 row vectors under each output vector on AVX-512 (32 registers: the 3
+// filters' accumulators and the 16 rows fit), through im2col on AVX2 (16
+// registers); 18 taps go through im2col on both.
+// AVX512-LABEL: func.func @sixteen_taps
+// AVX512-NOT:     memref.alloc
+// AVX512-COUNT-16: vector.load %{{.*}} : memref<4x6x9xf32, strided<[54, 9, 1], offset: ?>>, vector<8xf32>
+// AVX512-NOT:     memref.alloc
+// AVX512-LABEL: func.func @eighteen_taps
+// AVX512:         memref.alloc() : memref<18x28xf32>
+// CHECK-LABEL: func.func @sixteen_taps
+// CHECK:         memref.alloc() : memref<16x40xf32>
+// CHECK-LABEL: func.func @eighteen_taps
+// CHECK:         memref.alloc() : memref<18x28xf32>
+func.func @sixteen_taps(%x: memref<1x4x6x9xf32>, %w: memref<3x4x2x2xf32>, %y: memref<1x3x5x8xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<1x4x6x9xf32>, memref<3x4x2x2xf32>) outs(%y : memref<1x3x5x8xf32>)
+  return
+}
+func.func @eighteen_taps(%x: memref<1x2x6x9xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3x4x7xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<1x2x6x9xf32>, memref<3x2x3x3xf32>) outs(%y : memref<1x3x4x7xf32>)
   return
 }
 

@@ -782,6 +782,12 @@ conv((2, 1, 13, 17), (5, 1, 3, 4), stride=(2, 1), dilation=(2, 3), special=True)
 conv((1, 2, 9, 35), (3, 2, 2, 2))
 conv((2, 1, 6, 6), (7, 1, 3, 3), special=True)
 conv((2, 1, 13, 17), (5, 1, 3, 4), stride=(2, 1), dilation=(2, 3), precise=True)
+# The top of the range: 14, 15 and 16 taps, direct on AVX-512 and im2col on
+# AVX2 (and 18, im2col on both).
+conv((2, 7, 6, 20), (5, 7, 2, 1), special=True)
+conv((1, 5, 5, 19), (4, 5, 3, 1), precise=True)
+conv((1, 4, 6, 9), (3, 4, 2, 2), special=True)
+conv((1, 2, 6, 9), (3, 2, 3, 3))
 # Micro-tiles of 8 rows for 32 (AVX-512) and a last panel of one vector
 # (196 = 6·32 + 4 columns; 144 = 4·32 + 16), as in the Fashion CNN's second
 # convolution; 13 rows in tiles of 7.
