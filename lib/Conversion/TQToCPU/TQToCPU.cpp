@@ -1147,13 +1147,11 @@ struct TiledPartsCastLowering
     SmallVector<Value> parts;
     for (ValueRange r : adaptor.getOperands())
       llvm::append_range(parts, r);
-    if (op->getNumResults() == 1 && isa<TiledType>(op.getType(0))) {
+    // checkTiledCast made sure that the types match.
+    if (op->getNumResults() == 1 && isa<TiledType>(op.getType(0)))
       rewriter.replaceOpWithMultiple(op, {parts});
-      return success();
-    }
-    if (TypeRange(ValueRange(parts)) != op->getResultTypes())
-      return failure();
-    rewriter.replaceOp(op, parts);
+    else
+      rewriter.replaceOp(op, parts);
     return success();
   }
 };
@@ -1163,6 +1161,22 @@ bool castsTiled(UnrealizedConversionCastOp op) {
   return llvm::any_of(
       llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()),
       [](Type t) { return isa<TiledType>(t); });
+}
+
+/// A cast from or to a tiled value must take exactly one tiled value apart
+/// into the tensors it lowers to, or put one together from them.
+LogicalResult checkTiledCast(UnrealizedConversionCastOp op) {
+  TypeRange whole = op.getOperandTypes(), parts = op.getResultTypes();
+  if (op->getNumResults() == 1 && isa<TiledType>(op.getType(0)))
+    std::swap(whole, parts);
+  SmallVector<Type> expected;
+  if (whole.size() == 1 && isa<TiledType>(whole[0]) &&
+      succeeded(TiledToTensorsConverter().convertType(whole[0], expected)) &&
+      TypeRange(expected) == parts)
+    return success();
+  return op.emitError("tq-to-cpu: a cast from or to a tiled value must take "
+                      "it apart into its values and tile steps, or put it "
+                      "together from them");
 }
 
 /// The steps are the second tensor of the converted (data, steps) pair.
@@ -1561,6 +1575,9 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
     WalkResult checked = module.walk([](Operation *op) {
       if (isa<TQDialect>(op->getDialect()) && !isa<DotU8S8Op, DotI16Op>(op) &&
           failed(checkSupported(op)))
+        return WalkResult::interrupt();
+      if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
+          cast && castsTiled(cast) && failed(checkTiledCast(cast)))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

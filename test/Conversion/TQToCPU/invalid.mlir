@@ -46,3 +46,14 @@ func.func @per_tile_quantize(%x: tensor<16x16xf32>, %n: tensor<2x2xi32>) -> tens
   %d = tq.dequantize %q : !tq.tiled<16x16xi8:per_tile, f32, tile = 8x8, dims = [0, 1], scale = f32> -> tensor<16x16xf32>
   return %d : tensor<16x16xf32>
 }
+
+// -----
+
+// A cast from a tiled value must give exactly the tensors it lowers to
+// (its values and its tile steps), as tq-cpu-split-batch's casts do.
+func.func @cast_parts(%x: tensor<64x32xf32>) -> tensor<64x32xi8> {
+  %q = tq.quantize %x : tensor<64x32xf32> -> !tq.tiled<64x32xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  // expected-error @+1 {{tq-to-cpu: a cast from or to a tiled value must take it apart into its values and tile steps, or put it together from them}}
+  %v = builtin.unrealized_conversion_cast %q : !tq.tiled<64x32xi8:8, f32, tile = 32x32, dims = [0, 1]> to tensor<64x32xi8>
+  return %v : tensor<64x32xi8>
+}
