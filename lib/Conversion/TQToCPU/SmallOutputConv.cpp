@@ -25,8 +25,9 @@
 // the lanes, mostly masked, and copy R·S shifted images (im2col).
 //
 // Each (image, group of pixels) rereads and transposes the filter: as few
-// groups as the pixels' accumulators fit in the registers, shared among
-// the threads only when there are several (image, group) pairs.
+// groups as the pixels' accumulators fit in the registers. The threads
+// share several (image, group) pairs; with one image, they share the
+// filters instead, half a vector of them each.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatKernels.h"
@@ -169,6 +170,14 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     int64_t rowsPerGroup = o.registers - L - 2;
     if (rowsPerGroup < 1)
       return rw.notifyMatchFailure(op, "no registers for the accumulators");
+    // With threads and one image, the filters are shared instead, in half
+    // vectors: each thread transposes and multiplies half of each block, and
+    // a 256-bit multiply-add costs half a 512-bit one.
+    int64_t filterGroups = 1;
+    if (o.threads > 1 && N == 1 && L >= 16 && F > L / 2) {
+      L /= 2;
+      filterGroups = llvm::divideCeilSigned(F, L);
+    }
     int64_t groups = llvm::divideCeilSigned(PQ, rowsPerGroup);
     int64_t G = llvm::divideCeilSigned(PQ, groups);
     groups = llvm::divideCeilSigned(PQ, G);
@@ -189,8 +198,6 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     // Lane f of a pixel's vector is at f·P·Q in the output image viewed
     // flat.
     Value yFlat = collapse(b, y, {{0}, {1, 2, 3}});
-    Value filters =
-        vector::CreateMaskOp::create(b, vMask, ValueRange{idx(b, F)});
     SmallVector<int64_t> laneOffsets;
     for (int64_t f = 0; f < L; ++f)
       laneOffsets.push_back(f * PQ);
@@ -198,20 +205,28 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
         b, vIdx, DenseElementsAttr::get(vIdx, ArrayRef<int64_t>(laneOffsets)));
 
     cpu::buildIndependentLoops(
-        b, b.getLoc(), ValueRange{idx(b, 0), idx(b, 0)},
-        ValueRange{idx(b, N), idx(b, groups)}, ValueRange{idx(b, 1), idx(b, 1)},
-        N * groups > 1 ? o.threads : 1,
+        b, b.getLoc(), ValueRange{idx(b, 0), idx(b, 0), idx(b, 0)},
+        ValueRange{idx(b, N), idx(b, filterGroups), idx(b, groups)},
+        ValueRange{idx(b, 1), idx(b, 1), idx(b, 1)},
+        N * filterGroups * groups > 1 ? o.threads : 1,
         [&](OpBuilder &nb, Location loc, ValueRange iv) {
           ImplicitLocOpBuilder gb(loc, nb);
           Value n = iv[0];
-          // The group's pixels (past P·Q, the last one again, not stored)
-          // and where each reads the image at (r, s) = 0.
-          SmallVector<Value> first, pixel, h0, w0;
+          // The group's filters f0 .. f0 + L - 1, those below F on.
+          Value f0 = arith::MulIOp::create(gb, iv[1], idx(gb, L));
+          Value filters = vector::CreateMaskOp::create(
+              gb, vMask, ValueRange{arith::SubIOp::create(gb, idx(gb, F), f0)});
+          Value f0Offset = arith::MulIOp::create(gb, f0, idx(gb, PQ));
+          // The group's pixels (past P·Q, the last one again, not stored),
+          // where each reads the image at (r, s) = 0, and where lane 0 of
+          // its vector is in the output viewed flat.
+          SmallVector<Value> first, pixel, h0, w0, at;
           for (int64_t i = 0; i < G; ++i) {
             first.push_back(arith::AddIOp::create(
-                gb, arith::MulIOp::create(gb, iv[1], idx(gb, G)), idx(gb, i)));
+                gb, arith::MulIOp::create(gb, iv[2], idx(gb, G)), idx(gb, i)));
             Value pq = arith::MinUIOp::create(gb, first[i], idx(gb, PQ - 1));
             pixel.push_back(pq);
+            at.push_back(arith::AddIOp::create(gb, pq, f0Offset));
             h0.push_back(arith::MulIOp::create(
                 gb, arith::DivUIOp::create(gb, pq, idx(gb, Q)),
                 idx(gb, st[0])));
@@ -224,7 +239,7 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
             init.push_back(
                 fill ? vector::BroadcastOp::create(gb, vF32, fill).getResult()
                      : vector::GatherOp::create(gb, vF32, yFlat,
-                                                ValueRange{n, pixel[i]}, lanes,
+                                                ValueRange{n, at[i]}, lanes,
                                                 filters, zero)
                            .getResult());
           // The taps s0 .. s0 + count - 1 of filter row (c, r): count
@@ -237,11 +252,17 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
                                    : Value();
             SmallVector<Value> rows;
             for (int64_t f = 0; f < L; ++f) {
-              if (f >= F) {
+              // Filters past F: zeros, or (in a group of a split) the last
+              // filter again, dropped when stored.
+              if (filterGroups == 1 && f >= F) {
                 rows.push_back(zero);
                 continue;
               }
-              Value wAt[4] = {idx(kb, f), c, r, s0};
+              Value filter = idx(kb, f);
+              if (filterGroups > 1)
+                filter = arith::MinUIOp::create(
+                    kb, arith::AddIOp::create(kb, f0, filter), idx(kb, F - 1));
+              Value wAt[4] = {filter, c, r, s0};
               SmallVector<Value> at;
               for (int64_t d : fromW)
                 at.push_back(wAt[d]);
@@ -297,15 +318,15 @@ struct SmallOutputConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
                     });
                 scf::YieldOp::create(cb, cl, rLoop.getResults());
               });
-          // Only the group's own pixels are stored.
+          // Only the group's own pixels are stored (a mask, not an scf.if:
+          // the loop body stays one nest for tq-cpu-outline-kernels).
           for (int64_t i = 0; i < G; ++i) {
             Value own = arith::CmpIOp::create(gb, arith::CmpIPredicate::ult,
                                               first[i], idx(gb, PQ));
-            auto ifOwn = scf::IfOp::create(gb, own, /*withElse=*/false);
-            ImplicitLocOpBuilder tb(loc, ifOwn.getThenBodyBuilder());
-            vector::ScatterOp::create(tb, Type(), yFlat,
-                                      ValueRange{n, pixel[i]}, lanes, filters,
-                                      cLoop.getResult(i));
+            Value mask = arith::AndIOp::create(
+                gb, filters, vector::BroadcastOp::create(gb, vMask, own));
+            vector::ScatterOp::create(gb, Type(), yFlat, ValueRange{n, at[i]},
+                                      lanes, mask, cLoop.getResult(i));
           }
         });
     if (copy) {

@@ -27,10 +27,21 @@
 // The fill is the accumulators' start; nine pixels stored.
 // CHECK-COUNT-9: vector.scatter
 // CHECK-NOT: linalg.fill
-// On 2 threads too, one group of the nine pixels on one thread: a second
-// group would read and transpose the whole filter again.
+// On 2 threads the pixels stay one group (a second group would read and
+// transpose the whole filter again); the 16 filters are shared instead, in
+// two groups of 8 on 8-lane vectors, each thread loading and transposing
+// its own 8 filter rows. Each group's last lanes clamp to the last filter
+// and its mask drops them.
 // PAR-LABEL: func.func @weight_gradient
-// PAR-NOT: scf.parallel
+// PAR: scf.parallel (%[[N:.*]], %[[G:.*]], %[[P:.*]]) = (%c0, %c0, %c0) to (%c1, %c2, %c1)
+// PAR: %[[F0:.*]] = arith.muli %[[G]], %c8
+// PAR: %[[LEFT:.*]] = arith.subi %c16, %[[F0]]
+// PAR: vector.create_mask %[[LEFT]] : vector<8xi1>
+// PAR: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// PAR: arith.minui %[[F0]], %c15
+// PAR-COUNT-8: vector.load %{{.*}} : memref<16x64x28x28xf32>, vector<8xf32>
+// PAR-NOT: vector.load %{{.*}} : memref<16x64x28x28xf32>
+// PAR: math.fma {{.*}} : vector<8xf32>
 // PAR-COUNT-9: vector.scatter
 // PAR-NOT: vector.scatter
 // PAR: return
