@@ -362,7 +362,11 @@ def TQCPUShareLoops : Pass<"tq-cpu-share-loops"> {
     a plain loop that LLVM vectorizes. A nest that executes fewer than
     about 16384 ops, or one inside another parallel loop, becomes
     sequential (sharing it costs more than it saves); the kernels' own
-    parallel loops, with far more work, are kept as they are.
+    parallel loops, with far more work, are kept as they are. An inner
+    loop's iterations are counted from its bounds' ops where they are not
+    constants (`ValueBoundsOpInterface`, and the least of a minimum's
+    operands: a tile's loop from `i` to `min(i + 32, n)` makes at most 32);
+    a loop whose extent they do not bound counts once.
 
     The shares of a batch split by `tq-cpu-split-batch` (an `scf.forall`
     after bufferization) become one `scf.parallel`, kept parallel however

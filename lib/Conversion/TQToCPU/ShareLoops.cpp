@@ -11,6 +11,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 namespace mlir::tq {
 #define GEN_PASS_DEF_TQCPUSHARELOOPS
@@ -25,18 +26,39 @@ namespace {
 /// costs more than it saves.
 constexpr int64_t kMinSharedOps = 16384;
 
+/// The most `ub - lb` can be: from what the ops computing them tell
+/// (ValueBoundsOpInterface), and for a minimum, the least of that of its
+/// operands (a tile's loop `i to min(i + 32, n)`: 32).
+FailureOr<int64_t> mostExtent(Value lb, Value ub) {
+  if (Operation *min = ub.getDefiningOp();
+      min && isa<arith::MinSIOp, arith::MinUIOp>(min)) {
+    FailureOr<int64_t> lhs = mostExtent(lb, min->getOperand(0)),
+                       rhs = mostExtent(lb, min->getOperand(1));
+    if (succeeded(lhs) && succeeded(rhs))
+      return std::min(*lhs, *rhs);
+    return succeeded(lhs) ? lhs : rhs;
+  }
+  MLIRContext *ctx = lb.getContext();
+  AffineMap extent =
+      AffineMap::get(2, 0, getAffineDimExpr(0, ctx) - getAffineDimExpr(1, ctx));
+  return ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB,
+      ValueBoundsConstraintSet::Variable(extent, ValueRange{ub, lb}),
+      /*stopCondition=*/nullptr, /*closedUB=*/true);
+}
+
+/// The most iterations a loop makes (exact with constant bounds).
 std::optional<int64_t> tripCount(Value lb, Value ub, Value step) {
-  APInt l, u, s;
-  if (!matchPattern(lb, m_ConstantInt(&l)) ||
-      !matchPattern(ub, m_ConstantInt(&u)) ||
-      !matchPattern(step, m_ConstantInt(&s)) || s.getSExtValue() <= 0)
+  APInt s;
+  FailureOr<int64_t> most = mostExtent(lb, ub);
+  if (!matchPattern(step, m_ConstantInt(&s)) || s.getSExtValue() <= 0 ||
+      failed(most))
     return std::nullopt;
-  return llvm::divideCeil(std::max<int64_t>(0, (u - l).getSExtValue()),
-                          s.getSExtValue());
+  return llvm::divideCeil(std::max<int64_t>(0, *most), s.getSExtValue());
 }
 
 /// About how many ops one iteration of `block` executes: its ops, those of
-/// nested loops times their trip counts (unknown trip counts count 1).
+/// nested loops times their most iterations (1 when unknown).
 int64_t opsPerIteration(Block &block) {
   int64_t n = 0;
   for (Operation &op : block) {

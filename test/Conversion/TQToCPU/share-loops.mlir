@@ -80,6 +80,62 @@ func.func @kernel(%x: memref<7x2x4096xf32>) {
   return
 }
 
+// Tiles of 32 x 32 (a quantization's loops): the inner loops run from a
+// tile's start to min(start + 32, end), at most 32 iterations each, so
+// the nest is big enough to share (2 x 4 tiles x 32 x 32 ops). Counted as
+// one iteration each, it was not.
+// CHECK-LABEL: func.func @tiles
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c2, %c4)
+// An inner loop up to an argument has no known extent and counts once: the
+// nest stays sequential.
+// CHECK-LABEL: func.func @unknown_extent
+// CHECK-NOT: scf.parallel
+func.func @tiles(%x: memref<64x100xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c100 = arith.constant 100 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c4) step (%c1, %c1) {
+    %r0 = arith.muli %i, %c32 : index
+    %r1 = arith.addi %r0, %c32 : index
+    %r2 = arith.minsi %r1, %c64 : index
+    %k0 = arith.muli %j, %c32 : index
+    %k1 = arith.addi %k0, %c32 : index
+    %k2 = arith.minui %c100, %k1 : index
+    scf.for %r = %r0 to %r2 step %c1 {
+      scf.for %k = %k0 to %k2 step %c1 {
+        %v = memref.load %x[%r, %k] : memref<64x100xf32>
+        memref.store %v, %x[%r, %k] : memref<64x100xf32>
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @unknown_extent(%x: memref<64x100xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c4) step (%c1, %c1) {
+    %r0 = arith.muli %i, %c32 : index
+    %k0 = arith.muli %j, %c32 : index
+    %r2 = arith.minsi %n, %c32 : index
+    scf.for %r = %r0 to %r2 step %c1 {
+      scf.for %k = %k0 to %n step %c1 {
+        %v = memref.load %x[%r, %k] : memref<64x100xf32>
+        memref.store %v, %x[%r, %k] : memref<64x100xf32>
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
 // The shares of a split batch (an scf.forall after bufferization) become
 // one scf.parallel that stays parallel however little it holds; a kernel
 // called only from inside it runs on the calling thread (its loop becomes
