@@ -178,10 +178,10 @@ Value KernelEmitter::packB(Value bData) {
     // one column is g consecutive elements of a row of B, moved as one
     // vector (rows past N are zeros).
     auto vg = VectorType::get({g}, elem);
-    scf::buildLoopNest(
+    cpu::buildIndependentLoops(
         b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0)},
         ValueRange{idx(s.panels()), idx(s.Kp() / g), idx(s.NR())},
-        ValueRange{idx(1), idx(1), idx(1)},
+        ValueRange{idx(1), idx(1), idx(1)}, s.threads,
         [&](OpBuilder &nb, Location loc, ValueRange iv) {
           ImplicitLocOpBuilder ib(loc, nb);
           Value j = arith::AddIOp::create(
@@ -200,11 +200,66 @@ Value KernelEmitter::packB(Value bData) {
         });
     return out;
   }
+  if (!s.transB && !s.nibbles && llvm::isPowerOf2_64(g) && g > 1 &&
+      s.Kp() == s.K && rows == s.K && cols == s.N &&
+      elem == bt.getElementType() && pt.getShape()[2] == g * s.NR()) {
+    // B stored K×N, of whole K-tiles of whole groups: a group of a panel is
+    // g rows of NR columns, loaded as vectors (columns past N masked off,
+    // zeros) and interleaved into one vector of g·NR.
+    int64_t NR = s.NR();
+    auto vRow = VectorType::get({NR}, elem);
+    auto vMask = VectorType::get({NR}, b.getI1Type());
+    Value zeros = arith::ConstantOp::create(
+        b, vRow, DenseElementsAttr::get(vRow, b.getIntegerAttr(elem, 0)));
+    // Lane n·g + kk of the group is lane n of row kk, and row kk is lanes
+    // kk·NR .. of the rows joined in order.
+    SmallVector<int64_t> pairs, order;
+    for (int64_t i = 0; i < g * NR; ++i)
+      pairs.push_back(i);
+    for (int64_t n = 0; n < NR; ++n)
+      for (int64_t kk = 0; kk < g; ++kk)
+        order.push_back(kk * NR + n);
+    cpu::buildIndependentLoops(
+        b, b.getLoc(), ValueRange{idx(0), idx(0)},
+        ValueRange{idx(s.panels()), idx(s.Kp() / g)},
+        ValueRange{idx(1), idx(1)}, s.threads,
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          Value j0 = arith::MulIOp::create(ib, iv[0], cIndex(ib, NR));
+          Value mask = vector::CreateMaskOp::create(
+              ib, vMask,
+              ValueRange{arith::SubIOp::create(ib, cIndex(ib, s.N), j0)});
+          SmallVector<Value> parts;
+          for (int64_t kk = 0; kk < g; ++kk) {
+            Value k = arith::AddIOp::create(
+                ib, arith::MulIOp::create(ib, iv[1], cIndex(ib, g)),
+                cIndex(ib, kk));
+            parts.push_back(vector::MaskedLoadOp::create(
+                ib, vRow, bData, ValueRange{k, j0}, mask, zeros));
+          }
+          // Joined two by two (g is a power of two) until one vector.
+          while (parts.size() > 1) {
+            SmallVector<Value> joined;
+            for (size_t i = 0; i < parts.size(); i += 2) {
+              int64_t n = cast<VectorType>(parts[i].getType()).getNumElements();
+              joined.push_back(
+                  vector::ShuffleOp::create(ib, parts[i], parts[i + 1],
+                                            ArrayRef(pairs).take_front(2 * n)));
+            }
+            parts = std::move(joined);
+          }
+          Value group =
+              vector::ShuffleOp::create(ib, parts[0], parts[0], order);
+          vector::StoreOp::create(ib, s.target().packValue(ib, group), out,
+                                  ValueRange{iv[0], iv[1], cIndex(ib, 0)});
+        });
+    return out;
+  }
   SmallVector<Value> lbs(3, idx(0)), steps(3, idx(1));
   SmallVector<Value> ubs = {idx(pt.getShape()[0]), idx(pt.getShape()[1]),
                             idx(pt.getShape()[2])};
-  scf::buildLoopNest(
-      b, b.getLoc(), lbs, ubs, steps,
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), lbs, ubs, steps, s.threads,
       [&](OpBuilder &nb, Location loc, ValueRange iv) {
         ImplicitLocOpBuilder ib(loc, nb);
         // iv = (panel, group, n*g+kk) for groups of g k; generic:

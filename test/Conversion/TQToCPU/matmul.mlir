@@ -15,8 +15,13 @@
 // CHECK: module attributes {tq.cpu_target = "[[TARGET:avx512|avxvnni|avx2|generic]]"}
 // CHECK-LABEL: func.func @gemm(
 // CHECK-SAME: %{{.*}}: tensor<64x128xi8>, %{{.*}}: tensor<2x4xf32>, %{{.*}}: tensor<128x32xi8>, %{{.*}}: tensor<4x1xf32>) -> tensor<64x32xf32>
-// A is read in place; B packed at run time (offset binary for VNNI).
-// AVX512: arith.xori %{{.*}}, %c-128_i8 : i8
+// A is read in place; B packed at run time, a panel's group of 4 k at a
+// time: 4 rows of 32 columns loaded as vectors (columns past N masked off),
+// interleaved into 128 bytes, in offset binary for VNNI.
+// AVX512-COUNT-4: vector.maskedload %{{.*}} : memref<128x32xi8>, vector<32xi1>, vector<32xi8> into vector<32xi8>
+// AVX512: vector.shuffle %{{.*}}, %{{.*}} [0, 32, 64, 96, 1, 33, 65, 97, 2, 34,
+// AVX512: arith.xori %{{.*}}, %{{.*}} : vector<128xi8>
+// AVX512: vector.store %{{.*}} : memref<1x32x128xi8>, vector<128xi8>
 // AVX512: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32>, vector<64xi8>
 // VNNI256: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
 // A is widened to int16 once; B's bytes as they are loaded, in pairs of k.

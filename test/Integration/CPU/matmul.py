@@ -109,6 +109,10 @@ case(20, 36, 40, 16, trans_b=True)
 # Bᵀ of whole K-tiles packed a group of k at a time, a panel past N.
 case(20, 36, 48, 16, trans_b=True, threads=(1, 2))
 case(9, 16, 96, 32, trans_b=True, bits=(8, 12))
+# B (K×N) of whole K-tiles: a group of k of a panel as vectors of rows,
+# interleaved; panels past N (36 and 70 columns) masked.
+case(20, 36, 48, 16, threads=(1, 2))
+case(9, 70, 64, 32, threads=(1, 2))
 case(25, 19, 33, 8, trans_a=True, trans_b=True)
 case(20, 36, 40, 16, bf16=True)
 case(45, 70, 96, 32, const_b=True, threads=(1, 2))
@@ -233,4 +237,4 @@ print(f"matmul cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases per target: 35, mismatches: 0
+# CHECK: matmul cases per target: 39, mismatches: 0
