@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "MatmulKernel.h"
+#include "FloatKernels.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -172,6 +173,51 @@ Value KernelEmitter::packB(Value bData) {
   Value out = cpu::allocBuffer(b, b.getLoc(), pt.getShape(), elem);
   int64_t rows = bt.getShape()[0], cols = bt.getShape()[1];
   int64_t g = s.group();
+  constexpr int64_t T = 16; // words per row of a transposed block
+  if (s.transB && !s.nibbles && g * elem.getIntOrFloatBitWidth() == 32 &&
+      s.Kp() == s.K && cols == s.K && elem == bt.getElementType() &&
+      s.NR() % T == 0 && (s.Kp() / g) % T == 0) {
+    // B stored N×K, of whole K-tiles of whole groups, a group of g k being
+    // one 32-bit word: the packed panel is the panel's rows transposed as
+    // words. Blocks of T rows × T words are loaded as T vectors (rows past
+    // N are zeros), transposed in registers, and stored as T groups.
+    auto vBytes = VectorType::get({T * g}, elem);
+    auto vWords = VectorType::get({T}, b.getI32Type());
+    Value zeros = arith::ConstantOp::create(
+        b, vBytes, DenseElementsAttr::get(vBytes, b.getIntegerAttr(elem, 0)));
+    cpu::buildIndependentLoops(
+        b, b.getLoc(), ValueRange{idx(0), idx(0), idx(0)},
+        ValueRange{idx(s.panels()), idx(s.Kp() / g / T), idx(s.NR() / T)},
+        ValueRange{idx(1), idx(1), idx(1)}, s.threads,
+        [&](OpBuilder &nb, Location loc, ValueRange iv) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          Value n0 = arith::AddIOp::create(
+              ib, arith::MulIOp::create(ib, iv[0], cIndex(ib, s.NR())),
+              arith::MulIOp::create(ib, iv[2], cIndex(ib, T)));
+          Value kg0 = arith::MulIOp::create(ib, iv[1], cIndex(ib, T));
+          Value k0 = arith::MulIOp::create(ib, kg0, cIndex(ib, g));
+          SmallVector<Value> words;
+          for (int64_t r = 0; r < T; ++r) {
+            Value n = arith::AddIOp::create(ib, n0, cIndex(ib, r));
+            Value inside = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult,
+                                                 n, cIndex(ib, s.N));
+            Value row = arith::MinUIOp::create(ib, n, cIndex(ib, rows - 1));
+            Value v =
+                vector::LoadOp::create(ib, vBytes, bData, ValueRange{row, k0});
+            v = arith::SelectOp::create(ib, inside, v, zeros);
+            words.push_back(vector::BitCastOp::create(ib, vWords, v));
+          }
+          Value col = arith::MulIOp::create(ib, iv[2], cIndex(ib, T * g));
+          for (auto [c, w] :
+               llvm::enumerate(floatkernels::transposeBlock(ib, words))) {
+            Value bytes = vector::BitCastOp::create(ib, vBytes, w);
+            Value kg = arith::AddIOp::create(ib, kg0, cIndex(ib, c));
+            vector::StoreOp::create(ib, s.target().packValue(ib, bytes), out,
+                                    ValueRange{iv[0], kg, col});
+          }
+        });
+    return out;
+  }
   if (s.transB && !s.nibbles && g > 1 && s.Kp() == s.K && cols == s.K &&
       elem == bt.getElementType()) {
     // B stored N×K, of whole K-tiles of whole groups: each group of g k of

@@ -174,3 +174,18 @@ func.func @no_epilogue(%a: !A, %b: !B, %r: tensor<64x32xf32>) -> (tensor<64x32xf
   } -> tensor<64x32xf32>
   return %c, %y, %z : tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x32xf32>
 }
+
+// Bᵀ (N×K) at run time, of whole blocks of 16 groups of 4 k: each group is
+// a 32-bit word of a row, so a panel is its rows transposed as words, in
+// blocks of 16 rows x 16 words (64 bytes each) transposed in registers.
+// AVX512-LABEL: func.func @transposed_b(
+// AVX512-COUNT-16: vector.bitcast %{{.*}} : vector<64xi8> to vector<16xi32>
+// AVX512: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17
+// AVX512: vector.bitcast %{{.*}} : vector<16xi32> to vector<64xi8>
+// AVX512: arith.xori %{{.*}}, %{{.*}} : vector<64xi8>
+// AVX512: vector.store %{{.*}} : memref<1x32x128xi8>, vector<64xi8>
+!BT = !tq.tiled<32x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+func.func @transposed_b(%a: !A, %b: !BT) -> tensor<64x32xf32> {
+  %c = tq.matmul %a, %b {transpose_b} : !A, !BT -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}

@@ -109,6 +109,10 @@ case(20, 36, 40, 16, trans_b=True)
 # Bᵀ of whole K-tiles packed a group of k at a time, a panel past N.
 case(20, 36, 48, 16, trans_b=True, threads=(1, 2))
 case(9, 16, 96, 32, trans_b=True, bits=(8, 12))
+# Bᵀ of whole blocks of 16 groups: the panel transposed as 32-bit words in
+# blocks of 16 x 16, rows past N (36 and 70) zeros; extreme values.
+case(20, 36, 64, 16, trans_b=True, threads=(1, 2))
+case(9, 70, 128, 32, trans_b=True, threads=(1, 2), extreme=True)
 # B (K×N) of whole K-tiles: a group of k of a panel as vectors of rows,
 # interleaved; panels past N (36 and 70 columns) masked.
 case(20, 36, 48, 16, threads=(1, 2))
@@ -237,4 +241,4 @@ print(f"matmul cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases per target: 39, mismatches: 0
+# CHECK: matmul cases per target: 43, mismatches: 0
