@@ -680,6 +680,20 @@ def TQCPUForwardCopies : Pass<"tq-cpu-forward-copies", "::mlir::func::FuncOp"> {
     thread) the pad before the second convolution went from 0.07 to
     0.013 ms and the model from 1.77 to 1.69 ms.
 
+    First, though, it makes the shares of a split batch
+    (`tq-cpu-split-batch`) compute what they hand out in place. Bufferized,
+    a share computes its part of a value in a fresh buffer and copies it
+    into its slice of the whole, allocated before the `scf.forall`. When
+    the slice is a run of dim 0 of the whole (the rest of each dim, unit
+    strides), the share's buffer is used only before the copy, and nothing
+    else in the loop touches the whole, the whole becomes a `memref.view`
+    of an allocation of bytes, and the share's buffer a `memref.view` of
+    its slice of those bytes (at its first image times the bytes of one):
+    the same identity-layout type, so the kernels take it as they took the
+    buffer. The copy and the buffer go. On the Fashion CNN's training step
+    (2 threads) this removes 3.1 MB of copies per share, 1.6 MB of them
+    the first pool's gradient.
+
     Each element is computed as before and ends where the copy put it: the
     same bits.
 
@@ -693,7 +707,8 @@ def TQCPUForwardCopies : Pass<"tq-cpu-forward-copies", "::mlir::func::FuncOp"> {
     linalg.generic ... outs(%v : memref<64x16x14x14xf32, strided<...>>)
     ```
   }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def TQCPUPlanBuffers : Pass<"tq-cpu-plan-buffers", "::mlir::func::FuncOp"> {

@@ -6,8 +6,11 @@
 #include "tq/Conversion/Passes.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -266,19 +269,121 @@ bool forwardIntoSlice(memref::CopyOp copy) {
   return true;
 }
 
+/// The bytes under a buffer the shares of a split batch write, once
+/// `writeShareInPlace` has made it a view of them.
+using SharedBytes = DenseMap<Value, Value>;
+
+/// Makes a share of a split batch (an scf.forall) compute a value it hands
+/// out in place: `copy` copies a fresh buffer of the share into the share's
+/// slice along dim 0 of a buffer allocated outside the loop. That buffer
+/// becomes a memref.view of bytes, and the share's buffer a view of its
+/// slice of them, at a byte shift: the same identity-layout type, so every
+/// op of the share takes it as it took the fresh buffer.
+bool writeShareInPlace(memref::CopyOp copy, SharedBytes &bytesOf,
+                       DominanceInfo &dom) {
+  auto forall = dyn_cast<scf::ForallOp>(copy->getParentOp());
+  auto src = copy.getSource().getDefiningOp<memref::AllocOp>();
+  auto target = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  Block *body = copy->getBlock();
+  if (!forall || !src || !target || src->getBlock() != body ||
+      !target->hasOneUse() || src->getNumOperands() != 0 ||
+      !src.getType().getLayout().isIdentity())
+    return false;
+  MemRefType type = src.getType();
+  Type elem = type.getElementType();
+  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+    return false;
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  Value root = target.getSource();
+  auto rootType = cast<MemRefType>(root.getType());
+  Value bytes = bytesOf.lookup(root);
+  auto rootAlloc = root.getDefiningOp<memref::AllocOp>();
+  if (!bytes &&
+      (!rootAlloc || rootAlloc->getBlock() != forall->getBlock() ||
+       rootAlloc->getNumOperands() != 0 || !rootType.getLayout().isIdentity() ||
+       rootType.getElementType() != elem || !onlyViewed(root)))
+    return false;
+  // The slice: the same shape, a run of dim 0 of the whole (so contiguous).
+  if (target.getType() != MemRefType::get(type.getShape(), elem,
+                                          target.getType().getLayout()) ||
+      rootType.getRank() != type.getRank() ||
+      llvm::any_of(target.getStaticStrides(),
+                   [](int64_t s) { return s != 1; }) ||
+      llvm::any_of(llvm::drop_begin(target.getStaticOffsets()),
+                   [](int64_t o) { return o != 0; }) ||
+      type.getShape().drop_front() != rootType.getShape().drop_front())
+    return false;
+  // Inside the loop, nothing else touches the whole; the share's buffer is
+  // used before the copy only.
+  for (Operation *user : root.getUsers())
+    if (user != target && forall->isAncestor(user))
+      return false;
+  for (Operation *user : src->getUsers()) {
+    if (user == copy || isa<memref::DeallocOp>(user))
+      continue;
+    Operation *top = body->findAncestorOpInBlock(*user);
+    if (!top || !top->isBeforeInBlock(copy))
+      return false;
+  }
+  OpFoldResult first = target.getMixedOffsets().front();
+  if (auto v = dyn_cast<Value>(first); v && !dom.properlyDominates(v, src))
+    return false;
+
+  Location loc = copy.getLoc();
+  if (!bytes) {
+    OpBuilder b(rootAlloc);
+    auto bytesType =
+        MemRefType::get({rootType.getNumElements() * elemBytes}, b.getI8Type());
+    auto alloc = memref::AllocOp::create(b, rootAlloc.getLoc(), bytesType,
+                                         rootAlloc.getAlignmentAttr());
+    Value whole = memref::ViewOp::create(
+        b, rootAlloc.getLoc(), rootType, alloc,
+        arith::ConstantIndexOp::create(b, rootAlloc.getLoc(), 0), ValueRange{});
+    for (Operation *user : llvm::make_early_inc_range(root.getUsers()))
+      if (auto d = dyn_cast<memref::DeallocOp>(user))
+        d.getMemrefMutable().assign(alloc);
+    root.replaceAllUsesWith(whole);
+    rootAlloc->erase();
+    bytes = alloc;
+    bytesOf[whole] = alloc;
+  }
+  OpBuilder b(src);
+  int64_t rowBytes = type.getNumElements() / type.getDimSize(0) * elemBytes;
+  Value shift = getValueOrCreateConstantIndexOp(b, loc, first);
+  shift = arith::MulIOp::create(
+      b, loc, shift, arith::ConstantIndexOp::create(b, loc, rowBytes));
+  Value part = memref::ViewOp::create(b, loc, type, bytes, shift, ValueRange{});
+  for (Operation *user : llvm::make_early_inc_range(src->getUsers()))
+    if (isa<memref::DeallocOp>(user))
+      user->erase();
+  copy->erase();
+  target->erase();
+  src.getResult().replaceAllUsesWith(part);
+  src->erase();
+  return true;
+}
+
 struct TQCPUForwardCopiesPass
     : mlir::tq::impl::TQCPUForwardCopiesBase<TQCPUForwardCopiesPass> {
   void runOnOperation() override {
+    DominanceInfo &dom = getAnalysis<DominanceInfo>();
+    // What the shares of a split batch hand out, computed in place (first:
+    // the share's buffer keeps its type, where a generic forwarded into
+    // the slice would get a dynamic offset).
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp c) { copies.push_back(c); });
+    SharedBytes bytesOf;
+    for (memref::CopyOp c : copies)
+      writeShareInPlace(c, bytesOf, dom);
     SmallVector<linalg::GenericOp> generics;
     getOperation()->walk([&](linalg::GenericOp g) {
       if (g.hasPureBufferSemantics())
         generics.push_back(g);
     });
-    DominanceInfo &dom = getAnalysis<DominanceInfo>();
     for (linalg::GenericOp g : generics)
       for (OpOperand &init : g.getDpsInitsMutable())
         forward(g, init, dom);
-    SmallVector<memref::CopyOp> copies;
+    copies.clear();
     getOperation()->walk([&](memref::CopyOp c) { copies.push_back(c); });
     for (memref::CopyOp c : copies)
       forwardIntoSlice(c);

@@ -402,3 +402,76 @@ func.func @padded_argument(%x: memref<4xf32>, %padded: memref<6xf32>) {
   memref.copy %p, %v : memref<4xf32> to memref<4xf32, strided<[1], offset: 1>>
   return
 }
+
+// -----
+
+// A share of a split batch hands out its part of a value: bufferized, it
+// computed the part in a fresh buffer and copied it into its slice of dim
+// 0 of the whole. The whole becomes a view of bytes and the share's buffer
+// a view of its part of them (at 2 · 64 · 4 bytes per image of the share,
+// the same identity-layout type): the generic writes there, and the copy
+// and the buffer go. The ops after the loop read the whole as before.
+
+// CHECK-LABEL: func.func @share_in_place
+// CHECK: %[[BYTES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4096xi8>
+// CHECK: %[[WHOLE:.*]] = memref.view %[[BYTES]][%{{.*}}][] : memref<4096xi8> to memref<8x2x64xf32>
+// CHECK: scf.forall (%[[I:.*]]) in (2) {
+// CHECK: %[[AT:.*]] = arith.muli %[[I]], %c4
+// CHECK: %[[SHIFT:.*]] = arith.muli %[[AT]], %c512
+// CHECK: %[[PART:.*]] = memref.view %[[BYTES]][%[[SHIFT]]][] : memref<4096xi8> to memref<4x2x64xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[PART]] : memref<4x2x64xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: }
+// CHECK: linalg.copy ins(%[[WHOLE]] : memref<8x2x64xf32>)
+#id3 = affine_map<(n, c, w) -> (n, c, w)>
+func.func @share_in_place(%x: memref<8x2x64xf32>, %out: memref<8x2x64xf32>) {
+  %c4 = arith.constant 4 : index
+  %whole = memref.alloc() {alignment = 64 : i64} : memref<8x2x64xf32>
+  scf.forall (%i) in (2) {
+    %at = arith.muli %i, %c4 : index
+    %xs = memref.subview %x[%at, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    %part = memref.alloc() {alignment = 64 : i64} : memref<4x2x64xf32>
+    linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%xs : memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>) outs(%part : memref<4x2x64xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %d = arith.addf %a, %a : f32
+      linalg.yield %d : f32
+    }
+    %slice = memref.subview %whole[%at, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    memref.copy %part, %slice : memref<4x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+  }
+  linalg.copy ins(%whole : memref<8x2x64xf32>) outs(%out : memref<8x2x64xf32>)
+  return
+}
+
+// -----
+
+// Kept: a slice along dim 1 (not one run of the whole), a whole that is an
+// argument (it could alias anything), and a whole the share also reads.
+
+// CHECK-LABEL: func.func @share_copies_kept
+// CHECK-NOT: memref.view
+// CHECK-COUNT-3: memref.copy
+func.func @share_copies_kept(%arg: memref<8x2x64xf32>, %out: memref<8x2x64xf32>) {
+  %c4 = arith.constant 4 : index
+  %cst = arith.constant 1.0 : f32
+  %cols = memref.alloc() : memref<8x4x64xf32>
+  %read = memref.alloc() : memref<8x2x64xf32>
+  scf.forall (%i) in (2) {
+    %at = arith.muli %i, %c4 : index
+    %a = memref.alloc() : memref<8x2x64xf32>
+    linalg.fill ins(%cst : f32) outs(%a : memref<8x2x64xf32>)
+    %s1 = memref.subview %cols[0, %at, 0] [8, 2, 64] [1, 1, 1] : memref<8x4x64xf32> to memref<8x2x64xf32, strided<[256, 64, 1], offset: ?>>
+    memref.copy %a, %s1 : memref<8x2x64xf32> to memref<8x2x64xf32, strided<[256, 64, 1], offset: ?>>
+    %b = memref.alloc() : memref<4x2x64xf32>
+    linalg.fill ins(%cst : f32) outs(%b : memref<4x2x64xf32>)
+    %s2 = memref.subview %arg[%at, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    memref.copy %b, %s2 : memref<4x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    %c = memref.alloc() : memref<4x2x64xf32>
+    linalg.copy ins(%read : memref<8x2x64xf32>) outs(%out : memref<8x2x64xf32>)
+    linalg.fill ins(%cst : f32) outs(%c : memref<4x2x64xf32>)
+    %s3 = memref.subview %read[%at, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    memref.copy %c, %s3 : memref<4x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+  }
+  return
+}
