@@ -269,6 +269,17 @@ bool forwardIntoSlice(memref::CopyOp copy) {
   return true;
 }
 
+/// Calls `fn` on every use of `v` and, through views, of its aliases.
+void forEachAlias(Value v, function_ref<void(OpOperand &)> fn) {
+  for (OpOperand &use : v.getUses()) {
+    fn(use);
+    if (auto view = dyn_cast<ViewLikeOpInterface>(use.getOwner());
+        view && view.getViewSource() == v)
+      for (Value r : view->getResults())
+        forEachAlias(r, fn);
+  }
+}
+
 /// The bytes under a buffer the shares of a split batch write, once
 /// `writeShareInPlace` has made it a view of them.
 using SharedBytes = DenseMap<Value, Value>;
@@ -291,7 +302,9 @@ bool writeShareInPlace(memref::CopyOp copy, SharedBytes &bytesOf,
     return false;
   MemRefType type = src.getType();
   Type elem = type.getElementType();
-  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0 ||
+      type.getRank() < 1 || type.getDimSize(0) < 1 || type.getMemorySpace() ||
+      forall.getRank() != 1)
     return false;
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
   Value root = target.getSource();
@@ -301,7 +314,8 @@ bool writeShareInPlace(memref::CopyOp copy, SharedBytes &bytesOf,
   if (!bytes &&
       (!rootAlloc || rootAlloc->getBlock() != forall->getBlock() ||
        rootAlloc->getNumOperands() != 0 || !rootType.getLayout().isIdentity() ||
-       rootType.getElementType() != elem || !onlyViewed(root)))
+       rootType.getMemorySpace() || rootType.getElementType() != elem ||
+       !onlyViewed(root)))
     return false;
   // The slice: the same shape, a run of dim 0 of the whole (so contiguous).
   if (target.getType() != MemRefType::get(type.getShape(), elem,
@@ -313,21 +327,49 @@ bool writeShareInPlace(memref::CopyOp copy, SharedBytes &bytesOf,
                    [](int64_t o) { return o != 0; }) ||
       type.getShape().drop_front() != rootType.getShape().drop_front())
     return false;
-  // Inside the loop, nothing else touches the whole; the share's buffer is
-  // used before the copy only.
-  for (Operation *user : root.getUsers())
-    if (user != target && forall->isAncestor(user))
-      return false;
-  for (Operation *user : src->getUsers()) {
+  // Inside the loop, nothing else touches the whole or a view of it; the
+  // share's buffer and its views are used before the copy only.
+  bool touched = false;
+  forEachAlias(root, [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    touched |= user != target && user != copy && forall->isAncestor(user);
+  });
+  forEachAlias(src.getResult(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
     if (user == copy || isa<memref::DeallocOp>(user))
-      continue;
+      return;
     Operation *top = body->findAncestorOpInBlock(*user);
-    if (!top || !top->isBeforeInBlock(copy))
-      return false;
-  }
-  OpFoldResult first = target.getMixedOffsets().front();
-  if (auto v = dyn_cast<Value>(first); v && !dom.properlyDominates(v, src))
+    touched |= !top || !top->isBeforeInBlock(copy);
+  });
+  if (touched)
     return false;
+  // Each share its own slice: the offset is the loop's index times the
+  // slice's size (an op that may move before the share's buffer).
+  auto first = dyn_cast<Value>(target.getMixedOffsets().front());
+  if (!first)
+    return false;
+  Value iv = forall.getInductionVar(0);
+  int64_t rows = type.getDimSize(0);
+  auto mul = first.getDefiningOp<arith::MulIOp>();
+  APInt factor;
+  bool isShare = (rows == 1 && first == iv) ||
+                 (mul && llvm::is_contained(mul->getOperands(), iv) &&
+                  matchPattern(mul.getLhs() == iv ? mul.getRhs() : mul.getLhs(),
+                               m_ConstantInt(&factor)) &&
+                  factor.getSExtValue() == rows);
+  auto movable = [&](Value v) {
+    return dom.properlyDominates(v, src) ||
+           v.getDefiningOp<arith::ConstantOp>();
+  };
+  if (!isShare || (mul && !dom.properlyDominates(mul.getResult(), src) &&
+                   !llvm::all_of(mul->getOperands(), movable)))
+    return false;
+  if (mul && !dom.properlyDominates(mul.getResult(), src)) {
+    for (Value v : mul->getOperands())
+      if (!dom.properlyDominates(v, src))
+        v.getDefiningOp()->moveBefore(src);
+    mul->moveBefore(src);
+  }
 
   Location loc = copy.getLoc();
   if (!bytes) {
@@ -349,9 +391,8 @@ bool writeShareInPlace(memref::CopyOp copy, SharedBytes &bytesOf,
   }
   OpBuilder b(src);
   int64_t rowBytes = type.getNumElements() / type.getDimSize(0) * elemBytes;
-  Value shift = getValueOrCreateConstantIndexOp(b, loc, first);
-  shift = arith::MulIOp::create(
-      b, loc, shift, arith::ConstantIndexOp::create(b, loc, rowBytes));
+  Value shift = arith::MulIOp::create(
+      b, loc, first, arith::ConstantIndexOp::create(b, loc, rowBytes));
   Value part = memref::ViewOp::create(b, loc, type, bytes, shift, ValueRange{});
   for (Operation *user : llvm::make_early_inc_range(src->getUsers()))
     if (isa<memref::DeallocOp>(user))

@@ -9,8 +9,10 @@ latency, for batch 1 and batch 64, on 1 and 2 threads.
 Columns: ORT f32, tq f32, tq 8-bit (V=32). Latency is the median of
 repeated calls after a warm-up, tq's from `tq-run --repeat`, ORT's from its
 session.run (intra-op threads as tq's); ratios are against ORT f32 measured
-in the same run, with the same thread count. Each model is compiled once
-per thread count.
+in the same run, with the same thread count. The three run in turn, three
+times over, and each figure is the median of its three: this machine
+sometimes runs a whole process on 2 threads at half speed, which one
+round alone would report. Each model is compiled once per thread count.
 """
 import os
 import re
@@ -24,6 +26,8 @@ from tq.ort import ORT
 from tq.ppu import Flow
 
 MODELS = ("digits_cnn", "fashion_cnn", "digits_transformer", "fashion_mobilenet")
+# Rounds of (ORT, tq f32, tq 8-bit) per row; each figure is the median.
+ROUNDS = 3
 
 
 def main():
@@ -107,22 +111,27 @@ def summarize(rows):
 def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False):
     batch = len(x)
     tag = f"{name.replace(' ', '_')}-{batch}-{threads}"
-    outputs, ort_ms = ort.run(model, {feed: x}, repeat=200, threads=threads)
-    y_ort = next(iter(outputs.values()))
     imported = flow.path(f"m{tag}.mlir")
     flow.run(os.path.join(bindir, "tq-import-onnx"), model,
              f"--input-shape={feed}:" + "x".join(map(str, x.shape)), "-o", imported)
     quantized = flow.opt(imported, "-tq-quantize=tile=32", out=f"q{tag}.mlir")
     xin = flow.path(f"x{tag}.npy")
     np.save(xin, x)
-    times, ys = {}, {}
-    for variant, src in (("f32", imported), ("8-bit", quantized)):
-        y_path = flow.path(f"y{variant}{tag}.npy")
-        text = flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
-                        f"--output={y_path}", "--repeat=200",
-                        f"--num-threads={threads}")
-        times[variant] = float(re.search(r"median ([0-9.]+) ms", text).group(1))
-        ys[variant] = np.load(y_path)
+    rounds = {"ORT": [], "f32": [], "8-bit": []}
+    ys = {}
+    for _ in range(ROUNDS):
+        outputs, ms = ort.run(model, {feed: x}, repeat=200, threads=threads)
+        rounds["ORT"].append(ms)
+        y_ort = next(iter(outputs.values()))
+        for variant, src in (("f32", imported), ("8-bit", quantized)):
+            y_path = flow.path(f"y{variant}{tag}.npy")
+            text = flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
+                            f"--output={y_path}", "--repeat=200",
+                            f"--num-threads={threads}")
+            rounds[variant].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
+            ys[variant] = np.load(y_path)
+    times = {k: float(np.median(v)) for k, v in rounds.items()}
+    ort_ms = times["ORT"]
     diff = float(np.abs(ys["f32"] - y_ort).max())
     if real:
         err = float(np.abs(ys["8-bit"] - y_ort).max() / np.abs(y_ort).max())

@@ -420,8 +420,8 @@ func.func @padded_argument(%x: memref<4xf32>, %padded: memref<6xf32>) {
 // CHECK: %[[SHIFT:.*]] = arith.muli %[[AT]], %c512
 // CHECK: %[[PART:.*]] = memref.view %[[BYTES]][%[[SHIFT]]][] : memref<4096xi8> to memref<4x2x64xf32>
 // CHECK: linalg.generic {{.*}} outs(%[[PART]] : memref<4x2x64xf32>)
+// CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.copy
-// CHECK: }
 // CHECK: linalg.copy ins(%[[WHOLE]] : memref<8x2x64xf32>)
 #id3 = affine_map<(n, c, w) -> (n, c, w)>
 func.func @share_in_place(%x: memref<8x2x64xf32>, %out: memref<8x2x64xf32>) {
@@ -447,16 +447,21 @@ func.func @share_in_place(%x: memref<8x2x64xf32>, %out: memref<8x2x64xf32>) {
 // -----
 
 // Kept: a slice along dim 1 (not one run of the whole), a whole that is an
-// argument (it could alias anything), and a whole the share also reads.
+// argument (it could alias anything), a whole the share also reads, one
+// it reads through a view made before the loop, and a slice whose offset
+// is not the share's (the same for both: they would write each other's).
 
 // CHECK-LABEL: func.func @share_copies_kept
 // CHECK-NOT: memref.view
-// CHECK-COUNT-3: memref.copy
+// CHECK-COUNT-5: memref.copy
 func.func @share_copies_kept(%arg: memref<8x2x64xf32>, %out: memref<8x2x64xf32>) {
   %c4 = arith.constant 4 : index
   %cst = arith.constant 1.0 : f32
   %cols = memref.alloc() : memref<8x4x64xf32>
   %read = memref.alloc() : memref<8x2x64xf32>
+  %viewed = memref.alloc() : memref<8x2x64xf32>
+  %early = memref.subview %viewed[0, 0, 0] [8, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<8x2x64xf32, strided<[128, 64, 1]>>
+  %same = memref.alloc() : memref<8x2x64xf32>
   scf.forall (%i) in (2) {
     %at = arith.muli %i, %c4 : index
     %a = memref.alloc() : memref<8x2x64xf32>
@@ -472,6 +477,15 @@ func.func @share_copies_kept(%arg: memref<8x2x64xf32>, %out: memref<8x2x64xf32>)
     linalg.fill ins(%cst : f32) outs(%c : memref<4x2x64xf32>)
     %s3 = memref.subview %read[%at, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
     memref.copy %c, %s3 : memref<4x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    %d = memref.alloc() : memref<4x2x64xf32>
+    %mine = memref.subview %early[%at, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32, strided<[128, 64, 1]>> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    linalg.copy ins(%mine : memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>) outs(%d : memref<4x2x64xf32>)
+    %s4 = memref.subview %viewed[%at, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    memref.copy %d, %s4 : memref<4x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    %e = memref.alloc() : memref<4x2x64xf32>
+    linalg.fill ins(%cst : f32) outs(%e : memref<4x2x64xf32>)
+    %s5 = memref.subview %same[%c4, 0, 0] [4, 2, 64] [1, 1, 1] : memref<8x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
+    memref.copy %e, %s5 : memref<4x2x64xf32> to memref<4x2x64xf32, strided<[128, 64, 1], offset: ?>>
   }
   return
 }
