@@ -10,9 +10,10 @@ Columns: ORT f32, tq f32, tq 8-bit (V=32). Latency is the median of
 repeated calls after a warm-up, tq's from `tq-run --repeat`, ORT's from its
 session.run (intra-op threads as tq's); ratios are against ORT f32 measured
 in the same run, with the same thread count. The three run in turn, three
-times over, and each figure is the median of its three: this machine
-sometimes runs a whole process on 2 threads at half speed, which one
-round alone would report. Each model is compiled once per thread count.
+times over, and each figure is the fastest of its three rounds: this
+machine sometimes runs whole processes on 2 threads at half speed, for
+tens of seconds at a time, which one round (or the median of three) can
+report. Each model is compiled once per thread count.
 """
 import os
 import re
@@ -26,7 +27,7 @@ from tq.ort import ORT
 from tq.ppu import Flow
 
 MODELS = ("digits_cnn", "fashion_cnn", "digits_transformer", "fashion_mobilenet")
-# Rounds of (ORT, tq f32, tq 8-bit) per row; each figure is the median.
+# Rounds of (ORT, tq f32, tq 8-bit) per row; each figure is the fastest.
 ROUNDS = 3
 
 
@@ -130,7 +131,7 @@ def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False
                             f"--num-threads={threads}")
             rounds[variant].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
             ys[variant] = np.load(y_path)
-    times = {k: float(np.median(v)) for k, v in rounds.items()}
+    times = {k: min(v) for k, v in rounds.items()}
     ort_ms = times["ORT"]
     diff = float(np.abs(ys["f32"] - y_ort).max())
     if real:
