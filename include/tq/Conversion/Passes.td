@@ -241,10 +241,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     made (when that buffer is an allocation or an argument of the
     function, which neither the image nor the output views and which
     nothing frees in between). The pixels are split into groups that fit
-    the registers; the (image, group) pairs are shared among the threads
-    only when there are several, since each group reads and transposes the
-    whole filter (split in two, the Fashion CNN's first weight gradient
-    took 0.30 ms on 2 threads, against 0.21 on one). A depthwise `linalg.conv_2d_ngchw_gfchw`
+    the registers; the threads share the (image, group) pairs when there
+    are several, but not one image's pixels, since each group reads and
+    transposes the whole filter (split in two, the Fashion CNN's first
+    weight gradient took 0.30 ms on 2 threads, against 0.21 on one). With
+    one image they share its filters instead, half a vector of them each,
+    in vectors of half the width. A depthwise `linalg.conv_2d_ngchw_gfchw`
     (one channel and one filter per group) gets a kernel of its own:
     vectors of an output row held over the window, narrower ones (down to
     4 lanes) for rows shorter than a vector. When its input is a padded
