@@ -347,6 +347,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
   pipeline.threads = options.threads;
   pipeline.outlineKernels = options.outlineKernels;
   pipeline.splitBatch = options.splitBatch;
+  pipeline.channelsLast = options.channelsLast;
   pipeline.profile = options.profile;
   if (options.profile && options.keepObject) {
     errs << name << ": error: profiling is for the JIT only (the program "

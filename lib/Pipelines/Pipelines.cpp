@@ -72,6 +72,8 @@ static std::unique_ptr<Pass> loopNestCanonicalizer() {
 void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
                                   const ToCPUPipelineOptions &o) {
   pm.addPass(loopNestCanonicalizer());
+  if (o.channelsLast)
+    pm.addPass(createTQCPUChannelsLast());
   // The profiler's clock is one per program, not per thread.
   if (o.threads > 1 && o.splitBatch && !o.profile) {
     TQCPUSplitBatchOptions split;

@@ -131,6 +131,11 @@ static cl::opt<bool>
                         "(tq-to-cpu split-batch); false: share each "
                         "layer's loops"),
                cl::init(true));
+static cl::opt<bool> channelsLast(
+    cl::cat(toolOptions), "channels-last",
+    cl::desc("run the float layers between quantized convolutions in NHWC "
+             "(tq-to-cpu channels-last); false: in the model's NCHW"),
+    cl::init(true));
 static cl::opt<bool>
     verifyEach(cl::cat(toolOptions), "verify-each",
                cl::desc("verify the IR after each tq-to-cpu pass (by "
@@ -283,6 +288,7 @@ int main(int argc, char **argv) {
   options.threads = threads;
   options.outlineKernels = outlineKernels;
   options.splitBatch = splitBatch;
+  options.channelsLast = channelsLast;
   options.verifyEach = verifyEach;
   bool profiling = profileFormat.getNumOccurrences() > 0;
   if (profiling && profileFormat != "" && profileFormat != "table" &&

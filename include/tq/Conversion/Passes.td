@@ -142,6 +142,60 @@ def ConvertTQCPUIntrinsics : Pass<"convert-tq-cpu-intrinsics"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def TQCPUChannelsLast : Pass<"tq-cpu-channels-last"> {
+  let summary = "Run the float layers between quantized convolutions in NHWC";
+  let description = [{
+    A quantized convolution (`tq.conv2d`) reads and writes NHWC, and the
+    importer's float layers are NCHW: after `tq-quantize` each
+    convolution's result is transposed to NCHW (`linalg.transpose`), and
+    the next one's quantized input back to NHWC (`tq.transpose`). In a
+    network of 1x1 and depthwise convolutions (MobileNet), the float layers
+    in between (bias adds, activations, depthwise convolutions, squeeze and
+    excitation, residual adds) moved each tensor through two transposes.
+
+    On tensors, this pass moves each NHWC-to-NCHW `linalg.transpose` down
+    past the ops that read it, each then reading the NHWC value:
+    - a `linalg.generic` reading it through the identity map runs over
+      NHWC loops, its other operands' maps composed with the change of
+      loops; an output written through the identity map (whose init is
+      not read) becomes NHWC and is transposed after it, one written
+      through another map (a reduction such as a global average pooling)
+      keeps its layout. The reduction loops keep their order, so each sum
+      adds in the same order;
+    - a `tensor.pad` with a constant pads the NHWC value;
+    - a depthwise `linalg.conv_2d_ngchw_gfchw` (one channel and one filter
+      per group) becomes `linalg.depthwise_conv_2d_nhwc_hwc` from the same
+      fill, the filter transposed to (R, S, C);
+    - a `tq.quantize` quantizes the NHWC value with the same tiles (its
+      split dims move with the data) and is followed by a `tq.transpose`,
+      which folds with the `tq.transpose` back to NHWC after it. Not with
+      given scales or stochastic rounding.
+
+    Each element's arithmetic is unchanged: the same bits. A transpose
+    that reaches an op none of these takes (an NCHW max pooling, a
+    flatten) stays in front of it, where `tq-cpu-fuse-elementwise` fuses
+    it into its consumer as before. `tq-to-cpu` runs it first, unless
+    `channels-last=false`.
+
+    ```mlir
+    %t = linalg.transpose ins(%y : tensor<1x7x7x24xf32>)
+           outs(%e : tensor<1x24x7x7xf32>) permutation = [0, 3, 1, 2]
+    %r = linalg.generic {indexing_maps = [(n, c, h, w) -> (n, c, h, w),
+                                          (n, c, h, w) -> (c, 0, 0),
+                                          (n, c, h, w) -> (n, c, h, w)], ...}
+           ins(%t, %bias : ...)  // + bias, ReLU
+    %q = tq.quantize %r : ... dims = [0, 1] ...
+    %n = tq.transpose %q [0, 2, 3, 1] : ... -> ... dims = [0, 3] ...
+    // becomes a generic over (n, h, w, c) reading %y and %bias through
+    // (n, h, w, c) -> (c, 0, 0), and tq.quantize of its NHWC result with
+    // dims = [0, 3], used as %n.
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
   let summary = "Fuse chains of elementwise linalg ops on tensors into one loop nest";
   let description = [{

@@ -84,6 +84,9 @@ struct CompileOptions {
   /// tq-to-cpu's split-batch option: with threads, whole images shared
   /// among them where the program allows.
   bool splitBatch = true;
+  /// tq-to-cpu's channels-last option: the float layers between quantized
+  /// convolutions run in NHWC.
+  bool channelsLast = true;
   /// Time every kernel call (tq-to-cpu's profile option; implies
   /// outlineKernels); see CPUModule::profile. JIT only: the program calls
   /// back into this library.

@@ -55,8 +55,10 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
   let summary = "Lower a tq program to the LLVM dialect for this CPU (or "
                 "another target)";
   let description = [{
-    With threads, the batch split into one share per thread where the
-    program allows (`tq-cpu-split-batch`), then `convert-tq-to-cpu`,
+    The float layers between quantized convolutions moved to NHWC
+    (`tq-cpu-channels-last`); with threads, the batch split into one share
+    per thread where the program allows (`tq-cpu-split-batch`), then
+    `convert-tq-to-cpu`,
     one-shot bufferization (function results become
     out-parameters), buffer deallocation, the CPU kernels of the float ops
     (`tq-cpu-float-kernels`), one function per distinct loop nest, the
@@ -72,6 +74,9 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
               "With threads, share whole images among them, one parallel "
               "loop per call (tq-cpu-split-batch), where the program "
               "allows; not with profile">,
+       Option<"channelsLast", "channels-last", "bool", /*default=*/"true",
+              "Run the float layers between quantized convolutions in "
+              "NHWC (tq-cpu-channels-last)">,
        Option<"profile", "profile", "bool", /*default=*/"false",
               "Time every kernel call (tq-cpu-profile-kinds, "
               "tq-cpu-outline-kernels{profile}); implies outline-kernels. "

@@ -59,14 +59,16 @@ bool isKernelOperand(Value v, int64_t rank) {
 }
 
 FailureOr<WindowOperands> matchWindowOperands(linalg::LinalgOp op, int64_t rank,
-                                              PatternRewriter &rw) {
+                                              PatternRewriter &rw,
+                                              int64_t filterRank) {
   if (!op.hasPureBufferSemantics())
     return rw.notifyMatchFailure(op, "not on buffers");
   WindowOperands v;
   v.x = op.getDpsInputs()[0];
   v.w = op.getDpsInputs()[1];
   v.y = op.getDpsInits()[0];
-  if (!isKernelOperand(v.x, rank) || !isKernelOperand(v.w, rank) ||
+  if (!isKernelOperand(v.x, rank) ||
+      !isKernelOperand(v.w, filterRank ? filterRank : rank) ||
       !isKernelOperand(v.y, rank))
     return rw.notifyMatchFailure(op, "operands are not static f32 views");
   v.xs = cast<MemRefType>(v.x.getType()).getShape();

@@ -43,13 +43,15 @@ template <typename OpT> struct FloatKernelPattern : OpRewritePattern<OpT> {
 /// stride.
 bool isKernelOperand(Value v, int64_t rank);
 /// The input, filter and output of a convolution on buffers, each a
-/// kernel operand of `rank`; failure (with the reason) otherwise.
+/// kernel operand of `rank` (the filter of `filterRank` if given); failure
+/// (with the reason) otherwise.
 struct WindowOperands {
   Value x, w, y;
   ArrayRef<int64_t> xs, ws, ys; // their shapes
 };
 FailureOr<WindowOperands> matchWindowOperands(linalg::LinalgOp op, int64_t rank,
-                                              PatternRewriter &rw);
+                                              PatternRewriter &rw,
+                                              int64_t filterRank = 0);
 Value idx(ImplicitLocOpBuilder &b, int64_t v);
 /// acc + x·y: one fused multiply-add with `fma`, else a multiply, then an
 /// add.

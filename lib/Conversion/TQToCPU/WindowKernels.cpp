@@ -181,11 +181,20 @@ struct PaddedPlanes {
     return true;
   }
 
-  static std::optional<PaddedPlanes> match(Operation *conv, Value x) {
-    auto expand = x.getDefiningOp<memref::ExpandShapeOp>();
-    if (!expand || !x.hasOneUse() || expand.getSrcType().getRank() != 4)
-      return std::nullopt;
-    auto alloc = expand.getSrc().getDefiningOp<memref::AllocOp>();
+  /// `x` is the padded buffer seen through an expand_shape (NCHW, the
+  /// group dim added), or with `channelsLast` the padded NHWC buffer itself.
+  static std::optional<PaddedPlanes> match(Operation *conv, Value x,
+                                           bool channelsLast = false) {
+    memref::ExpandShapeOp expand;
+    memref::AllocOp alloc;
+    if (channelsLast) {
+      alloc = x.getDefiningOp<memref::AllocOp>();
+    } else {
+      expand = x.getDefiningOp<memref::ExpandShapeOp>();
+      if (!expand || !x.hasOneUse() || expand.getSrcType().getRank() != 4)
+        return std::nullopt;
+      alloc = expand.getSrc().getDefiningOp<memref::AllocOp>();
+    }
     Block *block = conv->getBlock();
     if (!alloc || alloc->getBlock() != block)
       return std::nullopt;
@@ -193,7 +202,7 @@ struct PaddedPlanes {
     Operation *fill = nullptr, *copy = nullptr, *dealloc = nullptr;
     memref::SubViewOp interior;
     for (Operation *user : alloc->getUsers()) {
-      if (user == expand)
+      if (user == expand || user == conv)
         continue;
       if (isa<memref::DeallocOp>(user) && !dealloc) {
         dealloc = user;
@@ -228,10 +237,11 @@ struct PaddedPlanes {
         llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
       return std::nullopt;
     ArrayRef<int64_t> off = interior.getStaticOffsets();
-    if (off[0] != 0 || off[1] != 0)
+    int64_t hDim = channelsLast ? 1 : 2;
+    if (off[0] != 0 || off[channelsLast ? 3 : 1] != 0)
       return std::nullopt;
-    pp.top = off[2];
-    pp.left = off[3];
+    pp.top = off[hDim];
+    pp.left = off[hDim + 1];
     // Fill, then copy, then the convolution, the source's buffer untouched
     // between the copy and the convolution (the kernel reads it instead),
     // the padded buffer freed after the convolution.
@@ -252,7 +262,8 @@ struct PaddedPlanes {
     pp.ops = {copy, interior, fill};
     if (dealloc)
       pp.ops.push_back(dealloc);
-    pp.ops.push_back(expand);
+    if (expand)
+      pp.ops.push_back(expand);
     pp.ops.push_back(alloc);
     return pp;
   }
@@ -821,10 +832,158 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
   }
 };
 
+/// A linalg.depthwise_conv_2d_nhwc_hwc (from tq-cpu-channels-last), image
+/// by image: the image is copied into a scratch buffer of H × W × C'
+/// (C rounded up to whole vectors, a padded input's border with the pad
+/// value, so that the padded tensor is never made), then each output pixel
+/// is computed as vectors of L channels over the window (kh, kw in order,
+/// from the op's fill value, each step multiplyAdd), the epilogue applied
+/// as each vector is stored. The same sums in the same order as the NCHW
+/// depthwise kernels.
+struct DepthwiseNhwcKernel
+    : FloatKernelPattern<linalg::DepthwiseConv2DNhwcHwcOp> {
+  using FloatKernelPattern::FloatKernelPattern;
+  LogicalResult matchAndRewrite(linalg::DepthwiseConv2DNhwcHwcOp op,
+                                PatternRewriter &rw) const override {
+    FailureOr<WindowOperands> operands = matchWindowOperands(op, 4, rw, 3);
+    if (failed(operands))
+      return failure();
+    Value x = operands->x, w = operands->w, y = operands->y;
+    ArrayRef<int64_t> xs = operands->xs, ws = operands->ws, ys = operands->ys;
+    SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
+        dl(op.getDilations().getValues<int64_t>());
+    int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3], R = ws[0], S = ws[1],
+            P = ys[1], Q = ys[2], L = o.lanes;
+    int64_t CP = llvm::alignTo(C, L);
+    if (!cast<MemRefType>(w.getType()).getLayout().isIdentity() ||
+        H * W * CP * 4 > 256 * 1024)
+      return rw.notifyMatchFailure(op, "filter not contiguous or image large");
+    auto fillOp = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (!fillOp || !fillOp.hasPureBufferSemantics() ||
+        fillOp.getDpsInits()[0] != y ||
+        !fillOp.getInputs()[0].getType().isF32())
+      return rw.notifyMatchFailure(op, "no fill just before");
+    std::optional<PaddedPlanes> padded = PaddedPlanes::match(op, x, true);
+
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    Value fillValue = fillOp.getInputs()[0];
+    rw.eraseOp(fillOp);
+    std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
+    if (padded && epi && !padded->onlyOwnPlanes(*epi, {N, P, Q, C}))
+      padded.reset();
+    Value src = padded ? padded->source : x;
+    ArrayRef<int64_t> ss = cast<MemRefType>(src.getType()).getShape();
+    int64_t srcH = ss[1], srcW = ss[2];
+    int64_t top = padded ? padded->top : 0, left = padded ? padded->left : 0;
+    Type f32 = b.getF32Type();
+    auto vF32 = VectorType::get({L}, f32);
+    auto vMask = VectorType::get({L}, b.getI1Type());
+    Value zeroV = zeros(b, vF32);
+    // The mask of the channel vector at c0, none when it is whole.
+    auto maskAt = [&](ImplicitLocOpBuilder &mb, int64_t c0) -> Value {
+      if (c0 + L <= C)
+        return Value();
+      return vector::ConstantMaskOp::create(mb, vMask,
+                                            ArrayRef<int64_t>{C - c0});
+    };
+    auto load = [&](ImplicitLocOpBuilder &lb, Value from, ValueRange at,
+                    Value mask) -> Value {
+      if (mask)
+        return vector::MaskedLoadOp::create(lb, vF32, from, at, mask, zeroV);
+      return vector::LoadOp::create(lb, vF32, from, at);
+    };
+    Value to = epi ? epi->target() : y;
+    forEachImageWithScratch(
+        b, N, o.threads, {MemRefType::get({H, W, CP}, f32)},
+        [&](ImplicitLocOpBuilder &ib, Value n, ValueRange scratch) {
+          Location loc = ib.getLoc();
+          Value in = scratch[0];
+          if (padded) {
+            Value padV =
+                vector::BroadcastOp::create(ib, vF32, padded->padValue);
+            auto fillRows = [&](int64_t h0, int64_t h1, int64_t w0,
+                                int64_t w1) {
+              if (h0 >= h1 || w0 >= w1)
+                return;
+              scf::buildLoopNest(ib, loc, ValueRange{idx(ib, h0), idx(ib, w0)},
+                                 ValueRange{idx(ib, h1), idx(ib, w1)},
+                                 ValueRange{idx(ib, 1), idx(ib, 1)},
+                                 [&](OpBuilder &hb, Location l, ValueRange hw) {
+                                   ImplicitLocOpBuilder kb(l, hb);
+                                   for (int64_t c0 = 0; c0 < CP; c0 += L)
+                                     vector::StoreOp::create(
+                                         kb, padV, in,
+                                         ValueRange{hw[0], hw[1], idx(kb, c0)});
+                                 });
+            };
+            // The rows above and below, then the columns left and right.
+            fillRows(0, top, 0, W);
+            fillRows(top + srcH, H, 0, W);
+            fillRows(top, top + srcH, 0, left);
+            fillRows(top, top + srcH, left + srcW, W);
+          }
+          // The image into the interior, channels past C zero.
+          scf::buildLoopNest(
+              ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
+              ValueRange{idx(ib, srcH), idx(ib, srcW)},
+              ValueRange{idx(ib, 1), idx(ib, 1)},
+              [&](OpBuilder &hb, Location l, ValueRange hw) {
+                ImplicitLocOpBuilder kb(l, hb);
+                Value h = arith::AddIOp::create(kb, hw[0], idx(kb, top));
+                Value wc = arith::AddIOp::create(kb, hw[1], idx(kb, left));
+                for (int64_t c0 = 0; c0 < CP; c0 += L) {
+                  Value v =
+                      load(kb, src, ValueRange{n, hw[0], hw[1], idx(kb, c0)},
+                           maskAt(kb, c0));
+                  vector::StoreOp::create(kb, v, in,
+                                          ValueRange{h, wc, idx(kb, c0)});
+                }
+              });
+          // Each output pixel, L channels at a time.
+          Value fillV = vector::BroadcastOp::create(ib, vF32, fillValue);
+          scf::buildLoopNest(
+              ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
+              ValueRange{idx(ib, P), idx(ib, Q)},
+              ValueRange{idx(ib, 1), idx(ib, 1)},
+              [&](OpBuilder &pb, Location l, ValueRange pq) {
+                ImplicitLocOpBuilder kb(l, pb);
+                Value h0 = arith::MulIOp::create(kb, pq[0], idx(kb, st[0]));
+                Value w0 = arith::MulIOp::create(kb, pq[1], idx(kb, st[1]));
+                for (int64_t c0 = 0; c0 < CP; c0 += L) {
+                  Value mask = maskAt(kb, c0), c = idx(kb, c0);
+                  Value acc = fillV;
+                  for (int64_t r = 0; r < R; ++r)
+                    for (int64_t s = 0; s < S; ++s) {
+                      Value h =
+                          arith::AddIOp::create(kb, h0, idx(kb, r * dl[0]));
+                      Value wc =
+                          arith::AddIOp::create(kb, w0, idx(kb, s * dl[1]));
+                      Value xv = vector::LoadOp::create(kb, vF32, in,
+                                                        ValueRange{h, wc, c});
+                      Value wv = load(
+                          kb, w, ValueRange{idx(kb, r), idx(kb, s), c}, mask);
+                      acc = multiplyAdd(kb, acc, wv, xv, o.fma);
+                    }
+                  storeThroughEpilogue(kb, epi, acc, to,
+                                       ValueRange{n, pq[0], pq[1]}, c, mask);
+                }
+              });
+        });
+    if (padded && padded->sourceDealloc)
+      rw.moveOpBefore(padded->sourceDealloc, op);
+    eraseWithEpilogue(op, epi, rw);
+    if (padded)
+      for (Operation *pad : padded->ops)
+        rw.eraseOp(pad);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tq::floatkernels::populateWindowKernelPatterns(
     RewritePatternSet &patterns, KernelOptions o) {
-  patterns.add<DepthwiseKernel, PoolKernel<linalg::PoolingNchwMaxOp>,
+  patterns.add<DepthwiseKernel, DepthwiseNhwcKernel,
+               PoolKernel<linalg::PoolingNchwMaxOp>,
                PoolKernel<linalg::PoolingNchwSumOp>>(patterns.getContext(), o);
 }

@@ -242,6 +242,60 @@ func.func @depthwise_padded(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>
 
 // -----
 
+// An NHWC depthwise convolution (tq-cpu-channels-last) on a padded input:
+// each image is copied into a padded scratch buffer of whole vectors of
+// channels (20 channels: 32 on AVX-512, 24 on AVX2), allocated once per
+// thread; each output pixel is vectors of channels over the window from
+// the fill value, the last one masked, the bias and ReLU applied as it is
+// stored. The padded buffer, the fill and the generic are gone.
+// CHECK-LABEL: func.func @depthwise_nhwc
+// CHECK-NOT: memref<2x9x9x20xf32>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x9x24xf32>
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK: vector.maskedload %[[SRC:.*]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], {{.*}} : memref<2x7x7x20xf32>
+// CHECK: vector.load %[[S]]
+// CHECK: math.fma
+// CHECK: arith.maximumf
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]{{.*}} : memref<2x7x7x20xf32>
+// CHECK: memref.dealloc %[[S]]
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
+// AVX512-LABEL: func.func @depthwise_nhwc
+// AVX512: memref.alloc() {alignment = 64 : i64} : memref<9x9x32xf32>
+// GENERIC-LABEL: func.func @depthwise_nhwc
+// GENERIC-NOT: math.fma
+// GENERIC: arith.mulf {{.*}} : vector<8xf32>
+func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memref<2x7x7x20xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %src = memref.alloc() : memref<2x7x7x20xf32>
+  linalg.fill ins(%zero : f32) outs(%src : memref<2x7x7x20xf32>)
+  %pad = memref.alloc() : memref<2x9x9x20xf32>
+  linalg.map outs(%pad : memref<2x9x9x20xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %in = memref.subview %pad[0, 1, 1, 0] [2, 7, 7, 20] [1, 1, 1, 1] : memref<2x9x9x20xf32> to memref<2x7x7x20xf32, strided<[1620, 180, 20, 1], offset: 200>>
+  memref.copy %src, %in : memref<2x7x7x20xf32> to memref<2x7x7x20xf32, strided<[1620, 180, 20, 1], offset: 200>>
+  memref.dealloc %src : memref<2x7x7x20xf32>
+  %y = memref.alloc() : memref<2x7x7x20xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x7x7x20xf32>)
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x9x9x20xf32>, memref<3x3x20xf32>) outs(%y : memref<2x7x7x20xf32>)
+  memref.dealloc %pad : memref<2x9x9x20xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %b : memref<2x7x7x20xf32>, memref<20xf32>) outs(%out : memref<2x7x7x20xf32>) {
+  ^bb0(%v: f32, %c: f32, %o: f32):
+    %s = arith.addf %v, %c : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %y : memref<2x7x7x20xf32>
+  return
+}
+
+// -----
+
 // The bias and ReLU after a depthwise convolution read its output as NCHW,
 // through the collapse_shape that drops the unit group dim: the kernel
 // applies them and stores into their buffer at (n, g, p, q); the generic

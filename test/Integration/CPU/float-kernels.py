@@ -265,10 +265,14 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
           [x, w, bias], want, fused)
 
 
-def padded_depthwise(xshape, k, pads, stride=(1, 1), special=False):
+def padded_depthwise(xshape, k, pads, stride=(1, 1), special=False, nhwc=False):
     """relu(x), zero-padded by pads = (top, left, bottom, right), a depthwise
     convolution (the kernel pads each plane into a scratch buffer instead of
-    the padded tensor), then bias and ReLU."""
+    the padded tensor), then bias and ReLU. With `nhwc`, x is given as NHWC
+    and transposed to NCHW first, as after a quantized convolution:
+    tq-cpu-channels-last then runs every op in NHWC (the depthwise
+    convolution as linalg.depthwise_conv_2d_nhwc_hwc, its filter a
+    transpose of the argument) and transposes the output back."""
     n, g, h, wd = xshape
     x = data(xshape, special)
     w = data((g, 1, 1, k, k), special)
@@ -296,7 +300,7 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty4} {{
   %e0 = tensor.empty() : {tx}
   %r = linalg.generic {{indexing_maps = [#id, #id],
       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
-      ins(%x : {tx}) outs(%e0 : {tx}) {{
+      ins({{x_nchw}} : {tx}) outs(%e0 : {tx}) {{
     ^bb0(%v: f32, %o: f32):
       %m = arith.maximumf %v, %zero : f32
       linalg.yield %m : f32
@@ -323,7 +327,17 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty4} {{
   }} -> {ty4}
   return %out : {ty4}
 }}"""
-    check(f"padded depthwise {xshape} k={k} pads={pads} s={stride}", src,
+    if nhwc:
+        tn = ty((n, h, wd, g))
+        src = src.replace(f"%x: {tx}", f"%xn: {tn}").replace(
+            "{x_nchw}", "%x").replace(
+            "%e0 = tensor.empty()",
+            f"%et = tensor.empty() : {tx}\n  %x = linalg.transpose ins(%xn : {tn}) "
+            f"outs(%et : {tx}) permutation = [0, 3, 1, 2]\n  %e0 = tensor.empty()", 1)
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    else:
+        src = src.replace("{x_nchw}", "%x")
+    check(f"padded depthwise {xshape} k={k} pads={pads} s={stride} nhwc={nhwc}", src,
           [x, w, bias], want)
 
 
@@ -852,6 +866,17 @@ padded_depthwise((2, 8, 7, 7), 3, (1, 1, 1, 1))
 padded_depthwise((2, 6, 14, 14), 3, (1, 1, 1, 1), stride=(2, 2))
 padded_depthwise((1, 5, 9, 20), 3, (0, 2, 1, 0), special=True)
 padded_depthwise((3, 4, 6, 6), 5, (2, 2, 2, 2), special=True)
+# NHWC (tq-cpu-channels-last): linalg.depthwise_conv_2d_nhwc_hwc, each
+# image copied into a padded scratch buffer, vectors of channels with a
+# masked tail (72, 120 and 20 channels), stride 2, uneven pads, no pad, a
+# 5x5 window, NaN and ±Inf, 2 threads over 301 images.
+padded_depthwise((2, 72, 7, 7), 3, (1, 1, 1, 1), nhwc=True)
+padded_depthwise((2, 64, 14, 14), 3, (1, 1, 1, 1), stride=(2, 2), special=True, nhwc=True)
+padded_depthwise((1, 120, 4, 4), 3, (1, 1, 1, 1), special=True, nhwc=True)
+padded_depthwise((2, 20, 9, 20), 3, (0, 2, 1, 0), special=True, nhwc=True)
+padded_depthwise((2, 16, 6, 6), 3, (0, 0, 0, 0), nhwc=True)
+padded_depthwise((3, 8, 6, 6), 5, (2, 2, 2, 2), special=True, nhwc=True)
+padded_depthwise((301, 24, 4, 4), 3, (1, 1, 1, 1), nhwc=True)
 pool("max", (2, 3, 8, 8), (2, 2), (2, 2))
 pool("max", (1, 2, 4, 4), (2, 2), (2, 2), special=True)
 pool("max", (2, 4, 28, 28), (2, 2), (2, 2), special=True)

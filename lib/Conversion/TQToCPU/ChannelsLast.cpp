@@ -1,0 +1,353 @@
+//===- ChannelsLast.cpp - float layers between the convolutions in NHWC ---===//
+//
+// See the description of tq-cpu-channels-last in tq/Conversion/Passes.td.
+//
+// Each pattern moves a linalg.transpose from NHWC to NCHW past one op, so
+// that the op reads the NHWC value itself: an elementwise or reduction
+// generic, a tensor.pad, a depthwise convolution, a max pooling. At a
+// tq.quantize it becomes a tq.transpose, which folds with the one back to
+// NHWC in front of the next quantized convolution.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/Conversion/Passes.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tq {
+#define GEN_PASS_DEF_TQCPUCHANNELSLAST
+#include "tq/Conversion/Passes.h.inc"
+} // namespace mlir::tq
+
+using namespace mlir;
+using namespace mlir::tq;
+
+namespace {
+
+/// NHWC to NCHW: result dim i is input dim kToNCHW[i].
+constexpr int64_t kToNCHW[] = {0, 3, 1, 2};
+
+/// The NHWC value `v` is a transpose to NCHW of, or null.
+Value nhwcSource(Value v) {
+  auto t = v.getDefiningOp<linalg::TransposeOp>();
+  if (!t || t.getPermutation() != ArrayRef<int64_t>(kToNCHW))
+    return Value();
+  return t.getInput();
+}
+
+/// `shape` (NCHW) in NHWC order.
+SmallVector<int64_t> toNHWC(ArrayRef<int64_t> shape) {
+  return {shape[0], shape[2], shape[3], shape[1]};
+}
+
+/// The NCHW transpose of the NHWC tensor `v`.
+Value transposeToNCHW(PatternRewriter &rw, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Value init = tensor::EmptyOp::create(rw, loc, {s[0], s[3], s[1], s[2]},
+                                       type.getElementType());
+  return linalg::TransposeOp::create(rw, loc, v, init, kToNCHW)->getResult(0);
+}
+
+/// `v` read through `map` without the unit dims it reads at index 0 (a
+/// bias (C, 1, 1) read at (c, 0, 0) becomes (C) read at (c)), so that the
+/// kernels see the channel as its contiguous trailing dim.
+std::pair<Value, AffineMap> dropUnitDims(PatternRewriter &rw, Location loc,
+                                         Value v, AffineMap map) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return {v, map};
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<AffineExpr> kept;
+  ReassociationIndices leading;
+  for (auto [k, e] : llvm::enumerate(map.getResults())) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (c && c.getValue() == 0 && type.getDimSize(k) == 1) {
+      if (groups.empty())
+        leading.push_back(k);
+      else
+        groups.back().push_back(k);
+      continue;
+    }
+    ReassociationIndices g = leading;
+    leading.clear();
+    g.push_back(k);
+    groups.push_back(g);
+    kept.push_back(e);
+  }
+  if (groups.empty() || kept.size() == map.getNumResults())
+    return {v, map};
+  Value collapsed = tensor::CollapseShapeOp::create(rw, loc, v, groups);
+  return {collapsed, AffineMap::get(map.getNumDims(), map.getNumSymbols(), kept,
+                                    map.getContext())};
+}
+
+/// A generic over NCHW loops that reads a transposed NHWC value through
+/// the identity map: the same generic over NHWC loops, reading the NHWC
+/// value, every other map composed with the change of loops. An output
+/// written through the identity map is then NHWC, and transposed back
+/// after the op (its init must not be read); one written through another
+/// map (a reduction's) keeps its layout. The reduction loops must keep
+/// their order, so that each sum adds in the same order: the same bits.
+struct SinkIntoGeneric : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rw) const override {
+    if (!op.hasPureTensorSemantics() || op.hasIndexSemantics() ||
+        op.getNumLoops() != 4)
+      return failure();
+    auto transposed = [&](OpOperand *in) {
+      return nhwcSource(in->get()) &&
+             op.getMatchingIndexingMap(in).isIdentity();
+    };
+    if (llvm::none_of(op.getDpsInputOperands(), transposed))
+      return rw.notifyMatchFailure(op, "no input is an NHWC transpose");
+    // Loop i over NCHW is loop kToNCHW[i] over NHWC.
+    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray(),
+                                     newIters(4);
+    for (int64_t i = 0; i < 4; ++i)
+      newIters[kToNCHW[i]] = iters[i];
+    int64_t lastReduction = -1;
+    for (int64_t j = 0; j < 4; ++j) {
+      if (newIters[j] != utils::IteratorType::reduction)
+        continue;
+      int64_t i = llvm::find(kToNCHW, j) - std::begin(kToNCHW);
+      if (i < lastReduction)
+        return rw.notifyMatchFailure(op, "the reductions would reorder");
+      lastReduction = i;
+    }
+    for (OpOperand &out : op.getDpsInitsMutable())
+      if (op.getMatchingIndexingMap(&out).isIdentity() &&
+          op.payloadUsesValueFromOperand(&out))
+        return rw.notifyMatchFailure(op, "an NCHW output's init is read");
+
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    AffineMap toOld = AffineMap::getPermutationMap(kToNCHW, ctx);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+    SmallVector<Value> inputs, inits;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      if (transposed(in)) {
+        inputs.push_back(nhwcSource(in->get()));
+        maps.push_back(id);
+      } else {
+        auto [v, m] = dropUnitDims(
+            rw, loc, in->get(), op.getMatchingIndexingMap(in).compose(toOld));
+        inputs.push_back(v);
+        maps.push_back(m);
+      }
+    }
+    SmallVector<Type> types;
+    SmallVector<bool> nhwcResult;
+    for (OpOperand &out : op.getDpsInitsMutable()) {
+      auto type = cast<RankedTensorType>(out.get().getType());
+      bool nhwc = op.getMatchingIndexingMap(&out).isIdentity();
+      nhwcResult.push_back(nhwc);
+      if (nhwc) {
+        inits.push_back(tensor::EmptyOp::create(
+            rw, loc, toNHWC(type.getShape()), type.getElementType()));
+        maps.push_back(id);
+      } else {
+        inits.push_back(out.get());
+        maps.push_back(op.getMatchingIndexingMap(&out).compose(toOld));
+      }
+      types.push_back(inits.back().getType());
+    }
+    auto moved = linalg::GenericOp::create(rw, loc, types, inputs, inits, maps,
+                                           newIters);
+    moved->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    rw.inlineRegionBefore(op.getRegion(), moved.getRegion(),
+                          moved.getRegion().end());
+    SmallVector<Value> results;
+    for (auto [r, nhwc] : llvm::zip(moved.getResults(), nhwcResult))
+      results.push_back(nhwc ? transposeToNCHW(rw, loc, r) : r);
+    rw.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// A generic reading a transposed NHWC value through another map than the
+/// identity (one already moved to NHWC loops, such as a residual add whose
+/// other operand was moved first): it reads the NHWC value itself, the
+/// map's results permuted.
+struct FoldTransposedRead : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rw) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    bool changed = false;
+    SmallVector<std::pair<OpOperand *, Value>> reads;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      Value y = nhwcSource(in->get());
+      AffineMap &m = maps[in->getOperandNumber()];
+      if (!y || m.isIdentity())
+        continue;
+      SmallVector<AffineExpr> results(4);
+      for (int64_t i = 0; i < 4; ++i)
+        results[kToNCHW[i]] = m.getResult(i);
+      m = AffineMap::get(m.getNumDims(), m.getNumSymbols(), results,
+                         op.getContext());
+      reads.push_back({in, y});
+      changed = true;
+    }
+    if (!changed)
+      return failure();
+    rw.modifyOpInPlace(op, [&] {
+      for (auto [operand, y] : reads)
+        operand->set(y);
+      op.setIndexingMapsAttr(rw.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+};
+
+/// tensor.pad of a transposed NHWC value with a constant: the transpose
+/// of the NHWC value padded.
+struct SinkIntoPad : OpRewritePattern<tensor::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::PadOp op,
+                                PatternRewriter &rw) const override {
+    Value src = nhwcSource(op.getSource());
+    Value padValue = op.getConstantPaddingValue();
+    if (!src || !padValue || !op.getLow().empty() || !op.getHigh().empty())
+      return failure();
+    ArrayRef<int64_t> lo = op.getStaticLow(), hi = op.getStaticHigh();
+    Builder b(op.getContext());
+    SmallVector<OpFoldResult> low, high;
+    for (int64_t d : {0, 2, 3, 1}) {
+      low.push_back(b.getIndexAttr(lo[d]));
+      high.push_back(b.getIndexAttr(hi[d]));
+    }
+    auto type = op.getResultType();
+    auto padded = tensor::PadOp::create(
+        rw, op.getLoc(),
+        RankedTensorType::get(toNHWC(type.getShape()), type.getElementType()),
+        src, low, high, padValue, op.getNofold());
+    rw.replaceOp(op, transposeToNCHW(rw, op.getLoc(), padded));
+    return success();
+  }
+};
+
+/// A depthwise linalg.conv_2d_ngchw_gfchw (C groups of one channel and one
+/// filter) on a transposed NHWC value, between the expand_shape and the
+/// collapse_shape of the C dim into (G, 1): a linalg.depthwise_conv_2d_nhwc_hwc
+/// on the NHWC value, from the same fill, with the filter as (R, S, C).
+struct DepthwiseChannelsLast : OpRewritePattern<tensor::CollapseShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::CollapseShapeOp collapse,
+                                PatternRewriter &rw) const override {
+    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
+    auto conv = collapse.getSrc().getDefiningOp<linalg::Conv2DNgchwGfchwOp>();
+    if (!conv || !conv->hasOneUse() || !conv.hasPureTensorSemantics() ||
+        collapse.getReassociationIndices() != groups)
+      return failure();
+    auto expand = conv.getDpsInputs()[0].getDefiningOp<tensor::ExpandShapeOp>();
+    if (!expand || expand.getReassociationIndices() != groups)
+      return failure();
+    Value x = nhwcSource(expand.getSrc());
+    auto fill = conv.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    Value w = conv.getDpsInputs()[1];
+    auto wType = cast<RankedTensorType>(w.getType());
+    ArrayRef<int64_t> ws = wType.getShape();
+    if (!x || !fill || ws[1] != 1 || ws[2] != 1 ||
+        expand.getResultType().getShape()[2] != 1)
+      return rw.notifyMatchFailure(conv, "not depthwise on an NHWC value");
+    Location loc = conv.getLoc();
+    // The filter (C, 1, 1, R, S) as (R, S, C): a constant's values moved
+    // now, else a transpose.
+    Value hwc;
+    auto hwcType =
+        RankedTensorType::get({ws[3], ws[4], ws[0]}, wType.getElementType());
+    if (std::optional<std::vector<float>> all = getConstantF32(w)) {
+      SmallVector<float> moved;
+      for (int64_t r = 0; r < ws[3]; ++r)
+        for (int64_t s = 0; s < ws[4]; ++s)
+          for (int64_t c = 0; c < ws[0]; ++c)
+            moved.push_back((*all)[(c * ws[3] + r) * ws[4] + s]);
+      hwc = arith::ConstantOp::create(
+          rw, loc, hwcType,
+          DenseElementsAttr::get(hwcType, ArrayRef<float>(moved)));
+    } else {
+      Value w3 = tensor::CollapseShapeOp::create(
+          rw, loc, w, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}});
+      Value wInit = tensor::EmptyOp::create(rw, loc, hwcType.getShape(),
+                                            wType.getElementType());
+      hwc = linalg::TransposeOp::create(rw, loc, w3, wInit, {1, 2, 0})
+                ->getResult(0);
+    }
+    auto outType = cast<RankedTensorType>(collapse.getResultType());
+    Value empty = tensor::EmptyOp::create(rw, loc, toNHWC(outType.getShape()),
+                                          outType.getElementType());
+    Value init =
+        linalg::FillOp::create(rw, fill.getLoc(), fill.getInputs()[0], empty)
+            .getResult(0);
+    auto dw = linalg::DepthwiseConv2DNhwcHwcOp::create(
+        rw, loc, TypeRange{init.getType()}, ValueRange{x, hwc},
+        ValueRange{init}, conv.getStrides(), conv.getDilations());
+    rw.replaceOp(collapse, transposeToNCHW(rw, loc, dw.getResult(0)));
+    return success();
+  }
+};
+
+/// tq.quantize of a transposed NHWC value: the NHWC value quantized with
+/// the same tiles (the split dims moved with their data), then a
+/// tq.transpose. Each element's tile is the same, so are its max|x| and
+/// its step: the same bits. Not with given scales (laid out as the grid),
+/// stochastic rounding (its noise follows the element's place), or
+/// non-square tiles whose split dims would swap (no tq.transpose then).
+struct SinkIntoQuantize : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rw) const override {
+    Value x = nhwcSource(op.getInput());
+    if (!x || op.getScales() || op.getRefresh() ||
+        op.getRounding() == RoundingMode::stochastic)
+      return failure();
+    TiledType type = op.getResult().getType();
+    ArrayRef<int64_t> dims = type.getSplitDims(), tile = type.getTileShape();
+    // NCHW dim i is NHWC dim kToNCHW[i].
+    SmallVector<int64_t> newDims = {kToNCHW[dims[0]], kToNCHW[dims[1]]};
+    SmallVector<int64_t> newTile(tile);
+    if (newDims[0] > newDims[1]) {
+      // A tq.transpose swaps the split dims only of square tiles.
+      if (tile[0] != tile[1])
+        return rw.notifyMatchFailure(op, "non-square tiles would swap");
+      std::swap(newDims[0], newDims[1]);
+      std::swap(newTile[0], newTile[1]);
+    }
+    TiledType nhwc = type.cloneWith(toNHWC(type.getShape()), newTile, newDims);
+    rw.setInsertionPointAfter(op);
+    auto back = TransposeOp::create(rw, op.getLoc(), type, op.getResult(),
+                                    rw.getDenseI64ArrayAttr(kToNCHW));
+    rw.replaceAllUsesExcept(op.getResult(), back.getResult(), back);
+    rw.modifyOpInPlace(op, [&] {
+      op.getInputMutable().assign(x);
+      op.getResult().setType(nhwc);
+    });
+    return success();
+  }
+};
+
+struct TQCPUChannelsLastPass
+    : mlir::tq::impl::TQCPUChannelsLastBase<TQCPUChannelsLastPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<SinkIntoGeneric, FoldTransposedRead, SinkIntoPad,
+                 DepthwiseChannelsLast, SinkIntoQuantize>(ctx);
+    TransposeOp::getCanonicalizationPatterns(patterns, ctx);
+    linalg::TransposeOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
