@@ -4,7 +4,7 @@
 //
 // Each pattern moves a linalg.transpose from NHWC to NCHW past one op, so
 // that the op reads the NHWC value itself: an elementwise or reduction
-// generic, a tensor.pad, a depthwise convolution, a max pooling. At a
+// generic, a tensor.pad, a depthwise convolution. At a
 // tq.quantize it becomes a tq.transpose, which folds with the one back to
 // NHWC in front of the next quantized convolution.
 //
@@ -35,7 +35,8 @@ constexpr int64_t kToNCHW[] = {0, 3, 1, 2};
 /// The NHWC value `v` is a transpose to NCHW of, or null.
 Value nhwcSource(Value v) {
   auto t = v.getDefiningOp<linalg::TransposeOp>();
-  if (!t || t.getPermutation() != ArrayRef<int64_t>(kToNCHW))
+  if (!t || t.getPermutation() != ArrayRef<int64_t>(kToNCHW) ||
+      !cast<ShapedType>(t.getInput().getType()).hasStaticShape())
     return Value();
   return t.getInput();
 }
@@ -209,6 +210,39 @@ struct FoldTransposedRead : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Whether `conv` is a depthwise linalg.conv_2d_ngchw_gfchw (C groups of
+/// one channel and one filter) whose padded NHWC image, its channels
+/// rounded up to whole vectors of 16, fits the scratch buffer of the NHWC
+/// depthwise kernel of tq-cpu-float-kernels (256 KiB): the convolutions
+/// this pass moves to NHWC. Larger ones stay with the NCHW kernels.
+bool isMovableDepthwise(linalg::Conv2DNgchwGfchwOp conv) {
+  auto x = cast<ShapedType>(conv.getDpsInputs()[0].getType());
+  auto w = cast<ShapedType>(conv.getDpsInputs()[1].getType());
+  if (!x.hasStaticShape() || !w.hasStaticShape() || x.getRank() != 5 ||
+      x.getDimSize(2) != 1 || w.getDimSize(1) != 1 || w.getDimSize(2) != 1)
+    return false;
+  return x.getDimSize(3) * x.getDimSize(4) *
+             llvm::alignTo(x.getDimSize(1), 16) * 4 <=
+         256 * 1024;
+}
+
+/// The depthwise convolution `v` feeds through the expand_shape that adds
+/// its unit group dim, if `v`'s only use is that and isMovableDepthwise.
+linalg::Conv2DNgchwGfchwOp movableDepthwiseOf(Value v) {
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
+  if (!v.hasOneUse())
+    return {};
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(*v.getUsers().begin());
+  if (!expand || expand.getReassociationIndices() != groups ||
+      !expand->hasOneUse())
+    return {};
+  auto conv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(*expand->getUsers().begin());
+  if (!conv || conv.getDpsInputs()[0] != expand.getResult() ||
+      !isMovableDepthwise(conv))
+    return {};
+  return conv;
+}
+
 /// tensor.pad of a transposed NHWC value with a constant: the transpose
 /// of the NHWC value padded.
 struct SinkIntoPad : OpRewritePattern<tensor::PadOp> {
@@ -219,6 +253,10 @@ struct SinkIntoPad : OpRewritePattern<tensor::PadOp> {
     Value padValue = op.getConstantPaddingValue();
     if (!src || !padValue || !op.getLow().empty() || !op.getHigh().empty())
       return failure();
+    // Only the input of a depthwise convolution this pass moves: else the
+    // NCHW kernels would read a transposed copy of the pad.
+    if (!movableDepthwiseOf(op.getResult()))
+      return rw.notifyMatchFailure(op, "not a movable depthwise input");
     ArrayRef<int64_t> lo = op.getStaticLow(), hi = op.getStaticHigh();
     Builder b(op.getContext());
     SmallVector<OpFoldResult> low, high;
@@ -257,8 +295,7 @@ struct DepthwiseChannelsLast : OpRewritePattern<tensor::CollapseShapeOp> {
     Value w = conv.getDpsInputs()[1];
     auto wType = cast<RankedTensorType>(w.getType());
     ArrayRef<int64_t> ws = wType.getShape();
-    if (!x || !fill || ws[1] != 1 || ws[2] != 1 ||
-        expand.getResultType().getShape()[2] != 1)
+    if (!x || !fill || !isMovableDepthwise(conv))
       return rw.notifyMatchFailure(conv, "not depthwise on an NHWC value");
     Location loc = conv.getLoc();
     // The filter (C, 1, 1, R, S) as (R, S, C): a constant's values moved
@@ -301,15 +338,17 @@ struct DepthwiseChannelsLast : OpRewritePattern<tensor::CollapseShapeOp> {
 /// the same tiles (the split dims moved with their data), then a
 /// tq.transpose. Each element's tile is the same, so are its max|x| and
 /// its step: the same bits. Not with given scales (laid out as the grid),
-/// stochastic rounding (its noise follows the element's place), or
-/// non-square tiles whose split dims would swap (no tq.transpose then).
+/// stochastic rounding (its noise follows the element's place), widths
+/// per tile (laid out as the grid), or non-square tiles whose split dims
+/// would swap (no tq.transpose then).
 struct SinkIntoQuantize : OpRewritePattern<QuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rw) const override {
     Value x = nhwcSource(op.getInput());
     if (!x || op.getScales() || op.getRefresh() ||
-        op.getRounding() == RoundingMode::stochastic)
+        op.getRounding() == RoundingMode::stochastic ||
+        (op.getBits() && isa<ShapedType>(op.getBits().getType())))
       return failure();
     TiledType type = op.getResult().getType();
     ArrayRef<int64_t> dims = type.getSplitDims(), tile = type.getTileShape();

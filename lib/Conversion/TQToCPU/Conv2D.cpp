@@ -505,12 +505,23 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
                 bd, ValueRange{k, iv[0]});
           });
     }
-    Value y = e.emit(a, sa, bd, sb, packed);
+    // The elementwise generic after the convolution (bias, activation,
+    // residual add on NHWC), applied as each output vector is stored.
+    std::optional<TensorEpilogue> te;
+    std::optional<VectorEpilogue> epi;
+    linalg::GenericOp onBuffers;
+    Value dest = attachEpilogue(b, e, op, rw, te, epi, onBuffers);
+    Value y = e.emit(a, sa, bd, sb, packed, dest);
+    if (onBuffers)
+      rw.eraseOp(onBuffers);
     // [(n, p, q)][k] is [n][p][q][k].
     Value shaped = memref::ExpandShapeOp::create(
         b, MemRefType::get(out, f32), y,
         ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
-    rw.replaceOp(op, cpu::toTensor(b, b.getLoc(), shaped));
+    Value result = cpu::toTensor(b, b.getLoc(), shaped);
+    rw.replaceOp(op, result);
+    if (epi)
+      rw.replaceOp(te->generic, result);
     return success();
   }
 };

@@ -39,34 +39,12 @@ bool mlir::tq::quantizeFusesIntoMatmul(QuantizeOp q,
   return s.Kp() == s.K;
 }
 
-namespace {
-
-/// The elementwise generic on tensors that a 2-D tq.matmul's result flows
-/// into, directly or through an expand_shape that splits its rows only:
-/// the kernel applies it as it stores C.
-struct TensorEpilogue {
-  linalg::GenericOp generic;
-  tensor::ExpandShapeOp expand; // or null
-  Value product;                // what the generic reads of the matmul
-  /// The values the generic reads, its operands and those its body uses
-  /// from above, as the conversion has remapped them (a converted
-  /// function's arguments).
-  IRMapping remapped;
-};
-
-/// The generic, if it is the only user, writes a new f32 tensor of the
-/// product's shape without reading its init, reads the product through the
-/// identity, and reads every other tensor either whole (a residual,
-/// defined before the matmul), as a vector along the columns (a bias), or
-/// as a 0-d value; these and the values its body uses from above are
-/// defined before the matmul. Its body is checked when it is built on
-/// buffers.
 std::optional<TensorEpilogue>
-matchTensorEpilogue(MatmulOp op, ConversionPatternRewriter &rw) {
-  if (!op->hasOneUse())
+matmul::matchTensorEpilogue(Operation *op, ConversionPatternRewriter &rw) {
+  if (op->getNumResults() != 1 || !op->hasOneUse())
     return std::nullopt;
   TensorEpilogue e;
-  e.product = op.getResult();
+  e.product = op->getResult(0);
   Operation *user = *op->getUsers().begin();
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user)) {
     if (!expand->hasOneUse() ||
@@ -125,10 +103,9 @@ matchTensorEpilogue(MatmulOp op, ConversionPatternRewriter &rw) {
   return e;
 }
 
-/// The generic of `te` on buffers, in the kernel's 2-D index space (rows,
-/// columns), reading and writing `c`: built at `b`, for VectorEpilogue.
-linalg::GenericOp buildBufferEpilogue(ImplicitLocOpBuilder &b,
-                                      const TensorEpilogue &te, Value c) {
+linalg::GenericOp matmul::buildBufferEpilogue(ImplicitLocOpBuilder &b,
+                                              const TensorEpilogue &te,
+                                              Value c) {
   linalg::GenericOp g = te.generic;
   MLIRContext *ctx = b.getContext();
   int64_t rank = cast<RankedTensorType>(te.product.getType()).getRank();
@@ -174,6 +151,28 @@ linalg::GenericOp buildBufferEpilogue(ImplicitLocOpBuilder &b,
   g.getRegion().cloneInto(&copy.getRegion(), map);
   return copy;
 }
+
+Value matmul::attachEpilogue(ImplicitLocOpBuilder &b, KernelEmitter &e,
+                             Operation *op, ConversionPatternRewriter &rw,
+                             std::optional<TensorEpilogue> &te,
+                             std::optional<VectorEpilogue> &epi,
+                             linalg::GenericOp &onBuffers) {
+  te = matchTensorEpilogue(op, rw);
+  if (!te)
+    return Value();
+  Value dest = cpu::allocBuffer(b, b.getLoc(), {e.shape().M, e.shape().N},
+                                b.getF32Type());
+  onBuffers = buildBufferEpilogue(b, *te, dest);
+  epi = VectorEpilogue::matchReading(onBuffers, dest, 1);
+  if (epi) {
+    epi->prepare(b);
+    e.epilogue = &*epi;
+    b.setLoc(epi->fusedLoc(op));
+  }
+  return dest;
+}
+
+namespace {
 
 struct MatmulLowering : KernelPattern<MatmulOp> {
   using KernelPattern::KernelPattern;
@@ -238,20 +237,10 @@ struct MatmulLowering : KernelPattern<MatmulOp> {
         bd = Value();
       }
       // The elementwise generic after the product, applied as C is stored.
-      std::optional<TensorEpilogue> te = matchTensorEpilogue(op, rw);
+      std::optional<TensorEpilogue> te;
       std::optional<VectorEpilogue> epi;
       linalg::GenericOp onBuffers;
-      Value dest;
-      if (te) {
-        dest = cpu::allocBuffer(b, b.getLoc(), {s.M, s.N}, b.getF32Type());
-        onBuffers = buildBufferEpilogue(b, *te, dest);
-        epi = VectorEpilogue::matchReading(onBuffers, dest, 1);
-        if (epi) {
-          epi->prepare(b);
-          e.epilogue = &*epi;
-          b.setLoc(epi->fusedLoc(op));
-        }
-      }
+      Value dest = attachEpilogue(b, e, op, rw, te, epi, onBuffers);
       Value out =
           e.emit(a, sa, bd, sb, packed, dest, fused ? &*fused : nullptr);
       if (onBuffers)

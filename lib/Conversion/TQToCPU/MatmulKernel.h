@@ -15,7 +15,10 @@
 #include "tq/Dialect/TQ/IR/TQ.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -166,6 +169,8 @@ class KernelEmitter {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, const KernelShape &s) : b(b), s(s) {}
 
+  const KernelShape &shape() const { return s; }
+
   /// Elementwise ops applied to each vector of C before it is stored (a
   /// 2-D kernel's; prepared by the caller).
   const VectorEpilogue *epilogue = nullptr;
@@ -274,6 +279,46 @@ template <typename OpT> struct KernelPattern : OpConversionPattern<OpT> {
       : OpConversionPattern<OpT>(tc, ctx), options(options) {}
   CPUCodegenOptions options;
 };
+
+/// The elementwise generic on tensors that a kernel's result (a 2-D
+/// tq.matmul's, or a tq.conv2d's NHWC one) flows into, directly or through
+/// an expand_shape that splits its rows only: the kernel applies it as it
+/// stores its 2-D output (rows, columns).
+struct TensorEpilogue {
+  linalg::GenericOp generic;
+  tensor::ExpandShapeOp expand; // or null
+  Value product;                // what the generic reads of the kernel
+  /// The values the generic reads, its operands and those its body uses
+  /// from above, as the conversion has remapped them (a converted
+  /// function's arguments).
+  IRMapping remapped;
+};
+
+/// The generic after `op` (one result), if it is the only user, writes a
+/// new f32 tensor of the product's shape without reading its init, reads
+/// the product through the identity, and reads every other tensor either
+/// whole (a residual, defined before `op`), as a vector along the columns
+/// (a bias), or as a 0-d value; these and the values its body uses from
+/// above are defined before `op`. Its body is checked when it is built on
+/// buffers.
+std::optional<TensorEpilogue>
+matchTensorEpilogue(Operation *op, ConversionPatternRewriter &rw);
+
+/// The generic of `te` on buffers, in the kernel's 2-D index space (rows,
+/// columns), reading and writing `c`: built at `b`, for VectorEpilogue.
+linalg::GenericOp buildBufferEpilogue(ImplicitLocOpBuilder &b,
+                                      const TensorEpilogue &te, Value c);
+
+/// The kernel's output buffer ({M, N} f32) when `op` has an epilogue
+/// generic (matchTensorEpilogue) that VectorEpilogue takes: `epi` is set,
+/// prepared and given to `e`, and `onBuffers` (the generic on buffers, to
+/// erase once the kernel is emitted) is set. Else null: the kernel
+/// allocates its output.
+Value attachEpilogue(ImplicitLocOpBuilder &b, KernelEmitter &e, Operation *op,
+                     ConversionPatternRewriter &rw,
+                     std::optional<TensorEpilogue> &te,
+                     std::optional<VectorEpilogue> &epi,
+                     linalg::GenericOp &onBuffers);
 
 /// Adds the tq.conv2d lowering (Conv2D.cpp).
 void populateConv2DPatterns(TypeConverter &converter,

@@ -230,9 +230,14 @@ struct PaddedPlanes {
       return std::nullopt;
     // The interior: unit strides, a static offset in H and W only, the
     // source's whole shape.
+    // The pad only in H and W: N and C (or G) as the source's.
     auto src = dyn_cast<MemRefType>(pp.source.getType());
+    auto padded = cast<MemRefType>(alloc.getType());
+    int64_t cDim = channelsLast ? 3 : 1;
     if (!src || !src.getLayout().isIdentity() ||
-        src.getShape() != interior.getType().getShape() ||
+        src.getShape() != interior.getType().getShape() || src.getRank() != 4 ||
+        padded.getRank() != 4 || src.getDimSize(0) != padded.getDimSize(0) ||
+        src.getDimSize(cDim) != padded.getDimSize(cDim) ||
         !interior.hasUnitStride() ||
         llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
       return std::nullopt;
@@ -837,7 +842,8 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
 /// (C rounded up to whole vectors, a padded input's border with the pad
 /// value, so that the padded tensor is never made), then each output pixel
 /// is computed as vectors of L channels over the window (kh, kw in order,
-/// from the op's fill value, each step multiplyAdd), the epilogue applied
+/// from the op's fill value or else the output's values, each step
+/// multiplyAdd), the epilogue applied
 /// as each vector is stored. The same sums in the same order as the NCHW
 /// depthwise kernels.
 struct DepthwiseNhwcKernel
@@ -858,16 +864,11 @@ struct DepthwiseNhwcKernel
     if (!cast<MemRefType>(w.getType()).getLayout().isIdentity() ||
         H * W * CP * 4 > 256 * 1024)
       return rw.notifyMatchFailure(op, "filter not contiguous or image large");
-    auto fillOp = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-    if (!fillOp || !fillOp.hasPureBufferSemantics() ||
-        fillOp.getDpsInits()[0] != y ||
-        !fillOp.getInputs()[0].getType().isF32())
-      return rw.notifyMatchFailure(op, "no fill just before");
     std::optional<PaddedPlanes> padded = PaddedPlanes::match(op, x, true);
 
+    // From the fill just before, or else from the output's values.
     ImplicitLocOpBuilder b(op.getLoc(), rw);
-    Value fillValue = fillOp.getInputs()[0];
-    rw.eraseOp(fillOp);
+    Value fillValue = takeFill(op, y, rw);
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     if (padded && epi && !padded->onlyOwnPlanes(*epi, {N, P, Q, C}))
       padded.reset();
@@ -940,7 +941,10 @@ struct DepthwiseNhwcKernel
                 }
               });
           // Each output pixel, L channels at a time.
-          Value fillV = vector::BroadcastOp::create(ib, vF32, fillValue);
+          Value fillV =
+              fillValue
+                  ? vector::BroadcastOp::create(ib, vF32, fillValue).getResult()
+                  : Value();
           scf::buildLoopNest(
               ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
               ValueRange{idx(ib, P), idx(ib, Q)},
@@ -951,7 +955,9 @@ struct DepthwiseNhwcKernel
                 Value w0 = arith::MulIOp::create(kb, pq[1], idx(kb, st[1]));
                 for (int64_t c0 = 0; c0 < CP; c0 += L) {
                   Value mask = maskAt(kb, c0), c = idx(kb, c0);
-                  Value acc = fillV;
+                  Value acc =
+                      fillV ? fillV
+                            : load(kb, y, ValueRange{n, pq[0], pq[1], c}, mask);
                   for (int64_t r = 0; r < R; ++r)
                     for (int64_t s = 0; s < S; ++s) {
                       Value h =

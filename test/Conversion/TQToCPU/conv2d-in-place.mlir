@@ -129,3 +129,36 @@ func.func @unaligned(%x: !tq.tiled<1x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 
   %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<1x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<1x3x3x32xf32>
   return %0 : tensor<1x3x3x32xf32>
 }
+
+// -----
+
+// The elementwise generic after a convolution on its NHWC result (the bias
+// per output channel, the ReLU; the form tq-cpu-channels-last leaves) is
+// applied as the kernel stores each vector: the generic is gone and the
+// result is the kernel's buffer.
+// CHECK-LABEL: func.func @epilogue
+// CHECK-NOT: linalg.generic
+// CHECK: %[[BIAS:.*]] = bufferization.to_buffer %{{.*}} : tensor<8xf32>
+// CHECK: vector.maskedload %[[BIAS]]
+// CHECK: arith.addf %{{.*}} : vector<{{8|16}}xf32>
+// CHECK: arith.maximumf
+// CHECK: vector.maskedstore
+// CHECK-NOT: linalg.generic
+// CHECK: %[[Y:.*]] = memref.expand_shape %{{.*}} : memref<32x8xf32> into memref<2x4x4x8xf32>
+// CHECK: %[[T:.*]] = bufferization.to_tensor %[[Y]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[T]]
+func.func @epilogue(%x: !tq.tiled<2x4x4x32xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                    %w: !tq.tiled<8x1x1x32xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                    %bias: tensor<8xf32>) -> tensor<2x4x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %0 = tq.conv2d %x, %w : !tq.tiled<2x4x4x32xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<8x1x1x32xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x8xf32>
+  %e = tensor.empty() : tensor<2x4x4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%0, %bias : tensor<2x4x4x8xf32>, tensor<8xf32>) outs(%e : tensor<2x4x4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    %t = arith.maximumf %s, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4x4x8xf32>
+  return %r : tensor<2x4x4x8xf32>
+}
