@@ -170,3 +170,37 @@ func.func @depthwise(%y: !nhwc) -> tensor<1x2x2x3xf32> {
   %r = tensor.collapse_shape %c [[0], [1, 2], [3], [4]] : tensor<1x2x1x2x3xf32> into tensor<1x2x2x3xf32>
   return %r : tensor<1x2x2x3xf32>
 }
+
+// -----
+
+// Left in NCHW: a depthwise convolution whose padded NHWC image (9 x 9 x
+// 960 channels, 311 KiB) exceeds the NHWC kernel's scratch buffer, and its
+// pad; a quantization with a width per tile (laid out as the NCHW grid).
+
+!nhwc = tensor<1x7x7x960xf32>
+!nchw = tensor<1x960x7x7xf32>
+
+// CHECK-LABEL: func.func @kept_large
+// CHECK: %[[T:.*]] = linalg.transpose
+// CHECK: tensor.pad %[[T]] low[0, 0, 1, 1]
+// CHECK: linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK: tq.quantize %[[T]] bits(
+func.func @kept_large(%y: !nhwc, %w: tensor<960x1x1x3x3xf32>, %bits: tensor<1x30x7x7xi32>)
+    -> (tensor<1x960x7x7xf32>, !tq.tiled<1x960x7x7xi16:per_tile, f32, tile = 32x32, dims = [0, 1], scale = f32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : !nchw
+  %t = linalg.transpose ins(%y : !nhwc) outs(%e : !nchw) permutation = [0, 3, 1, 2]
+  %p = tensor.pad %t low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : !nchw to tensor<1x960x9x9xf32>
+  %x = tensor.expand_shape %p [[0], [1, 2], [3], [4]] output_shape [1, 960, 1, 9, 9] : tensor<1x960x9x9xf32> into tensor<1x960x1x9x9xf32>
+  %o = tensor.empty() : tensor<1x960x1x7x7xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x960x1x7x7xf32>) -> tensor<1x960x1x7x7xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x960x1x9x9xf32>, tensor<960x1x1x3x3xf32>) outs(%f : tensor<1x960x1x7x7xf32>) -> tensor<1x960x1x7x7xf32>
+  %r = tensor.collapse_shape %c [[0], [1, 2], [3], [4]] : tensor<1x960x1x7x7xf32> into tensor<1x960x7x7xf32>
+  %q = tq.quantize %t bits(%bits : tensor<1x30x7x7xi32>) : !nchw -> !tq.tiled<1x960x7x7xi16:per_tile, f32, tile = 32x32, dims = [0, 1], scale = f32>
+  return %r, %q : tensor<1x960x7x7xf32>, !tq.tiled<1x960x7x7xi16:per_tile, f32, tile = 32x32, dims = [0, 1], scale = f32>
+}
