@@ -165,15 +165,18 @@ def TQCPUChannelsLast : Pass<"tq-cpu-channels-last"> {
     - a `tensor.pad` with a constant pads the NHWC value;
     - a depthwise `linalg.conv_2d_ngchw_gfchw` (one channel and one filter
       per group) becomes `linalg.depthwise_conv_2d_nhwc_hwc` from the same
-      fill, the filter transposed to (R, S, C);
+      fill, the filter transposed to (R, S, C), when the padded image
+      fits the NHWC kernel's scratch buffer (its pad moves only then);
+    - a max or sum pooling from a fill becomes `linalg.pooling_nhwc_max`
+      or `_sum`, and its smaller output is transposed;
     - a `tq.quantize` quantizes the NHWC value with the same tiles (its
       split dims move with the data) and is followed by a `tq.transpose`,
       which folds with the `tq.transpose` back to NHWC after it. Not with
       given scales or stochastic rounding.
 
     Each element's arithmetic is unchanged: the same bits. A transpose
-    that reaches an op none of these takes (an NCHW max pooling, a
-    flatten) stays in front of it, where `tq-cpu-fuse-elementwise` fuses
+    that reaches an op none of these takes (a flatten, a larger
+    depthwise convolution) stays in front of it, where `tq-cpu-fuse-elementwise` fuses
     it into its consumer as before. `tq-to-cpu` runs it first, unless
     `channels-last=false`.
 
@@ -233,8 +236,10 @@ def TQCPUMarkNonNegative : Pass<"tq-cpu-mark-nonnegative"> {
     output (`maximumf(x, +0)`, or a clip of one from above by `minimumf`
     with another such value or a positive constant) holds no -0: every
     value is NaN or at least +0. On tensors, this pass marks each
-    `linalg.pooling_nchw_max` whose input is such a `linalg.generic`'s
-    result with `tq.nonnegative_input`. `tq-cpu-float-kernels` then
+    `linalg.pooling_nchw_max` or `pooling_nhwc_max` whose input is such a
+    `linalg.generic`'s result with `tq.nonnegative_input`. `tq-to-cpu`
+    runs it before `convert-tq-to-cpu` too, where a `tq.conv2d` then takes
+    the ReLU as its epilogue. `tq-cpu-float-kernels` then
     combines its window, filled with a value other than -0, as
     `x > acc ? x : acc` (one `vmaxps`) and takes `x` where it is NaN: the
     same bits as `maximumf` on such values, in three instructions. In the
@@ -325,7 +330,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     plane. Its 4×4 planes of 120 channels took 0.24 ms at batch 64 in rows
     of 4 lanes, and take 0.10 ms. So do
     `linalg.pooling_nchw_max` and `pooling_nchw_sum` (windows of up to 64
-    taps). Per tap one vector load, or for a W stride s one load of s·L
+    taps). The NHWC forms `tq-cpu-channels-last` makes
+    (`linalg.depthwise_conv_2d_nhwc_hwc`, `pooling_nhwc_max` and `_sum`)
+    take vectors of channels per output pixel instead, the last one
+    masked: a depthwise convolution copies each image into a scratch
+    buffer whose border is the pad value (the padded tensor is never made).
+    Per tap one vector load, or for a W stride s one load of s·L
     contiguous inputs with every s-th lane picked, combined as the op's
     body does (`mulf` then `addf`, `maximumf`, `addf`) in the window's
     order. Vectors that could read past their row are masked.

@@ -4,7 +4,7 @@
 //
 // Each pattern moves a linalg.transpose from NHWC to NCHW past one op, so
 // that the op reads the NHWC value itself: an elementwise or reduction
-// generic, a tensor.pad, a depthwise convolution. At a
+// generic, a tensor.pad, a depthwise convolution, a pooling. At a
 // tq.quantize it becomes a tq.transpose, which folds with the one back to
 // NHWC in front of the next quantized convolution.
 //
@@ -334,6 +334,34 @@ struct DepthwiseChannelsLast : OpRewritePattern<tensor::CollapseShapeOp> {
   }
 };
 
+/// A max or sum pooling of a transposed NHWC value from a fill: the NHWC
+/// pooling of the NHWC value (the same window, strides and dilations, each
+/// output combining its window in the same order), transposed.
+template <typename NchwOp, typename NhwcOp>
+struct PoolingChannelsLast : OpRewritePattern<NchwOp> {
+  using OpRewritePattern<NchwOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(NchwOp op, PatternRewriter &rw) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    Value x = nhwcSource(op.getDpsInputs()[0]);
+    auto fill = op.getDpsInits()[0].template getDefiningOp<linalg::FillOp>();
+    if (!x || !fill)
+      return rw.notifyMatchFailure(op, "not from a fill on an NHWC value");
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getResult(0).getType());
+    Value empty = tensor::EmptyOp::create(rw, loc, toNHWC(type.getShape()),
+                                          type.getElementType());
+    Value init =
+        linalg::FillOp::create(rw, fill.getLoc(), fill.getInputs()[0], empty)
+            .getResult(0);
+    auto pool = NhwcOp::create(
+        rw, loc, TypeRange{init.getType()}, ValueRange{x, op.getDpsInputs()[1]},
+        ValueRange{init}, op.getStrides(), op.getDilations());
+    rw.replaceOp(op, transposeToNCHW(rw, loc, pool->getResult(0)));
+    return success();
+  }
+};
+
 /// tq.quantize of a transposed NHWC value: the NHWC value quantized with
 /// the same tiles (the split dims moved with their data), then a
 /// tq.transpose. Each element's tile is the same, so are its max|x| and
@@ -380,8 +408,11 @@ struct TQCPUChannelsLastPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<SinkIntoGeneric, FoldTransposedRead, SinkIntoPad,
-                 DepthwiseChannelsLast, SinkIntoQuantize>(ctx);
+    patterns.add<
+        SinkIntoGeneric, FoldTransposedRead, SinkIntoPad, DepthwiseChannelsLast,
+        PoolingChannelsLast<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>,
+        PoolingChannelsLast<linalg::PoolingNchwSumOp, linalg::PoolingNhwcSumOp>,
+        SinkIntoQuantize>(ctx);
     TransposeOp::getCanonicalizationPatterns(patterns, ctx);
     linalg::TransposeOp::getCanonicalizationPatterns(patterns, ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

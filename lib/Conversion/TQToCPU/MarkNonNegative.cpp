@@ -59,11 +59,14 @@ bool isNonNegativeTensor(Value t) {
 struct TQCPUMarkNonNegativePass
     : mlir::tq::impl::TQCPUMarkNonNegativeBase<TQCPUMarkNonNegativePass> {
   void runOnOperation() override {
-    getOperation()->walk([](linalg::PoolingNchwMaxOp op) {
-      if (op.hasPureTensorSemantics() &&
-          isNonNegativeTensor(op.getDpsInputs()[0]))
+    getOperation()->walk([](Operation *op) {
+      if (!isa<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>(op))
+        return;
+      auto pool = cast<linalg::LinalgOp>(op);
+      if (pool.hasPureTensorSemantics() &&
+          isNonNegativeTensor(pool.getDpsInputs()[0]))
         op->setAttr(mlir::tq::cpu::kNonNegativeInputAttr,
-                    UnitAttr::get(op.getContext()));
+                    UnitAttr::get(op->getContext()));
     });
   }
 };

@@ -729,6 +729,27 @@ struct DepthwiseKernel : FloatKernelPattern<linalg::Conv2DNgchwGfchwOp> {
   }
 };
 
+/// Whether `op` is a pooling on buffers the kernels take: static f32
+/// operands of rank 4 with a unit-stride last dim, a static window, and the
+/// body `maximumf(acc, x)` (`isMax`) or `addf(acc, x)`.
+LogicalResult matchPooling(linalg::LinalgOp op, bool isMax,
+                           PatternRewriter &rw) {
+  if (!op.hasPureBufferSemantics())
+    return rw.notifyMatchFailure(op, "not on buffers");
+  auto wt = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
+  if (!isKernelOperand(op.getDpsInputs()[0], 4) ||
+      !isKernelOperand(op.getDpsInits()[0], 4) || !wt || !wt.hasStaticShape())
+    return rw.notifyMatchFailure(op, "operands are not static f32 views");
+  // The body must be the combination the kernel emits.
+  Block &block = op->getRegion(0).front();
+  Operation *body = &block.front();
+  if (!isa<arith::MaximumFOp, arith::AddFOp>(body) ||
+      body->getOperand(0) != block.getArgument(2) ||
+      isa<arith::MaximumFOp>(body) != isMax)
+    return rw.notifyMatchFailure(op, "unexpected body");
+  return success();
+}
+
 /// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,
 /// vectors of L outputs combined over the window (kh, kw in order), as
 /// `combine(acc, x)` like the op's body, each tap's inputs from loadTap.
@@ -760,20 +781,11 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
            !(c.getValue().isZero() && c.getValue().isNegative());
   }
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
-    if (!op.hasPureBufferSemantics())
-      return rw.notifyMatchFailure(op, "not on buffers");
+    if (failed(matchPooling(op, std::is_same_v<OpT, linalg::PoolingNchwMaxOp>,
+                            rw)))
+      return failure();
     Value x = op.getDpsInputs()[0], y = op.getDpsInits()[0];
-    auto wt = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
-    if (!isKernelOperand(x, 4) || !isKernelOperand(y, 4) || !wt ||
-        !wt.hasStaticShape())
-      return rw.notifyMatchFailure(op, "operands are not static f32 views");
-    // The body must be the combination this kernel emits.
-    Operation *body = &op.getRegion().front().front();
-    if (!isa<arith::MaximumFOp, arith::AddFOp>(body) ||
-        body->getOperand(0) != op.getRegion().front().getArgument(2) ||
-        isa<arith::MaximumFOp>(body) !=
-            std::is_same_v<OpT, linalg::PoolingNchwMaxOp>)
-      return rw.notifyMatchFailure(op, "unexpected body");
+    auto wt = cast<MemRefType>(op.getDpsInputs()[1].getType());
     ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
                       ys = cast<MemRefType>(y.getType()).getShape();
     SmallVector<int64_t> st(op.getStrides().template getValues<int64_t>()),
@@ -985,11 +997,80 @@ struct DepthwiseNhwcKernel
   }
 };
 
+/// linalg.pooling_nhwc_max and pooling_nhwc_sum on f32 (from
+/// tq-cpu-channels-last): per output pixel, vectors of L channels combined
+/// over the window (kh, kw in order) as PoolKernel combines them, from the
+/// fill or else the output's values, the last vector masked, the epilogue
+/// applied as each is stored.
+template <typename OpT> struct PoolNhwcKernel : FloatKernelPattern<OpT> {
+  using FloatKernelPattern<OpT>::FloatKernelPattern;
+  static constexpr bool isMax = std::is_same_v<OpT, linalg::PoolingNhwcMaxOp>;
+  using Nchw = std::conditional_t<isMax, linalg::PoolingNchwMaxOp,
+                                  linalg::PoolingNchwSumOp>;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
+    if (failed(matchPooling(op, isMax, rw)))
+      return failure();
+    Value x = op.getDpsInputs()[0], y = op.getDpsInits()[0];
+    auto wt = cast<MemRefType>(op.getDpsInputs()[1].getType());
+    ArrayRef<int64_t> ys = cast<MemRefType>(y.getType()).getShape();
+    SmallVector<int64_t> st(op.getStrides().template getValues<int64_t>()),
+        dl(op.getDilations().template getValues<int64_t>());
+    int64_t N = ys[0], P = ys[1], Q = ys[2], C = ys[3], R = wt.getShape()[0],
+            S = wt.getShape()[1], L = this->o.lanes;
+    if (R * S > 64)
+      return rw.notifyMatchFailure(op, "window too large to unroll");
+    ImplicitLocOpBuilder b(op.getLoc(), rw);
+    Value fill = takeFill(op, y, rw);
+    bool noNegativeZero = op->hasAttr(cpu::kNonNegativeInputAttr) &&
+                          PoolKernel<Nchw>::isNotNegativeZero(fill);
+    std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
+    Value to = epi ? epi->target() : y;
+    auto vF32 = VectorType::get({L}, b.getF32Type());
+    auto vMask = VectorType::get({L}, b.getI1Type());
+    Value zeroV = zeros(b, vF32);
+    Value fillV =
+        fill ? vector::BroadcastOp::create(b, vF32, fill).getResult() : Value();
+    emitRowLoops(
+        b, {N, P, Q}, this->o.threads,
+        [&](ImplicitLocOpBuilder &ib, ValueRange npq) {
+          Value n = npq[0], p = npq[1], q = npq[2];
+          Value h0 = arith::MulIOp::create(ib, p, idx(ib, st[0]));
+          Value w0 = arith::MulIOp::create(ib, q, idx(ib, st[1]));
+          for (int64_t c0 = 0; c0 < C; c0 += L) {
+            Value c = idx(ib, c0), mask;
+            if (c0 + L > C)
+              mask = vector::ConstantMaskOp::create(ib, vMask,
+                                                    ArrayRef<int64_t>{C - c0});
+            auto load = [&](Value from, ValueRange at) -> Value {
+              if (mask)
+                return vector::MaskedLoadOp::create(ib, vF32, from, at, mask,
+                                                    zeroV);
+              return vector::LoadOp::create(ib, vF32, from, at);
+            };
+            Value acc = fillV ? fillV : load(y, ValueRange{n, p, q, c});
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t s = 0; s < S; ++s) {
+                Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
+                Value w = arith::AddIOp::create(ib, w0, idx(ib, s * dl[1]));
+                acc = PoolKernel<Nchw>::combine(
+                    ib, acc, load(x, ValueRange{n, h, w, c}), noNegativeZero);
+              }
+            storeThroughEpilogue(ib, epi, acc, to, ValueRange{n, p, q}, c,
+                                 mask);
+          }
+        });
+    eraseWithEpilogue(op, epi, rw);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tq::floatkernels::populateWindowKernelPatterns(
     RewritePatternSet &patterns, KernelOptions o) {
   patterns.add<DepthwiseKernel, DepthwiseNhwcKernel,
+               PoolNhwcKernel<linalg::PoolingNhwcMaxOp>,
+               PoolNhwcKernel<linalg::PoolingNhwcSumOp>,
                PoolKernel<linalg::PoolingNchwMaxOp>,
                PoolKernel<linalg::PoolingNchwSumOp>>(patterns.getContext(), o);
 }

@@ -204,3 +204,28 @@ func.func @kept_large(%y: !nhwc, %w: tensor<960x1x1x3x3xf32>, %bits: tensor<1x30
   %q = tq.quantize %t bits(%bits : tensor<1x30x7x7xi32>) : !nchw -> !tq.tiled<1x960x7x7xi16:per_tile, f32, tile = 32x32, dims = [0, 1], scale = f32>
   return %r, %q : tensor<1x960x7x7xf32>, !tq.tiled<1x960x7x7xi16:per_tile, f32, tile = 32x32, dims = [0, 1], scale = f32>
 }
+
+// -----
+
+// A max pooling of the NHWC value from a fill: linalg.pooling_nhwc_max from
+// the same fill, its output transposed to NCHW.
+
+!nhwc = tensor<2x4x4x8xf32>
+!nchw = tensor<2x8x4x4xf32>
+
+// CHECK-LABEL: func.func @pool
+// CHECK-SAME: (%[[Y:.*]]: tensor<2x4x4x8xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x2x2x8xf32>)
+// CHECK: %[[P:.*]] = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[Y]], %{{.*}} : tensor<2x4x4x8xf32>, tensor<2x2xf32>) outs(%[[F]] : tensor<2x2x2x8xf32>)
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[P]] : tensor<2x2x2x8xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: return %[[T]]
+func.func @pool(%y: !nhwc, %k: tensor<2x2xf32>) -> tensor<2x8x2x2xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : !nchw
+  %t = linalg.transpose ins(%y : !nhwc) outs(%e : !nchw) permutation = [0, 3, 1, 2]
+  %o = tensor.empty() : tensor<2x8x2x2xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%o : tensor<2x8x2x2xf32>) -> tensor<2x8x2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%t, %k : !nchw, tensor<2x2xf32>) outs(%f : tensor<2x8x2x2xf32>) -> tensor<2x8x2x2xf32>
+  return %p : tensor<2x8x2x2xf32>
+}

@@ -296,6 +296,26 @@ func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memr
 
 // -----
 
+// An NHWC max pooling of a ReLU's output (marked): per output pixel,
+// vectors of channels over the window from the fill, combined as
+// `x > acc ? x : acc` (or x where it is NaN), the last vector (of 20
+// channels) masked.
+// CHECK-LABEL: func.func @max_pool_nhwc
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf uno
+// CHECK: vector.maskedload %{{.*}} : memref<2x6x6x20xf32>
+// CHECK: vector.maskedstore %{{.*}} : memref<2x3x3x20xf32>
+// CHECK-NOT: linalg.pooling_nhwc_max
+func.func @max_pool_nhwc(%x: memref<2x6x6x20xf32>, %k: memref<2x2xf32>, %y: memref<2x3x3x20xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x3x3x20xf32>)
+  linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>, tq.nonnegative_input}
+    ins(%x, %k : memref<2x6x6x20xf32>, memref<2x2xf32>) outs(%y : memref<2x3x3x20xf32>)
+  return
+}
+
+// -----
+
 // The bias and ReLU after a depthwise convolution read its output as NCHW,
 // through the collapse_shape that drops the unit group dim: the kernel
 // applies them and stores into their buffer at (n, g, p, q); the generic

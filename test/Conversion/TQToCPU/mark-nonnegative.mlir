@@ -78,3 +78,28 @@ func.func @not_marked(%x: !t, %init: !p, %k: tensor<2x2xf32>, %v: f32) -> (!p, !
       ins(%x, %k : !t, tensor<2x2xf32>) outs(%init : !p) -> !p
   return %y0, %y1, %y2, %y3 : !p, !p, !p, !p
 }
+
+// -----
+
+// The NHWC max pooling of a ReLU's output (tq-cpu-channels-last's) is
+// marked too.
+
+#id = affine_map<(n, h, w, c) -> (n, h, w, c)>
+!t = tensor<1x4x4x2xf32>
+!p = tensor<1x2x2x2xf32>
+
+// CHECK-LABEL: func.func @relu_nhwc
+// CHECK: linalg.pooling_nhwc_max {{.*}}tq.nonnegative_input
+func.func @relu_nhwc(%x: !t, %init: !p, %k: tensor<2x2xf32>) -> !p {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : !t
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : !t) outs(%e : !t) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> !t
+  %y = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%r, %k : !t, tensor<2x2xf32>) outs(%init : !p) -> !p
+  return %y : !p
+}

@@ -351,7 +351,11 @@ def ref_max(a, b):
     return np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), r).astype(np.float32)
 
 
-def pool(kind, xshape, k, stride, dilation=(1, 1), fill=True, special=False):
+def pool(kind, xshape, k, stride, dilation=(1, 1), fill=True, special=False,
+         nhwc=False):
+    """With `nhwc`, x is given as NHWC and transposed to NCHW first:
+    tq-cpu-channels-last then pools in NHWC (vectors of channels) and
+    transposes the output."""
     x = data(xshape, special)
     if special:
         flat = x.reshape(-1)
@@ -388,8 +392,15 @@ func.func @main({args}) -> {ty_} {{
       ins(%x, %k : {tx}, {tk}) outs(%init : {ty_}) -> {ty_}
   return %y : {ty_}
 }}"""
-    check(f"pool {kind} {xshape} k={k} s={stride} d={dilation} fill={fill}", src,
-          inputs, want)
+    if nhwc:
+        tn = ty((n, h, wd, c))
+        src = src.replace(f"@main(%x: {tx}", f"@main(%xn: {tn}").replace(
+            "  %k = tensor.empty()",
+            f"  %et = tensor.empty() : {tx}\n  %x = linalg.transpose ins(%xn : {tn}) "
+            f"outs(%et : {tx}) permutation = [0, 3, 1, 2]\n  %k = tensor.empty()", 1)
+        inputs = [np.ascontiguousarray(x.transpose(0, 2, 3, 1))] + inputs[1:]
+    check(f"pool {kind} {xshape} k={k} s={stride} d={dilation} fill={fill} nhwc={nhwc}",
+          src, inputs, want)
 
 
 def ref_max_pool(y, k, stride):
@@ -886,6 +897,13 @@ pool("max", (2, 2, 9, 9), (3, 3), (1, 1), special=True)
 pool("sum", (2, 3, 9, 9), (2, 2), (2, 2))
 pool("sum", (1, 2, 17, 33), (3, 3), (2, 2), fill=False, special=True)
 pool("sum", (1, 3, 7, 7), (7, 7), (1, 1))
+# NHWC (tq-cpu-channels-last): vectors of channels, a masked tail (20 and
+# 40 channels), strides, a dilation, ±0, NaN and ±Inf.
+pool("max", (2, 32, 14, 14), (2, 2), (2, 2), special=True, nhwc=True)
+pool("max", (1, 20, 9, 9), (3, 3), (2, 2), special=True, nhwc=True)
+pool("max", (2, 40, 8, 12), (3, 2), (1, 3), dilation=(2, 2), nhwc=True)
+pool("sum", (2, 20, 9, 9), (2, 2), (2, 2), special=True, nhwc=True)
+pool("sum", (1, 16, 7, 7), (7, 7), (1, 1), nhwc=True)
 for kernel in ("conv", "matmul", "depthwise", "depthwise-small", "pool"):
     for body in EPILOGUES:
         fused(kernel, body, special=(body != "bias_relu"))
