@@ -2,7 +2,9 @@
 # tq-run --profile on an imported and quantized CNN (Conv, Relu, MaxPool,
 # Flatten, Gemm): every kernel call site is named by its ONNX node (a
 # Flatten is a reshape: no kernel; the f32 conv1 with the relu1 it stores
-# through is conv1+relu1, its padding conv1) and by
+# through is conv1+relu1, its padding conv1; the quantized conv2 with the
+# relu2 it stores through is conv2+relu2, its input's quantization conv2)
+# and by
 # the op it was (tq.conv2d, tq.matmul, linalg.*); the per-site times add up
 # to the kernel time, which is within the wall time of the calls; the
 # shares add up to 1; the table prints both views; and profiling does not
@@ -82,7 +84,7 @@ for bad in (["--profile=xml"], ["--profile", f"--emit-shared={tmp}/x.so"],
             ["--profile", "--target=ppu"]):
     p = run(tq_run, q, f"--input={x}", *bad, check=False)
     print("error:", p.returncode != 0, p.stderr.strip().splitlines()[-1])
-# CHECK: nodes: ['conv1', 'conv1+relu1', 'conv2', 'fc', 'pool', 'relu2']
+# CHECK: nodes: ['conv1', 'conv1+relu1', 'conv2', 'conv2+relu2', 'fc', 'pool']
 # CHECK: quantized kinds: ['tq.conv2d', 'tq.matmul'
 # CHECK: sites add up: True
 # CHECK: kernels within the calls: True
