@@ -177,7 +177,11 @@ def TQCPUChannelsLast : Pass<"tq-cpu-channels-last"> {
     Each element's arithmetic is unchanged: the same bits. A transpose
     that reaches an op none of these takes (a flatten, a larger
     depthwise convolution) stays in front of it, where `tq-cpu-fuse-elementwise` fuses
-    it into its consumer as before. `tq-to-cpu` runs it first, unless
+    it into its consumer as before. A training step (a function whose
+    samples are marked `tq.batch`) is left as it is: its backward pass
+    (the weight and bias gradients' sums, the max-pool gradient's routing)
+    has NCHW kernels, and the Fashion CNN's step took 3.57 ms in NHWC
+    against 2.66 ms. `tq-to-cpu` runs it first, unless
     `channels-last=false`.
 
     ```mlir

@@ -11,6 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
+#include "tq/Dialect/TQ/Transforms/Roles.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -415,8 +418,19 @@ struct TQCPUChannelsLastPass
         SinkIntoQuantize>(ctx);
     TransposeOp::getCanonicalizationPatterns(patterns, ctx);
     linalg::TransposeOp::getCanonicalizationPatterns(patterns, ctx);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // Not a training step (its samples marked tq.batch): its backward
+    // pass's reductions and routings are NCHW kernels.
+    SmallVector<func::FuncOp> funcs;
+    getOperation()->walk([&](func::FuncOp f) {
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        if (f.getArgAttr(i, kBatchArgAttr))
+          return;
+      funcs.push_back(f);
+    });
+    for (func::FuncOp f : funcs)
+      if (failed(applyPatternsGreedily(f, frozen)))
+        return signalPassFailure();
   }
 };
 

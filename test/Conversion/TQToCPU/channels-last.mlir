@@ -229,3 +229,26 @@ func.func @pool(%y: !nhwc, %k: tensor<2x2xf32>) -> tensor<2x8x2x2xf32> {
       ins(%t, %k : !nchw, tensor<2x2xf32>) outs(%f : tensor<2x8x2x2xf32>) -> tensor<2x8x2x2xf32>
   return %p : tensor<2x8x2x2xf32>
 }
+
+// -----
+
+// A training step (its samples marked tq.batch) is left as it is.
+
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+!nhwc = tensor<2x3x3x4xf32>
+!nchw = tensor<2x4x3x3xf32>
+
+// CHECK-LABEL: func.func @step
+// CHECK: %[[T:.*]] = linalg.transpose
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : tensor<2x4x3x3xf32>)
+func.func @step(%y: !nhwc {tq.batch}) -> !nchw {
+  %e = tensor.empty() : !nchw
+  %t = linalg.transpose ins(%y : !nhwc) outs(%e : !nchw) permutation = [0, 3, 1, 2]
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%t : !nchw) outs(%e : !nchw) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.negf %x : f32
+    linalg.yield %m : f32
+  } -> !nchw
+  return %r : !nchw
+}
