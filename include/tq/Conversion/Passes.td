@@ -169,6 +169,12 @@ def TQCPUChannelsLast : Pass<"tq-cpu-channels-last"> {
       fits the NHWC kernel's scratch buffer (its pad moves only then);
     - a max or sum pooling from a fill becomes `linalg.pooling_nhwc_max`
       or `_sum`, and its smaller output is transposed;
+    - a network's first convolution, a `linalg.conv_2d_nchw_fchw` on an
+      image of one channel (the same bytes in NHWC) with a constant filter
+      of at most 49 taps, from a fill, becomes `linalg.conv_2d_nhwc_hwcf`
+      on the image reshaped, the filter reordered to (R, S, 1, F) at
+      compile time, and its output is transposed: the layers after it
+      start in NHWC;
     - a `tq.quantize` quantizes the NHWC value with the same tiles (its
       split dims move with the data) and is followed by a `tq.transpose`,
       which folds with the `tq.transpose` back to NHWC after it. Not with
@@ -343,6 +349,13 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     contiguous inputs with every s-th lane picked, combined as the op's
     body does (`mulf` then `addf`, `maximumf`, `addf`) in the window's
     order. Vectors that could read past their row are masked.
+    A `linalg.conv_2d_nhwc_hwcf` of at most 64 taps (C·R·S; the first
+    convolution `tq-cpu-channels-last` moves) computes each output pixel
+    as vectors of L filters, up to 24 accumulators (blocks of pixels) in
+    registers, each tap one broadcast input per pixel times the filter
+    vectors, summed in (c, r, s) order as the NCHW kernels sum: the same
+    bits. With a max pooling of its output next, each image goes to a
+    scratch buffer, pooled at once (the whole output is never written).
     Each kernel also takes the elementwise `linalg.generic` right after
     it (bias, activation, residual add; arith and math ops) that reads its
     output through the identity map: the body is applied to each vector

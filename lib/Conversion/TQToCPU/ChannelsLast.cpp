@@ -337,6 +337,70 @@ struct DepthwiseChannelsLast : OpRewritePattern<tensor::CollapseShapeOp> {
   }
 };
 
+/// The most taps (R·S) of a single-channel convolution this pass moves to
+/// NHWC: the kernel of tq-cpu-float-kernels unrolls them.
+constexpr int64_t kMaxFirstConvTaps = 49;
+
+/// A network's first convolution, linalg.conv_2d_nchw_fchw on an image of
+/// one channel (whose NCHW and NHWC layouts are the same bytes) with a
+/// constant filter, from a fill: linalg.conv_2d_nhwc_hwcf on the image
+/// reshaped, the filter reordered to (R, S, 1, F), its output transposed
+/// to NCHW, which the patterns above move on. Its output is then NHWC from
+/// the start: the activations after it, its pooling and the next
+/// quantization need no transpose.
+struct FirstConvChannelsLast : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp op,
+                                PatternRewriter &rw) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    if (!xType.hasStaticShape() || !wType.hasStaticShape() ||
+        xType.getDimSize(1) != 1 || !fill || !xType.getElementType().isF32())
+      return rw.notifyMatchFailure(op, "not on one static channel from a fill");
+    ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape();
+    int64_t F = ws[0], R = ws[2], S = ws[3];
+    if (R * S > kMaxFirstConvTaps)
+      return rw.notifyMatchFailure(op, "too many taps");
+    std::optional<std::vector<float>> all = getConstantF32(w);
+    if (!all)
+      return rw.notifyMatchFailure(op, "filter not constant");
+    Location loc = op.getLoc();
+    // (N, 1, H, W) -> (N, H, W) -> (N, H, W, 1): the same bytes.
+    Value flat = tensor::CollapseShapeOp::create(
+        rw, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    auto nhwcType =
+        RankedTensorType::get({xs[0], xs[2], xs[3], 1}, xType.getElementType());
+    Value nhwc = tensor::ExpandShapeOp::create(
+        rw, loc, nhwcType, flat,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    // The filter (F, 1, R, S) as (R, S, 1, F).
+    SmallVector<float> moved;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t f = 0; f < F; ++f)
+          moved.push_back((*all)[(f * R + r) * S + s]);
+    auto hwcfType = RankedTensorType::get({R, S, 1, F}, wType.getElementType());
+    Value hwcf = arith::ConstantOp::create(
+        rw, loc, hwcfType,
+        DenseElementsAttr::get(hwcfType, ArrayRef<float>(moved)));
+    auto outType = cast<RankedTensorType>(op.getResult(0).getType());
+    Value empty = tensor::EmptyOp::create(rw, loc, toNHWC(outType.getShape()),
+                                          outType.getElementType());
+    Value init =
+        linalg::FillOp::create(rw, fill.getLoc(), fill.getInputs()[0], empty)
+            .getResult(0);
+    auto conv = linalg::Conv2DNhwcHwcfOp::create(
+        rw, loc, TypeRange{init.getType()}, ValueRange{nhwc, hwcf},
+        ValueRange{init}, op.getStrides(), op.getDilations());
+    rw.replaceOp(op, transposeToNCHW(rw, loc, conv.getResult(0)));
+    return success();
+  }
+};
+
 /// A max or sum pooling of a transposed NHWC value from a fill: the NHWC
 /// pooling of the NHWC value (the same window, strides and dilations, each
 /// output combining its window in the same order), transposed.
@@ -413,6 +477,7 @@ struct TQCPUChannelsLastPass
     RewritePatternSet patterns(ctx);
     patterns.add<
         SinkIntoGeneric, FoldTransposedRead, SinkIntoPad, DepthwiseChannelsLast,
+        FirstConvChannelsLast,
         PoolingChannelsLast<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>,
         PoolingChannelsLast<linalg::PoolingNchwSumOp, linalg::PoolingNhwcSumOp>,
         SinkIntoQuantize>(ctx);

@@ -87,6 +87,21 @@ Value zeros(ImplicitLocOpBuilder &b, VectorType t) {
                                    DenseElementsAttr::get(t, APFloat(0.0f)));
 }
 
+Value tailMask(ImplicitLocOpBuilder &b, int64_t L, int64_t first,
+               int64_t extent) {
+  if (first + L <= extent)
+    return Value();
+  return vector::ConstantMaskOp::create(b, VectorType::get({L}, b.getI1Type()),
+                                        ArrayRef<int64_t>{extent - first});
+}
+
+Value loadF32(ImplicitLocOpBuilder &b, VectorType t, Value from, ValueRange at,
+              Value mask) {
+  if (mask)
+    return vector::MaskedLoadOp::create(b, t, from, at, mask, zeros(b, t));
+  return vector::LoadOp::create(b, t, from, at);
+}
+
 /// A 2-D view of `v` with its dims grouped as `groups`.
 Value collapse(ImplicitLocOpBuilder &b, Value v,
                ArrayRef<ReassociationIndices> groups) {
@@ -547,79 +562,6 @@ void emitDirectConv(ImplicitLocOpBuilder &b, const DirectConvShape &s,
       });
 }
 
-/// The linalg.pooling_nchw_max (and the fill of its output just before it)
-/// right after `last` that reads `out`, an allocation nothing else reads
-/// after it: a convolution can pool each image as soon as it has it.
-struct FollowingPool {
-  linalg::FillOp fill;
-  linalg::PoolingNchwMaxOp pool;
-
-  static std::optional<FollowingPool> match(Operation *last, Value out) {
-    FollowingPool f;
-    Operation *next = nextPastAllocations(last);
-    f.fill = dyn_cast_or_null<linalg::FillOp>(next);
-    f.pool = dyn_cast_or_null<linalg::PoolingNchwMaxOp>(
-        f.fill ? f.fill->getNextNode() : next);
-    if (!f.fill || !f.pool || !f.pool.hasPureBufferSemantics() ||
-        f.pool.getDpsInputs()[0] != out ||
-        f.fill.getDpsInits()[0] != f.pool.getDpsInits()[0] ||
-        !out.getDefiningOp<memref::AllocOp>())
-      return std::nullopt;
-    for (Value v : f.pool->getOperands())
-      if (v != out &&
-          !isKernelOperand(v, cast<MemRefType>(v.getType()).getRank()))
-        return std::nullopt;
-    // The pool's buffers must exist before the kernel: allocations with no
-    // operands (moved there), or values from before.
-    for (Value v : f.pool->getOperands()) {
-      Operation *def = v.getDefiningOp();
-      if (def && def->getBlock() == last->getBlock() &&
-          last->isBeforeInBlock(def) &&
-          !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
-        return std::nullopt;
-    }
-    for (Operation *user : out.getUsers())
-      if (user != f.pool.getOperation() && !isa<memref::DeallocOp>(user) &&
-          (user->getBlock() != f.pool->getBlock() ||
-           !user->isBeforeInBlock(f.pool)))
-        return std::nullopt;
-    return f;
-  }
-
-  /// Allocations the pool needs, moved to `b`'s insertion point.
-  void hoist(ImplicitLocOpBuilder &b, Operation *last) {
-    for (Value v : pool->getOperands())
-      if (auto alloc = v.getDefiningOp<memref::AllocOp>();
-          alloc && alloc->getBlock() == last->getBlock() &&
-          last->isBeforeInBlock(alloc))
-        alloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
-  }
-
-  /// The pool on image `n`, whose output (1 × C × H × W) is `from`.
-  void emit(ImplicitLocOpBuilder &b, Value from, Value n) {
-    Value to = slice(b, pool.getDpsInits()[0], n, /*keepDim=*/true);
-    linalg::FillOp::create(b, fill.getInputs()[0], to);
-    auto perImage = linalg::PoolingNchwMaxOp::create(
-        b, TypeRange{}, ValueRange{from, pool.getDpsInputs()[1]},
-        ValueRange{to}, pool.getStrides(), pool.getDilations());
-    if (pool->hasAttr(cpu::kNonNegativeInputAttr))
-      perImage->setAttr(cpu::kNonNegativeInputAttr,
-                        UnitAttr::get(b.getContext()));
-  }
-
-  /// Erases the fill and the pool, and `out` if nothing else reads it.
-  void erase(Value out, PatternRewriter &rw) {
-    rw.eraseOp(pool);
-    rw.eraseOp(fill);
-    if (llvm::all_of(out.getUsers(),
-                     [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
-      for (Operation *u : llvm::make_early_inc_range(out.getUsers()))
-        rw.eraseOp(u);
-      rw.eraseOp(out.getDefiningOp());
-    }
-  }
-};
-
 /// linalg.matmul and linalg.batch_matmul on f32 memrefs.
 template <typename OpT> struct MatmulKernel : FloatKernelPattern<OpT> {
   using FloatKernelPattern<OpT>::FloatKernelPattern;
@@ -714,9 +656,10 @@ struct ConvKernel : FloatKernelPattern<linalg::Conv2DNchwFchwOp> {
     // image, pooled while it is in cache; the whole output is never
     // written.
     Value result = epi ? epi->target() : y;
-    std::optional<FollowingPool> pool;
+    std::optional<FollowingPool<linalg::PoolingNchwMaxOp>> pool;
     if (fill)
-      pool = FollowingPool::match(epi ? epi->op() : op, result);
+      pool = FollowingPool<linalg::PoolingNchwMaxOp>::match(
+          epi ? epi->op() : op, result);
     Value one;
     if (pool) {
       pool->hoist(b, epi ? epi->op() : op);
@@ -1051,6 +994,7 @@ struct TQCPUFloatKernelsPass
     // the driver (bottom-up) would otherwise lower on its own before.
     RewritePatternSet convs(&getContext());
     convs.add<ConvKernel>(&getContext(), kernelOptions(o));
+    populateConvNhwcKernelPatterns(convs, kernelOptions(o));
     populateSmallOutputConvPatterns(convs, kernelOptions(o));
     if (failed(applyPatternsGreedily(getOperation(), std::move(convs),
                                      mlir::tq::loopNestRewriteConfig())))
@@ -1072,6 +1016,78 @@ struct TQCPUFloatKernelsPass
 
 } // namespace
 
+namespace mlir::tq::floatkernels {
+template <typename PoolOp>
+std::optional<FollowingPool<PoolOp>>
+FollowingPool<PoolOp>::match(Operation *last, Value out) {
+  FollowingPool f;
+  Operation *next = nextPastAllocations(last);
+  f.fill = dyn_cast_or_null<linalg::FillOp>(next);
+  f.pool = dyn_cast_or_null<PoolOp>(f.fill ? f.fill->getNextNode() : next);
+  if (!f.fill || !f.pool || !f.pool.hasPureBufferSemantics() ||
+      f.pool.getDpsInputs()[0] != out ||
+      f.fill.getDpsInits()[0] != f.pool.getDpsInits()[0] ||
+      !out.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  for (Value v : f.pool->getOperands())
+    if (v != out &&
+        !isKernelOperand(v, cast<MemRefType>(v.getType()).getRank()))
+      return std::nullopt;
+  // The pool's buffers must exist before the kernel: allocations with no
+  // operands (moved there), or values from before.
+  for (Value v : f.pool->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == last->getBlock() &&
+        last->isBeforeInBlock(def) &&
+        !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0))
+      return std::nullopt;
+  }
+  for (Operation *user : out.getUsers())
+    if (user != f.pool.getOperation() && !isa<memref::DeallocOp>(user) &&
+        (user->getBlock() != f.pool->getBlock() ||
+         !user->isBeforeInBlock(f.pool)))
+      return std::nullopt;
+  return f;
+}
+
+template <typename PoolOp>
+void FollowingPool<PoolOp>::hoist(ImplicitLocOpBuilder &b, Operation *last) {
+  for (Value v : pool->getOperands())
+    if (auto alloc = v.getDefiningOp<memref::AllocOp>();
+        alloc && alloc->getBlock() == last->getBlock() &&
+        last->isBeforeInBlock(alloc))
+      alloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+}
+
+template <typename PoolOp>
+void FollowingPool<PoolOp>::emit(ImplicitLocOpBuilder &b, Value from, Value n) {
+  Value to = slice(b, pool.getDpsInits()[0], n, /*keepDim=*/true);
+  linalg::FillOp::create(b, fill.getInputs()[0], to);
+  auto perImage =
+      PoolOp::create(b, TypeRange{}, ValueRange{from, pool.getDpsInputs()[1]},
+                     ValueRange{to}, pool.getStrides(), pool.getDilations());
+  if (pool->hasAttr(cpu::kNonNegativeInputAttr))
+    perImage->setAttr(cpu::kNonNegativeInputAttr,
+                      UnitAttr::get(b.getContext()));
+}
+
+template <typename PoolOp>
+void FollowingPool<PoolOp>::erase(Value out, PatternRewriter &rw) {
+  rw.eraseOp(pool);
+  rw.eraseOp(fill);
+  if (llvm::all_of(out.getUsers(),
+                   [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
+    for (Operation *u : llvm::make_early_inc_range(out.getUsers()))
+      rw.eraseOp(u);
+    rw.eraseOp(out.getDefiningOp());
+  }
+}
+
+template struct FollowingPool<linalg::PoolingNchwMaxOp>;
+template struct FollowingPool<linalg::PoolingNhwcMaxOp>;
+
+} // namespace mlir::tq::floatkernels
+
 void mlir::tq::populateCPUFloatKernelPatterns(
     RewritePatternSet &patterns, const CPUCodegenOptions &options) {
   KernelOptions o = kernelOptions(options);
@@ -1079,6 +1095,7 @@ void mlir::tq::populateCPUFloatKernelPatterns(
       .add<MatmulKernel<linalg::MatmulOp>, MatmulKernel<linalg::BatchMatmulOp>,
            ConvKernel, NhwcToNchwKernel>(patterns.getContext(), o);
   populateSmallOutputConvPatterns(patterns, o);
+  populateConvNhwcKernelPatterns(patterns, o);
   populateWindowKernelPatterns(patterns, o);
   patterns.add<StridedCopy, ContiguousCopy>(patterns.getContext());
 }

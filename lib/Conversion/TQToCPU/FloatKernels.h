@@ -2,6 +2,7 @@
 //
 // What the kernels of tq-cpu-float-kernels share: FloatKernels.cpp has the
 // matmul, convolution and layout-transpose kernels and the pass,
+// ConvNhwcKernel.cpp the NHWC convolution of few taps (a first layer),
 // SmallOutputConv.cpp the convolutions with few output pixels (weight
 // gradients), WindowKernels.cpp the depthwise convolution and pooling kernels,
 // ElementwiseKernels.cpp the elementwise generics left after them, and
@@ -59,6 +60,14 @@ Value multiplyAdd(ImplicitLocOpBuilder &b, Value acc, Value x, Value y,
                   bool fma);
 /// An f32 vector of zeros.
 Value zeros(ImplicitLocOpBuilder &b, VectorType t);
+/// The mask of the L lanes from `first` along a dim of `extent` (a channel
+/// vector's), none when all L are inside it.
+Value tailMask(ImplicitLocOpBuilder &b, int64_t L, int64_t first,
+               int64_t extent);
+/// The f32 vector of `t` at `at` of `from`: masked (zeros elsewhere) when
+/// `mask` is not null.
+Value loadF32(ImplicitLocOpBuilder &b, VectorType t, Value from, ValueRange at,
+              Value mask);
 /// A 2-D view of `v` with its dims grouped as `groups`.
 Value collapse(ImplicitLocOpBuilder &b, Value v,
                ArrayRef<ReassociationIndices> groups);
@@ -118,6 +127,36 @@ void forEachRowVector(ImplicitLocOpBuilder &b, ArrayRef<int64_t> outer,
                       int64_t extent, int64_t L, int64_t threads,
                       RowVectorBody body);
 
+/// The max pooling (`PoolOp`, NCHW or NHWC; the fill of its output just
+/// before it) right after `last` that reads `out`, an allocation nothing
+/// else reads after it: a convolution can pool each image as soon as it
+/// has it.
+template <typename PoolOp> struct FollowingPool {
+  linalg::FillOp fill;
+  PoolOp pool;
+
+  static std::optional<FollowingPool> match(Operation *last, Value out);
+  /// Allocations the pool needs, moved to `b`'s insertion point.
+  void hoist(ImplicitLocOpBuilder &b, Operation *last);
+  /// The pool on image `n`, whose output (one image, N of size 1) is
+  /// `from`.
+  void emit(ImplicitLocOpBuilder &b, Value from, Value n);
+  /// Erases the fill and the pool, and `out` if nothing else reads it.
+  void erase(Value out, PatternRewriter &rw);
+};
+
+/// The images [0, N) in one chunk per thread (as many as the threads, at
+/// most N), each chunk with its own `scratch` buffers (heap allocations,
+/// made once per chunk and freed after it), calling `body` with (n, the
+/// buffers) for each image of the chunk.
+void forEachImageWithScratch(
+    ImplicitLocOpBuilder &b, int64_t N, int64_t threads,
+    ArrayRef<MemRefType> scratch,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body);
+
+/// The NHWC convolution of few taps (ConvNhwcKernel.cpp).
+void populateConvNhwcKernelPatterns(RewritePatternSet &patterns,
+                                    KernelOptions o);
 /// The depthwise convolution and pooling kernels (WindowKernels.cpp).
 void populateWindowKernelPatterns(RewritePatternSet &patterns, KernelOptions o);
 /// The convolutions with fewer output pixels than a vector has lanes

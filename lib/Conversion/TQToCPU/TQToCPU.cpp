@@ -566,6 +566,31 @@ void emitStepsInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x,
       threads);
 }
 
+/// The values pass of the memory-order quantizations: each vector of
+/// kQuantizeLanes elements of x (the last dim of `shape` innermost, masked
+/// at each row's end) quantized with the step `stepOf` gives it (a vector,
+/// or a scalar for all its lanes) and stored into q.
+void emitQuantizeVectors(
+    ImplicitLocOpBuilder &b, Value x, Value q, Value m, RoundingMode rounding,
+    Value seed, int64_t threads, ArrayRef<int64_t> shape,
+    function_ref<Value(ImplicitLocOpBuilder &, ValueRange, Value)> stepOf) {
+  Type container = cast<MemRefType>(q.getType()).getElementType();
+  auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
+  auto qVec = VectorType::get({kQuantizeLanes}, container);
+  forEachVector(
+      b, shape, threads,
+      [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
+        Value step = stepOf(ib, idx, mask);
+        Value v = loadVector(ib, f32Vec, x, idx, mask);
+        Value noise =
+            rounding == RoundingMode::stochastic
+                ? stochasticNoise(ib, seed, laneIndices(ib, idx, shape))
+                : Value();
+        Value qi = quantizeValue(ib, v, step, m, rounding, noise);
+        storeVector(ib, arith::TruncIOp::create(ib, qVec, qi), q, idx, mask);
+      });
+}
+
 /// The vector form of emitQuantizeInMemoryOrder (below), on buffers whose
 /// last dim has unit stride.
 void emitQuantizeInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x, Value q,
@@ -575,23 +600,14 @@ void emitQuantizeInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x, Value q,
                                       ArrayRef<int64_t> shape,
                                       ArrayRef<int64_t> grid, ScaleKind kind,
                                       TileOfFn tileOf, int64_t rows0) {
-  Type container = cast<MemRefType>(q.getType()).getElementType();
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
-  auto qVec = VectorType::get({kQuantizeLanes}, container);
   if (!stepsGiven)
     emitStepsInMemoryOrderVectors(b, x, steps, m, threads, shape, grid, kind,
                                   tileOf, rows0);
-  forEachVector(
-      b, shape, threads,
-      [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) {
-        Value step = loadVector(ib, f32Vec, steps, tileOf(ib, idx), mask);
-        Value v = loadVector(ib, f32Vec, x, idx, mask);
-        Value noise =
-            rounding == RoundingMode::stochastic
-                ? stochasticNoise(ib, seed, laneIndices(ib, idx, shape))
-                : Value();
-        Value qi = quantizeValue(ib, v, step, m, rounding, noise);
-        storeVector(ib, arith::TruncIOp::create(ib, qVec, qi), q, idx, mask);
+  emitQuantizeVectors(
+      b, x, q, m, rounding, seed, threads, shape,
+      [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value mask) -> Value {
+        return loadVector(ib, f32Vec, steps, tileOf(ib, idx), mask);
       });
 }
 
@@ -776,6 +792,102 @@ Value emitQuantizeChannelsLast(ImplicitLocOpBuilder &b, TiledType type, Value x,
       threads);
   return cpu::emitPermute(b, steps, {0, 2, 3, 1}, threads);
 }
+
+/// emitQuantizeTiles for a tensor split on its first and last dims with
+/// dims between them (an NHWC activation split on (N, C)): a tile is then
+/// t0 rows far apart of a few channels, one tile per pixel. Both passes
+/// walk x in memory order instead, the channels kQuantizeLanes at a time:
+/// the lane-wise maxima of each (row tile, pixel) into a buffer of vectors,
+/// each tile's max across its lanes, its step; then the values, each
+/// vector with the step of its channels' tile. Needs t1 to be a whole
+/// number of vectors, or one tile across the channels. max is exact in any
+/// order and the values are quantized element by element: the same bits
+/// as tile by tile.
+void emitQuantizeChannelsInner(ImplicitLocOpBuilder &b, TiledType type, Value x,
+                               Value q, Value steps, Value m,
+                               RoundingMode rounding, Value seed,
+                               int64_t threads) {
+  ArrayRef<int64_t> full = type.getShape();
+  int64_t rank = type.getRank(), N = full.front(), C = full.back();
+  int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
+  int64_t M = 1;
+  for (int64_t d = 1; d + 1 < rank; ++d)
+    M *= full[d];
+  SmallVector<ReassociationIndices> groups = {{0}, {}, {rank - 1}};
+  for (int64_t d = 1; d + 1 < rank; ++d)
+    groups[1].push_back(d);
+  x = memref::CollapseShapeOp::create(b, x, groups);
+  q = memref::CollapseShapeOp::create(b, q, groups);
+  steps = memref::CollapseShapeOp::create(b, steps, groups);
+  int64_t G0 = llvm::divideCeil(N, t0), G1 = llvm::divideCeil(C, t1);
+  int64_t CV = llvm::divideCeil(C, kQuantizeLanes);
+  SmallVector<int64_t> shape = {N, M, C};
+  auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
+  Value zvec = cpu::allocBuffer(b, b.getLoc(), {G0, M, CV * kQuantizeLanes},
+                                b.getF32Type());
+  // Pass 1, per row tile (shared among the threads): the lane-wise maxima,
+  // then each tile's max and step.
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), ValueRange{index(b, 0)}, ValueRange{index(b, G0)},
+      ValueRange{index(b, 1)}, threads,
+      [&](OpBuilder &nb, Location loc, ValueRange g0) {
+        ImplicitLocOpBuilder tb(loc, nb);
+        forEachIndex(tb, {M, CV}, [&](ImplicitLocOpBuilder &ib, ValueRange mc) {
+          Value c = arith::MulIOp::create(ib, mc[1], index(ib, kQuantizeLanes));
+          vector::StoreOp::create(ib, zeros, zvec, ValueRange{g0[0], mc[0], c});
+        });
+        Value lo = arith::MulIOp::create(tb, g0[0], index(tb, t0));
+        Value hi = arith::MinSIOp::create(
+            tb, arith::AddIOp::create(tb, lo, index(tb, t0)), index(tb, N));
+        scf::ForOp::create(
+            tb, lo, hi, index(tb, 1), ValueRange{},
+            [&](OpBuilder &fb, Location fl, Value n, ValueRange) {
+              ImplicitLocOpBuilder rb(fl, fb);
+              forEachVector(
+                  rb, {M, C}, 1,
+                  [&](ImplicitLocOpBuilder &ib, ValueRange mc, Value mask) {
+                    Value v = loadVector(ib, f32Vec, x,
+                                         ValueRange{n, mc[0], mc[1]}, mask);
+                    SmallVector<Value> at = {g0[0], mc[0], mc[1]};
+                    Value z = vector::LoadOp::create(ib, f32Vec, zvec, at);
+                    vector::StoreOp::create(
+                        ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)),
+                        zvec, at);
+                  });
+              scf::YieldOp::create(rb);
+            });
+        int64_t perTile = G1 == 1 ? CV : t1 / kQuantizeLanes;
+        forEachIndex(tb, {M}, [&](ImplicitLocOpBuilder &ib, ValueRange mi) {
+          for (int64_t g1 = 0; g1 < G1; ++g1) {
+            Value z;
+            for (int64_t k = g1 * perTile; k < std::min(CV, (g1 + 1) * perTile);
+                 ++k) {
+              Value v = vector::LoadOp::create(
+                  ib, f32Vec, zvec,
+                  ValueRange{g0[0], mi[0], index(ib, k * kQuantizeLanes)});
+              z = z ? arith::MaxNumFOp::create(ib, z, v).getResult() : v;
+            }
+            Value tileMax = vector::ReductionOp::create(
+                ib, vector::CombiningKind::MAXNUMF, z);
+            memref::StoreOp::create(
+                ib, tileStep(ib, tileMax, m, type.getScaleKind()), steps,
+                ValueRange{g0[0], mi[0], index(ib, g1)});
+          }
+        });
+      });
+  // Pass 2: the values, each vector's channels in one tile.
+  emitQuantizeVectors(
+      b, x, q, m, rounding, seed, threads, shape,
+      [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value) -> Value {
+        return memref::LoadOp::create(
+            ib, steps,
+            ValueRange{arith::DivUIOp::create(ib, idx[0], index(ib, t0)),
+                       idx[1],
+                       arith::DivUIOp::create(ib, idx[2], index(ib, t1))});
+      });
+}
 } // namespace
 
 namespace {
@@ -920,6 +1032,14 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
     return emitQuantizeInMemoryOrder(b, type, x, q, steps, m, rounding,
                                      /*stepsGiven=*/bool(given), seed, threads);
   }
+  auto rowMajor = [](Value v) {
+    return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+  };
+  if (!tilesBegin && !given && d0 == 0 && d1 == last && last >= 2 &&
+      rowMajor(x) && rowMajor(q) && rowMajor(steps) &&
+      (t1 % kQuantizeLanes == 0 || shape[last] <= t1))
+    return emitQuantizeChannelsInner(b, type, x, q, steps, m, rounding, seed,
+                                     threads);
   SmallVector<int64_t> grid = type.getGridShape();
   SmallVector<Value> lbs(grid.size(), index(b, 0)),
       stepsOne(grid.size(), index(b, 1)), ubs;

@@ -73,41 +73,6 @@ void emitRowVectors(
     vectorAt(b, idx(b, q0), true);
 }
 
-/// The images [0, N) in one chunk per thread (as many as the threads, at
-/// most N), each chunk with its own `scratch` buffers (heap allocations,
-/// made once per chunk and freed after it), calling `body` with (n, the
-/// buffers) for each image of the chunk. The buffers are not on the stack:
-/// canonicalization hoists an alloca out of its `memref.alloca_scope` into
-/// the image loop, where the stack would grow at every image.
-void forEachImageWithScratch(
-    ImplicitLocOpBuilder &b, int64_t N, int64_t threads,
-    ArrayRef<MemRefType> scratch,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body) {
-  int64_t chunks = std::clamp<int64_t>(threads, 1, N),
-          per = llvm::divideCeil(N, chunks);
-  cpu::buildIndependentLoops(
-      b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, chunks)},
-      ValueRange{idx(b, 1)}, threads,
-      [&](OpBuilder &nb, Location loc, ValueRange chunk) {
-        ImplicitLocOpBuilder cb(loc, nb);
-        SmallVector<Value> buffers;
-        for (MemRefType t : scratch)
-          buffers.push_back(
-              memref::AllocOp::create(cb, t, cb.getI64IntegerAttr(64)));
-        Value lo = arith::MulIOp::create(cb, chunk[0], idx(cb, per));
-        Value hi = arith::MinUIOp::create(
-            cb, arith::AddIOp::create(cb, lo, idx(cb, per)), idx(cb, N));
-        scf::buildLoopNest(cb, loc, ValueRange{lo}, ValueRange{hi},
-                           ValueRange{idx(cb, 1)},
-                           [&](OpBuilder &ib, Location l, ValueRange n) {
-                             ImplicitLocOpBuilder nb2(l, ib);
-                             body(nb2, n[0], buffers);
-                           });
-        for (Value v : buffers)
-          memref::DeallocOp::create(cb, v);
-      });
-}
-
 /// The L inputs of one window tap for L outputs of a row along a W stride
 /// sw: columns col, col + sw, ... of the row `at` (its last index is col),
 /// from one load of L·sw contiguous ones, every sw-th lane picked
@@ -890,21 +855,6 @@ struct DepthwiseNhwcKernel
     int64_t top = padded ? padded->top : 0, left = padded ? padded->left : 0;
     Type f32 = b.getF32Type();
     auto vF32 = VectorType::get({L}, f32);
-    auto vMask = VectorType::get({L}, b.getI1Type());
-    Value zeroV = zeros(b, vF32);
-    // The mask of the channel vector at c0, none when it is whole.
-    auto maskAt = [&](ImplicitLocOpBuilder &mb, int64_t c0) -> Value {
-      if (c0 + L <= C)
-        return Value();
-      return vector::ConstantMaskOp::create(mb, vMask,
-                                            ArrayRef<int64_t>{C - c0});
-    };
-    auto load = [&](ImplicitLocOpBuilder &lb, Value from, ValueRange at,
-                    Value mask) -> Value {
-      if (mask)
-        return vector::MaskedLoadOp::create(lb, vF32, from, at, mask, zeroV);
-      return vector::LoadOp::create(lb, vF32, from, at);
-    };
     Value to = epi ? epi->target() : y;
     forEachImageWithScratch(
         b, N, o.threads, {MemRefType::get({H, W, CP}, f32)},
@@ -945,9 +895,9 @@ struct DepthwiseNhwcKernel
                 Value h = arith::AddIOp::create(kb, hw[0], idx(kb, top));
                 Value wc = arith::AddIOp::create(kb, hw[1], idx(kb, left));
                 for (int64_t c0 = 0; c0 < CP; c0 += L) {
-                  Value v =
-                      load(kb, src, ValueRange{n, hw[0], hw[1], idx(kb, c0)},
-                           maskAt(kb, c0));
+                  Value v = loadF32(kb, vF32, src,
+                                    ValueRange{n, hw[0], hw[1], idx(kb, c0)},
+                                    tailMask(kb, L, c0, C));
                   vector::StoreOp::create(kb, v, in,
                                           ValueRange{h, wc, idx(kb, c0)});
                 }
@@ -966,10 +916,11 @@ struct DepthwiseNhwcKernel
                 Value h0 = arith::MulIOp::create(kb, pq[0], idx(kb, st[0]));
                 Value w0 = arith::MulIOp::create(kb, pq[1], idx(kb, st[1]));
                 for (int64_t c0 = 0; c0 < CP; c0 += L) {
-                  Value mask = maskAt(kb, c0), c = idx(kb, c0);
+                  Value mask = tailMask(kb, L, c0, C), c = idx(kb, c0);
                   Value acc =
                       fillV ? fillV
-                            : load(kb, y, ValueRange{n, pq[0], pq[1], c}, mask);
+                            : loadF32(kb, vF32, y,
+                                      ValueRange{n, pq[0], pq[1], c}, mask);
                   for (int64_t r = 0; r < R; ++r)
                     for (int64_t s = 0; s < S; ++s) {
                       Value h =
@@ -978,8 +929,9 @@ struct DepthwiseNhwcKernel
                           arith::AddIOp::create(kb, w0, idx(kb, s * dl[1]));
                       Value xv = vector::LoadOp::create(kb, vF32, in,
                                                         ValueRange{h, wc, c});
-                      Value wv = load(
-                          kb, w, ValueRange{idx(kb, r), idx(kb, s), c}, mask);
+                      Value wv =
+                          loadF32(kb, vF32, w,
+                                  ValueRange{idx(kb, r), idx(kb, s), c}, mask);
                       acc = multiplyAdd(kb, acc, wv, xv, o.fma);
                     }
                   storeThroughEpilogue(kb, epi, acc, to,
@@ -1026,8 +978,6 @@ template <typename OpT> struct PoolNhwcKernel : FloatKernelPattern<OpT> {
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     Value to = epi ? epi->target() : y;
     auto vF32 = VectorType::get({L}, b.getF32Type());
-    auto vMask = VectorType::get({L}, b.getI1Type());
-    Value zeroV = zeros(b, vF32);
     Value fillV =
         fill ? vector::BroadcastOp::create(b, vF32, fill).getResult() : Value();
     emitRowLoops(
@@ -1037,15 +987,9 @@ template <typename OpT> struct PoolNhwcKernel : FloatKernelPattern<OpT> {
           Value h0 = arith::MulIOp::create(ib, p, idx(ib, st[0]));
           Value w0 = arith::MulIOp::create(ib, q, idx(ib, st[1]));
           for (int64_t c0 = 0; c0 < C; c0 += L) {
-            Value c = idx(ib, c0), mask;
-            if (c0 + L > C)
-              mask = vector::ConstantMaskOp::create(ib, vMask,
-                                                    ArrayRef<int64_t>{C - c0});
-            auto load = [&](Value from, ValueRange at) -> Value {
-              if (mask)
-                return vector::MaskedLoadOp::create(ib, vF32, from, at, mask,
-                                                    zeroV);
-              return vector::LoadOp::create(ib, vF32, from, at);
+            Value c = idx(ib, c0), mask = tailMask(ib, L, c0, C);
+            auto load = [&](Value from, ValueRange at) {
+              return loadF32(ib, vF32, from, at, mask);
             };
             Value acc = fillV ? fillV : load(y, ValueRange{n, p, q, c});
             for (int64_t r = 0; r < R; ++r)
@@ -1065,6 +1009,41 @@ template <typename OpT> struct PoolNhwcKernel : FloatKernelPattern<OpT> {
 };
 
 } // namespace
+
+/// The images [0, N) in one chunk per thread (as many as the threads, at
+/// most N), each chunk with its own `scratch` buffers (heap allocations,
+/// made once per chunk and freed after it), calling `body` with (n, the
+/// buffers) for each image of the chunk. The buffers are not on the stack:
+/// canonicalization hoists an alloca out of its `memref.alloca_scope` into
+/// the image loop, where the stack would grow at every image.
+void mlir::tq::floatkernels::forEachImageWithScratch(
+    ImplicitLocOpBuilder &b, int64_t N, int64_t threads,
+    ArrayRef<MemRefType> scratch,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body) {
+  int64_t chunks = std::clamp<int64_t>(threads, 1, N),
+          per = llvm::divideCeil(N, chunks);
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, chunks)},
+      ValueRange{idx(b, 1)}, threads,
+      [&](OpBuilder &nb, Location loc, ValueRange chunk) {
+        ImplicitLocOpBuilder cb(loc, nb);
+        SmallVector<Value> buffers;
+        for (MemRefType t : scratch)
+          buffers.push_back(
+              memref::AllocOp::create(cb, t, cb.getI64IntegerAttr(64)));
+        Value lo = arith::MulIOp::create(cb, chunk[0], idx(cb, per));
+        Value hi = arith::MinUIOp::create(
+            cb, arith::AddIOp::create(cb, lo, idx(cb, per)), idx(cb, N));
+        scf::buildLoopNest(cb, loc, ValueRange{lo}, ValueRange{hi},
+                           ValueRange{idx(cb, 1)},
+                           [&](OpBuilder &ib, Location l, ValueRange n) {
+                             ImplicitLocOpBuilder nb2(l, ib);
+                             body(nb2, n[0], buffers);
+                           });
+        for (Value v : buffers)
+          memref::DeallocOp::create(cb, v);
+      });
+}
 
 void mlir::tq::floatkernels::populateWindowKernelPatterns(
     RewritePatternSet &patterns, KernelOptions o) {

@@ -252,3 +252,70 @@ func.func @step(%y: !nhwc {tq.batch}) -> !nchw {
   } -> !nchw
   return %r : !nchw
 }
+
+// -----
+
+// A first convolution on one channel with a constant filter runs in NHWC:
+// the image reshaped (the same bytes), the filter reordered to (R, S, 1, F)
+// at compile time, from the same fill; its ReLU and max pooling follow in
+// NHWC and the quantization takes NHWC tiles: the only transpose left is
+// the result's, at the function's boundary.
+
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+
+// CHECK-LABEL: func.func @first_conv
+// CHECK-SAME: %[[X:.*]]: tensor<2x1x6x6xf32>
+// CHECK: %[[W:.*]] = arith.constant dense<{{\[\[\[\[}}1.000000e+00, 1.000000e+01]], {{\[\[}}2.000000e+00, 2.000000e+01]]], {{\[\[\[}}3.000000e+00, 3.000000e+01]], {{\[\[}}4.000000e+00, 4.000000e+01]]]]> : tensor<2x2x1x2xf32>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2], [3]]
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[C]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 6, 6, 1]
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x5x5x2xf32>)
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[E]], %[[W]] : tensor<2x6x6x1xf32>, tensor<2x2x1x2xf32>) outs(%[[F]]
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.pooling_nhwc_max
+// CHECK-NOT: linalg.transpose
+// CHECK: tq.quantize %{{.*}} : tensor<2x2x2x2xf32> -> !tq.tiled<2x2x2x2xi8:8, f32, tile = 32x32, dims = [0, 3], scale = f32>
+// CHECK-NEXT: tq.transpose %{{.*}} [0, 3, 1, 2]
+func.func @first_conv(%x: tensor<2x1x6x6xf32>) -> !tq.tiled<2x2x2x2xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32> {
+  %w = arith.constant dense<[[[[1.0, 2.0], [3.0, 4.0]]], [[[10.0, 20.0], [30.0, 40.0]]]]> : tensor<2x1x2x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x2x5x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x2x5x5xf32>) -> tensor<2x2x5x5xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<2x1x6x6xf32>, tensor<2x1x2x2xf32>) outs(%f : tensor<2x2x5x5xf32>) -> tensor<2x2x5x5xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y : tensor<2x2x5x5xf32>) outs(%e : tensor<2x2x5x5xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %m = arith.maximumf %v, %zero : f32
+      linalg.yield %m : f32
+  } -> tensor<2x2x5x5xf32>
+  %pe = tensor.empty() : tensor<2x2x2x2xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x2x2x2xf32>) -> tensor<2x2x2x2xf32>
+  %k = tensor.empty() : tensor<2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%r, %k : tensor<2x2x5x5xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x2x2x2xf32>) -> tensor<2x2x2x2xf32>
+  %q = tq.quantize %p : tensor<2x2x2x2xf32> -> !tq.tiled<2x2x2x2xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+  return %q : !tq.tiled<2x2x2x2xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+}
+
+// -----
+
+// Left alone: three channels (not the same bytes in NHWC), a filter that is
+// not a constant.
+// CHECK-LABEL: func.func @first_conv_kept
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} tensor<1x3x6x6xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} tensor<1x1x6x6xf32>
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @first_conv_kept(%x3: tensor<1x3x6x6xf32>, %x1: tensor<1x1x6x6xf32>, %w1: tensor<2x1x3x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %w3 = arith.constant dense<1.0> : tensor<2x3x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x3, %w3 : tensor<1x3x6x6xf32>, tensor<2x3x3x3xf32>) outs(%f : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x1, %w1 : tensor<1x1x6x6xf32>, tensor<2x1x3x3xf32>) outs(%f : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %a, %b : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

@@ -858,3 +858,76 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
   memref.dealloc %y : memref<2x4x6x6xf32>
   return
 }
+
+// -----
+
+// A single-channel NHWC convolution (tq-cpu-channels-last's form of a first
+// layer), its bias and ReLU, then a max pooling: each image's pixels in
+// blocks of 8, per tap one broadcast input per pixel times the filter
+// vectors (12 filters: a whole vector and a masked one), stored through the
+// epilogue into a scratch image that is pooled at once; the whole output is
+// never written.
+// CHECK-LABEL: func.func @conv_nhwc_pool
+// CHECK-NOT: memref<2x8x8x12xf32>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x8x12xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c8
+// CHECK: vector.load %{{.*}}[%c0, %c0, %c0, %c0] : memref<3x3x1x12xf32>, vector<8xf32>
+// CHECK: vector.maskedload %{{.*}}[%c0, %c0, %c0, %c8], {{.*}} : memref<3x3x1x12xf32>
+// CHECK: memref.load %{{.*}} : memref<2x10x10x1xf32>
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: math.fma
+// CHECK-NEXT: math.fma
+// CHECK: arith.maximumf
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK: vector.maskedstore %[[S]]
+// CHECK: vector.load %[[S]]
+// CHECK: arith.maximumf
+// CHECK: vector.store %{{.*}} : memref<1x4x4x12xf32, strided
+// CHECK: memref.dealloc %[[S]]
+// CHECK-NOT: linalg.
+// GENERIC-LABEL: func.func @conv_nhwc_pool
+// GENERIC-NOT: math.fma
+// GENERIC: arith.mulf {{.*}} : vector<8xf32>
+// PAR-LABEL: func.func @conv_nhwc_pool
+// PAR: scf.parallel
+func.func @conv_nhwc_pool(%x: memref<2x10x10x1xf32>, %w: memref<3x3x1x12xf32>, %b: memref<12xf32>, %out: memref<2x4x4x12xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %y = memref.alloc() : memref<2x8x8x12xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x8x8x12xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<2x10x10x1xf32>, memref<3x3x1x12xf32>) outs(%y : memref<2x8x8x12xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, p, q, f) -> (n, p, q, f)>, affine_map<(n, p, q, f) -> (f)>, affine_map<(n, p, q, f) -> (n, p, q, f)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %b : memref<2x8x8x12xf32>, memref<12xf32>) outs(%y : memref<2x8x8x12xf32>) {
+    ^bb0(%v: f32, %bb: f32, %o: f32):
+      %s = arith.addf %v, %bb : f32
+      %m = arith.maximumf %s, %zero : f32
+      linalg.yield %m : f32
+  }
+  %k = memref.alloc() : memref<2x2xf32>
+  linalg.fill ins(%ninf : f32) outs(%out : memref<2x4x4x12xf32>)
+  linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%y, %k : memref<2x8x8x12xf32>, memref<2x2xf32>) outs(%out : memref<2x4x4x12xf32>)
+  memref.dealloc %y : memref<2x8x8x12xf32>
+  return
+}
+
+// -----
+
+// Without a pooling after it, from the output's values: (image, row) pairs
+// (shared among the threads), blocks of 8 pixels then the tail of 3 (Q = 11).
+// CHECK-LABEL: func.func @conv_nhwc_rows
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c8
+// CHECK: vector.load %{{.*}} : memref<1x11x11x8xf32>, vector<8xf32>
+// CHECK: math.fma
+// CHECK: vector.store %{{.*}} : memref<1x11x11x8xf32>, vector<8xf32>
+// CHECK-COUNT-3: vector.load %{{.*}} : memref<1x11x11x8xf32>, vector<8xf32>
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// PAR-LABEL: func.func @conv_nhwc_rows
+// PAR: scf.parallel
+func.func @conv_nhwc_rows(%x: memref<1x23x23x3xf32>, %w: memref<3x3x3x8xf32>, %y: memref<1x11x11x8xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : memref<1x23x23x3xf32>, memref<3x3x3x8xf32>) outs(%y : memref<1x11x11x8xf32>)
+  return
+}

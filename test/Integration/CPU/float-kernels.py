@@ -1,6 +1,7 @@
 # RUN: %python %s tq-run | FileCheck %s
 # The f32 kernels of tq-cpu-float-kernels (linalg.matmul, batch_matmul,
-# conv_2d_nchw_fchw, depthwise conv_2d_ngchw_gfchw, pooling_nchw_max and
+# conv_2d_nchw_fchw, conv_2d_nhwc_hwcf of few taps, depthwise
+# conv_2d_ngchw_gfchw, pooling_nchw_max and
 # pooling_nchw_sum on f32, a convolution with the max pooling after it, the
 # NHWC to NCHW elementwise generic, elementwise generics on their own,
 # reductions over a row and over the first dim)
@@ -110,12 +111,15 @@ func.func @main(%a: {ta}, %b: {tb}, %c: {tc}) -> {tc} {{
           ref_matmul(a, b, c), ref_matmul(a, b, c, fused=True) if precise else None)
 
 
-def ref_conv(x, w, bias, stride, dilation, fused=False):
+def ref_conv(x, w, bias, stride, dilation, fused=False, init=None):
+    """From `init` (N, F, P, Q) if given, else the bias broadcast."""
     n, c, h, wd = x.shape
     f, _, r, s = w.shape
     p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
     q = (wd - dilation[1] * (s - 1) - 1) // stride[1] + 1
     out = np.broadcast_to(bias[None, :, None, None], (n, f, p, q)).astype(np.float32)
+    if init is not None:
+        out = init.copy()
     with np.errstate(all="ignore"):
         for ci in range(c):
             for ri in range(r):
@@ -155,6 +159,80 @@ func.func @main(%x: {tx}, %w: {tw}, %bias: {tb}) -> {ty_} {{
 }}"""
     check(f"conv {xshape} {wshape} s={stride} d={dilation} precise={precise}", src,
           [x, w, bias], want, fused)
+
+
+def nhwc(a):
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
+
+
+def conv_nhwc(xshape, wshape, stride=(1, 1), dilation=(1, 1), pool=None,
+              fill=True, special=False, precise=False):
+    """linalg.conv_2d_nhwc_hwcf (the form tq-cpu-channels-last gives a first
+    convolution; shapes given as NCHW and FCHW), from a fill of 0 or else
+    from the output's values, then its bias and ReLU, then with `pool` =
+    (k, stride) a max pooling (pooled image by image); each output summed in
+    (c, r, s) order."""
+    gen = full if precise else (lambda shape: data(shape, special))
+    x, w, bias = gen(xshape), gen(wshape), gen((wshape[0],))
+    n, f = xshape[0], wshape[0]
+    p = (xshape[2] - dilation[0] * (wshape[2] - 1) - 1) // stride[0] + 1
+    q = (xshape[3] - dilation[1] * (wshape[3] - 1) - 1) // stride[1] + 1
+    init = None if fill else gen((n, f, p, q))
+
+    def want(fused):
+        with np.errstate(all="ignore"):
+            y = ref_conv(x, w, np.zeros(f, np.float32), stride, dilation, fused,
+                         init=init)
+            y = ref_max(y + bias.reshape(1, -1, 1, 1), np.float32(0))
+            return nhwc(ref_max_pool(y, *pool) if pool else y)
+
+    xt, wt = nhwc(x), np.ascontiguousarray(w.transpose(2, 3, 1, 0))
+    yshape = (n, p, q, f)
+    tx, tw, tb, ty_ = ty(xt.shape), ty(wt.shape), ty(bias.shape), ty(yshape)
+    args, inputs = f"%x: {tx}, %w: {tw}, %bias: {tb}", [xt, wt, bias]
+    if fill:
+        init_ir = f"""%e = tensor.empty() : {ty_}
+  %init = linalg.fill ins(%zero : f32) outs(%e : {ty_}) -> {ty_}"""
+    else:
+        args += f", %init: {ty_}"
+        inputs.append(nhwc(init))
+        init_ir = ""
+    result, tr = "%r", ty_
+    pool_ir = ""
+    if pool:
+        k, ps = pool
+        pp, pq = (p - k) // ps + 1, (q - k) // ps + 1
+        tr = ty((n, pp, pq, f))
+        pool_ir = f"""%pe = tensor.empty() : {tr}
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : {tr}) -> {tr}
+  %k = tensor.empty() : tensor<{k}x{k}xf32>
+  %z = linalg.pooling_nhwc_max {{strides = dense<{ps}> : tensor<2xi64>,
+      dilations = dense<1> : tensor<2xi64>}}
+      ins(%r, %k : {ty_}, tensor<{k}x{k}xf32>) outs(%pf : {tr}) -> {tr}"""
+        result = "%z"
+    src = f"""
+func.func @main({args}) -> {tr} {{
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  {init_ir}
+  %y = linalg.conv_2d_nhwc_hwcf {{strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>,
+      dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>}}
+      ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
+  %r = linalg.generic {{indexing_maps = [affine_map<(n, p, q, f) -> (n, p, q, f)>,
+      affine_map<(n, p, q, f) -> (f)>, affine_map<(n, p, q, f) -> (n, p, q, f)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%y, %bias : {ty_}, {tb}) outs(%y : {ty_}) {{
+    ^bb0(%v: f32, %b: f32, %o: f32):
+      %s = arith.addf %v, %b : f32
+      %m = arith.maximumf %s, %zero : f32
+      linalg.yield %m : f32
+  }} -> {ty_}
+  {pool_ir}
+  return {result} : {tr}
+}}"""
+    check(f"conv nhwc {xshape} {wshape} s={stride} d={dilation} pool={pool} "
+          f"fill={fill} precise={precise}", src, inputs, want(False),
+          want(True) if precise else None)
 
 
 def transposed_filter_conv(xshape, dyshape, special=False, precise=False,
@@ -913,6 +991,19 @@ for kernel in ("conv", "matmul", "depthwise", "depthwise-small", "pool"):
 conv_pool((3, 1, 12, 12), (16, 1, 3, 3), 2, 2)
 conv_pool((2, 3, 11, 13), (5, 3, 3, 3), 3, 2, special=True)
 conv_pool((2, 2, 8, 8), (4, 2, 1, 1), 2, 2, relu=False)
+# The NHWC convolution of few taps (a first layer, tq-cpu-channels-last):
+# vectors of filters per pixel, blocks of pixels with a tail (28 = 3·8 + 4,
+# 13), 16, 20 (a masked second vector), 40 and 8 filters, 3 channels, a
+# stride, a dilation, from the output's values, full-precision data (fused
+# multiply-adds), NaN and ±Inf; with the max pooling after it, pooled image
+# by image (301 images on 2 threads).
+conv_nhwc((2, 1, 30, 30), (16, 1, 3, 3))
+conv_nhwc((2, 1, 15, 17), (20, 1, 3, 3), stride=(2, 2), special=True)
+conv_nhwc((1, 3, 11, 12), (40, 3, 3, 3), dilation=(2, 1), fill=False)
+conv_nhwc((2, 3, 9, 9), (8, 3, 3, 3), precise=True)
+conv_nhwc((2, 1, 30, 30), (16, 1, 3, 3), pool=(2, 2), special=True)
+conv_nhwc((301, 1, 12, 12), (16, 1, 5, 5), pool=(3, 2))
+conv_nhwc((3, 1, 14, 14), (20, 1, 3, 3), pool=(2, 2), precise=True)
 # A max pooling of a ReLU's output (marked: no -0 to order), on its own:
 # ±0, NaN and Inf in, whole and masked row vectors, a clip at 6.
 relu_pool((2, 3, 8, 8), 2, 2)

@@ -5,7 +5,8 @@
 # `?`), shapes that are not multiples of the tile, 1xV / Vx1 tiles, 3-D
 # tensors, the directed rounding modes and adversarial data: NaN, ±Inf,
 # all-zero tiles, FLT_MAX, denormals; 4-D tiles split on (N, C) (quantized
-# in memory order); and the run-time bit-width search
+# in memory order); 4-D and 3-D tiles split on (N, C) with C last (NHWC,
+# in memory order, channels as vectors); and the run-time bit-width search
 # (tq.adaptive_bit_width) against the C++ golden model's.
 import sys
 
@@ -134,6 +135,19 @@ quantize_case((37, 20, 5, 7), "i8", 8, (32, 32), (0, 1))
 quantize_case((9, 12, 3, 4), "i8", 4, (8, 8), (0, 1), scale="pow2")
 quantize_case((6, 10, 3, 5), "i16", 12, (4, 4), (0, 1), dynamic=True)
 quantize_case((5, 7, 6), "i8", 8, (4, 4), (0, 1), "up")
+# Split on the first and last dims with dims between (an NHWC activation
+# split on (N, C)): one tile per pixel, quantized in memory order with the
+# channels as vectors. Channels fewer than a tile, not a multiple of the 16
+# lanes, two tiles across them (the last partial), tiles of 8 over 6
+# channels, pow2 steps, a run-time 12-bit width, stochastic rounding, 2
+# threads.
+quantize_case((37, 5, 7, 40), "i8", 8, (32, 32), (0, 3))
+quantize_case((64, 7, 7, 24), "i8", 8, (32, 32), (0, 3), threads=2)
+quantize_case((10, 3, 5, 6), "i8", 8, (8, 8), (0, 3))
+quantize_case((33, 4, 130), "i8", 4, (16, 16), (0, 2), scale="pow2")
+quantize_case((19, 3, 3, 48), "i16", 12, (16, 16), (0, 3), dynamic=True)
+quantize_case((70, 3, 3, 48), "i8", 4, (32, 32), (0, 3), "stochastic", seed=9,
+              threads=2)
 # Stochastic rounding (a 32-bit hash of the seed and the row-major index):
 # vector rows (2-D, and 3-D split on (0, 2)), in memory order, a run-time
 # width, and a seed beyond 2^63 (its low 32 bits count).
@@ -334,4 +348,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 188, mismatches: 0
+# CHECK: quantize cases: 206, mismatches: 0
