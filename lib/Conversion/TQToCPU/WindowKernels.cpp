@@ -814,15 +814,19 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
   }
 };
 
+/// Output pixels of a row the NHWC depthwise kernel computes together.
+constexpr int64_t kDepthwisePixels = 4;
+
 /// A linalg.depthwise_conv_2d_nhwc_hwc (from tq-cpu-channels-last), image
 /// by image: the image is copied into a scratch buffer of H × W × C'
 /// (C rounded up to whole vectors, a padded input's border with the pad
 /// value, so that the padded tensor is never made), then each output pixel
 /// is computed as vectors of L channels over the window (kh, kw in order,
 /// from the op's fill value or else the output's values, each step
-/// multiplyAdd), the epilogue applied
-/// as each vector is stored. The same sums in the same order as the NCHW
-/// depthwise kernels.
+/// multiplyAdd), kDepthwisePixels pixels of a row at a time (each tap's
+/// filter vector loaded once for them), the epilogue applied as each
+/// vector is stored. The same sums in the same order as the NCHW depthwise
+/// kernels.
 struct DepthwiseNhwcKernel
     : FloatKernelPattern<linalg::DepthwiseConv2DNhwcHwcOp> {
   using FloatKernelPattern::FloatKernelPattern;
@@ -907,36 +911,58 @@ struct DepthwiseNhwcKernel
               fillValue
                   ? vector::BroadcastOp::create(ib, vF32, fillValue).getResult()
                   : Value();
-          scf::buildLoopNest(
-              ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
-              ValueRange{idx(ib, P), idx(ib, Q)},
-              ValueRange{idx(ib, 1), idx(ib, 1)},
-              [&](OpBuilder &pb, Location l, ValueRange pq) {
-                ImplicitLocOpBuilder kb(l, pb);
-                Value h0 = arith::MulIOp::create(kb, pq[0], idx(kb, st[0]));
-                Value w0 = arith::MulIOp::create(kb, pq[1], idx(kb, st[1]));
-                for (int64_t c0 = 0; c0 < CP; c0 += L) {
-                  Value mask = tailMask(kb, L, c0, C), c = idx(kb, c0);
-                  Value acc =
-                      fillV ? fillV
-                            : loadF32(kb, vF32, y,
-                                      ValueRange{n, pq[0], pq[1], c}, mask);
-                  for (int64_t r = 0; r < R; ++r)
-                    for (int64_t s = 0; s < S; ++s) {
-                      Value h =
-                          arith::AddIOp::create(kb, h0, idx(kb, r * dl[0]));
-                      Value wc =
-                          arith::AddIOp::create(kb, w0, idx(kb, s * dl[1]));
-                      Value xv = vector::LoadOp::create(kb, vF32, in,
-                                                        ValueRange{h, wc, c});
-                      Value wv =
-                          loadF32(kb, vF32, w,
-                                  ValueRange{idx(kb, r), idx(kb, s), c}, mask);
-                      acc = multiplyAdd(kb, acc, wv, xv, o.fma);
-                    }
-                  storeThroughEpilogue(kb, epi, acc, to,
-                                       ValueRange{n, pq[0], pq[1]}, c, mask);
+          // Pixels [q0, q0 + count) of output row p: each tap's filter
+          // vector loaded once for them, their sums independent.
+          auto pixels = [&](ImplicitLocOpBuilder &kb, Value p, Value q0,
+                            int64_t count) {
+            Value h0 = arith::MulIOp::create(kb, p, idx(kb, st[0]));
+            SmallVector<Value> qs, w0;
+            for (int64_t j = 0; j < count; ++j) {
+              qs.push_back(arith::AddIOp::create(kb, q0, idx(kb, j)));
+              w0.push_back(arith::MulIOp::create(kb, qs[j], idx(kb, st[1])));
+            }
+            for (int64_t c0 = 0; c0 < CP; c0 += L) {
+              Value mask = tailMask(kb, L, c0, C), c = idx(kb, c0);
+              SmallVector<Value> acc;
+              for (int64_t j = 0; j < count; ++j)
+                acc.push_back(fillV
+                                  ? fillV
+                                  : loadF32(kb, vF32, y,
+                                            ValueRange{n, p, qs[j], c}, mask));
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t s = 0; s < S; ++s) {
+                  Value h = arith::AddIOp::create(kb, h0, idx(kb, r * dl[0]));
+                  Value wv = loadF32(
+                      kb, vF32, w, ValueRange{idx(kb, r), idx(kb, s), c}, mask);
+                  for (int64_t j = 0; j < count; ++j) {
+                    Value wc =
+                        arith::AddIOp::create(kb, w0[j], idx(kb, s * dl[1]));
+                    Value xv = vector::LoadOp::create(kb, vF32, in,
+                                                      ValueRange{h, wc, c});
+                    acc[j] = multiplyAdd(kb, acc[j], wv, xv, o.fma);
+                  }
                 }
+              for (int64_t j = 0; j < count; ++j)
+                storeThroughEpilogue(kb, epi, acc[j], to,
+                                     ValueRange{n, p, qs[j]}, c, mask);
+            }
+          };
+          int64_t full = Q / kDepthwisePixels * kDepthwisePixels;
+          scf::buildLoopNest(
+              ib, loc, ValueRange{idx(ib, 0)}, ValueRange{idx(ib, P)},
+              ValueRange{idx(ib, 1)},
+              [&](OpBuilder &pb, Location l, ValueRange p) {
+                ImplicitLocOpBuilder rb(l, pb);
+                if (full > 0)
+                  scf::buildLoopNest(
+                      rb, l, ValueRange{idx(rb, 0)}, ValueRange{idx(rb, full)},
+                      ValueRange{idx(rb, kDepthwisePixels)},
+                      [&](OpBuilder &qb, Location ql, ValueRange q) {
+                        ImplicitLocOpBuilder kb(ql, qb);
+                        pixels(kb, p[0], q[0], kDepthwisePixels);
+                      });
+                if (full < Q)
+                  pixels(rb, p[0], idx(rb, full), Q - full);
               });
         });
     if (padded && padded->sourceDealloc)
