@@ -173,7 +173,8 @@ def TQCPUChannelsLast : Pass<"tq-cpu-channels-last"> {
       image of one channel (the same bytes in NHWC) with a constant filter
       of at most 49 taps, from a fill, becomes `linalg.conv_2d_nhwc_hwcf`
       on the image reshaped, the filter reordered to (R, S, 1, F) at
-      compile time, and its output is transposed: the layers after it
+      compile time (a constant pad of H and W in front of it is moved to
+      NHWC with it), and its output is transposed: the layers after it
       start in NHWC;
     - a `tq.quantize` quantizes the NHWC value with the same tiles (its
       split dims move with the data) and is followed by a `tq.transpose`,
@@ -355,7 +356,9 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     registers, each tap one broadcast input per pixel times the filter
     vectors, summed in (c, r, s) order as the NCHW kernels sum: the same
     bits. With a max pooling of its output next, each image goes to a
-    scratch buffer, pooled at once (the whole output is never written).
+    scratch buffer, pooled at once (the whole output is never written); a
+    padded input is padded image by image into a scratch buffer (the padded
+    tensor is never made).
     Each kernel also takes the elementwise `linalg.generic` right after
     it (bias, activation, residual add; arith and math ops) that reads its
     output through the identity map: the body is applied to each vector

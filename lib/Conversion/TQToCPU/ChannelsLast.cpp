@@ -370,13 +370,41 @@ struct FirstConvChannelsLast : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
       return rw.notifyMatchFailure(op, "filter not constant");
     Location loc = op.getLoc();
     // (N, 1, H, W) -> (N, H, W) -> (N, H, W, 1): the same bytes.
-    Value flat = tensor::CollapseShapeOp::create(
-        rw, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-    auto nhwcType =
-        RankedTensorType::get({xs[0], xs[2], xs[3], 1}, xType.getElementType());
-    Value nhwc = tensor::ExpandShapeOp::create(
-        rw, loc, nhwcType, flat,
-        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    auto toNHWCImage = [&](Value v) -> Value {
+      ArrayRef<int64_t> vs = cast<RankedTensorType>(v.getType()).getShape();
+      Value flat = tensor::CollapseShapeOp::create(
+          rw, loc, v, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+      return tensor::ExpandShapeOp::create(
+          rw, loc,
+          RankedTensorType::get({vs[0], vs[2], vs[3], 1},
+                                xType.getElementType()),
+          flat, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    };
+    // A constant pad of H and W stays in front of the convolution, in
+    // NHWC: the kernel then pads each image in cache.
+    Value nhwc;
+    auto pad = x.getDefiningOp<tensor::PadOp>();
+    if (pad && pad.getConstantPaddingValue() && pad.getLow().empty() &&
+        pad.getHigh().empty() && pad.getStaticLow()[0] == 0 &&
+        pad.getStaticLow()[1] == 0 && pad.getStaticHigh()[0] == 0 &&
+        pad.getStaticHigh()[1] == 0 &&
+        cast<RankedTensorType>(pad.getSource().getType()).hasStaticShape()) {
+      ArrayRef<int64_t> lo = pad.getStaticLow(), hi = pad.getStaticHigh();
+      Builder b(op.getContext());
+      SmallVector<OpFoldResult> low, high;
+      for (int64_t d : {0, 2, 3, 1}) {
+        low.push_back(b.getIndexAttr(lo[d]));
+        high.push_back(b.getIndexAttr(hi[d]));
+      }
+      nhwc =
+          tensor::PadOp::create(rw, loc,
+                                RankedTensorType::get({xs[0], xs[2], xs[3], 1},
+                                                      xType.getElementType()),
+                                toNHWCImage(pad.getSource()), low, high,
+                                pad.getConstantPaddingValue(), pad.getNofold());
+    } else {
+      nhwc = toNHWCImage(x);
+    }
     // The filter (F, 1, R, S) as (R, S, 1, F).
     SmallVector<float> moved;
     for (int64_t r = 0; r < R; ++r)

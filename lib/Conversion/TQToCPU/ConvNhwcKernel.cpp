@@ -28,13 +28,77 @@ constexpr int64_t kMaxTaps = 64;
 /// AVX-512, the rest for filter vectors and broadcasts).
 constexpr int64_t kAccumulators = 24;
 
+/// Image n of the padded NHWC input `pp` into `img` (1 × H × W × C, H and
+/// W padded): rows of W·C values, the border the pad value, the interior
+/// the source's row, L values at a time (the last of a run masked).
+void padImage(ImplicitLocOpBuilder &b, const PaddedPlanes &pp, Value n,
+              Value img, int64_t L) {
+  ArrayRef<int64_t> is = cast<MemRefType>(img.getType()).getShape(),
+                    ss = cast<MemRefType>(pp.source.getType()).getShape();
+  int64_t H = is[1], WC = is[2] * is[3], srcH = ss[1], srcWC = ss[2] * ss[3],
+          C = is[3];
+  Value rows = collapse(b, img, {{0, 1}, {2, 3}});
+  Value src = collapse(b, slice(b, pp.source, n), {{0}, {1, 2}});
+  auto vF32 = VectorType::get({L}, b.getF32Type());
+  Value padV = vector::BroadcastOp::create(b, vF32, pp.padValue);
+  // Values [e0, e1) of rows [h0, h1): `body` with the row, the first value
+  // of a vector and its mask (none when whole).
+  auto runs =
+      [&](int64_t h0, int64_t h1, int64_t e0, int64_t e1,
+          llvm::function_ref<void(ImplicitLocOpBuilder &, Value, Value, Value)>
+              body) {
+        if (h0 >= h1 || e0 >= e1)
+          return;
+        int64_t whole = e0 + (e1 - e0) / L * L;
+        scf::buildLoopNest(
+            b, b.getLoc(), ValueRange{idx(b, h0)}, ValueRange{idx(b, h1)},
+            ValueRange{idx(b, 1)},
+            [&](OpBuilder &hb, Location l, ValueRange h) {
+              ImplicitLocOpBuilder kb(l, hb);
+              if (whole > e0)
+                scf::buildLoopNest(
+                    kb, l, ValueRange{idx(kb, e0)}, ValueRange{idx(kb, whole)},
+                    ValueRange{idx(kb, L)},
+                    [&](OpBuilder &eb, Location el, ValueRange e) {
+                      ImplicitLocOpBuilder vb(el, eb);
+                      body(vb, h[0], e[0], Value());
+                    });
+              if (whole < e1)
+                body(kb, h[0], idx(kb, whole), tailMask(kb, L, whole, e1));
+            });
+      };
+  auto fill = [&](ImplicitLocOpBuilder &kb, Value h, Value e, Value mask) {
+    if (mask)
+      vector::MaskedStoreOp::create(kb, rows, ValueRange{h, e}, mask, padV);
+    else
+      vector::StoreOp::create(kb, padV, rows, ValueRange{h, e});
+  };
+  int64_t top = pp.top, left = pp.left * C;
+  runs(0, top, 0, WC, fill);
+  runs(top + srcH, H, 0, WC, fill);
+  runs(top, top + srcH, 0, left, fill);
+  runs(top, top + srcH, left + srcWC, WC, fill);
+  runs(0, srcH, 0, srcWC,
+       [&](ImplicitLocOpBuilder &kb, Value h, Value e, Value mask) {
+         Value v = loadF32(kb, vF32, src, ValueRange{h, e}, mask);
+         SmallVector<Value> at = {arith::AddIOp::create(kb, h, idx(kb, top)),
+                                  arith::AddIOp::create(kb, e, idx(kb, left))};
+         if (mask)
+           vector::MaskedStoreOp::create(kb, rows, at, mask, v);
+         else
+           vector::StoreOp::create(kb, v, rows, at);
+       });
+}
+
 /// linalg.conv_2d_nhwc_hwcf on f32 buffers of at most kMaxTaps taps: for
 /// each (image, output row), shared among the threads, blocks of up to
 /// kAccumulators / ceil(F / L) output pixels, each pixel's F outputs as
 /// vectors of L filters (the last masked), from the fill or else the
 /// output's values, then each tap in (c, r, s) order: acc = multiplyAdd(acc,
 /// x broadcast, filter vector), as the NCHW kernels sum the same taps (the
-/// same bits), the epilogue applied as each vector is stored.
+/// same bits), the epilogue applied as each vector is stored. With a max
+/// pooling next (FollowingPool) or a padded input (PaddedPlanes), image by
+/// image in scratch buffers: the output pooled, the input padded, in cache.
 struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
   using FloatKernelPattern::FloatKernelPattern;
   LogicalResult matchAndRewrite(linalg::Conv2DNhwcHwcfOp op,
@@ -58,6 +122,11 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
     std::optional<VectorEpilogue> epi = takeEpilogue(op, y, 1, b);
     Value to = epi ? epi->target() : y;
     auto vF32 = VectorType::get({L}, b.getF32Type());
+    // A padded input: each image padded into a scratch buffer instead.
+    std::optional<PaddedPlanes> padded =
+        PaddedPlanes::match(op, x, /*channelsLast=*/true);
+    if (padded && epi && !padded->onlyOwnPlanes(*epi, ys))
+      padded.reset();
     // A max pooling of the output next: each image goes to a scratch
     // buffer of one image, pooled while it is in cache; the whole output is
     // never written.
@@ -68,8 +137,11 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
           epi ? epi->op() : op, result);
     // Pixels [q0, q0 + count) of output row p of image n, stored at
     // (image, p, q) of `dst`.
+    // Input pixels are read from (srcImage, h, w) of `src`: x's image n, or
+    // the padded scratch image.
     auto pixels = [&](ImplicitLocOpBuilder &kb, Value n, Value p, Value q0,
-                      int64_t count, Value dst, Value image) {
+                      int64_t count, Value dst, Value image, Value src,
+                      Value srcImage) {
       SmallVector<Value> qs, masks;
       for (int64_t j = 0; j < count; ++j)
         qs.push_back(arith::AddIOp::create(kb, q0, idx(kb, j)));
@@ -105,8 +177,8 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
               Value col = arith::AddIOp::create(kb, w0[j], idx(kb, s * dl[1]));
               Value in = vector::BroadcastOp::create(
                   kb, vF32,
-                  memref::LoadOp::create(kb, x,
-                                         ValueRange{n, h, col, idx(kb, c)}));
+                  memref::LoadOp::create(
+                      kb, src, ValueRange{srcImage, h, col, idx(kb, c)}));
               for (int64_t v = 0; v < vectors; ++v)
                 acc[j * vectors + v] = multiplyAdd(kb, acc[j * vectors + v], in,
                                                    filters[v], o.fma);
@@ -127,33 +199,55 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
     int64_t full = Q / block * block;
     // Row p of image n into (image, p) of dst.
     auto row = [&](ImplicitLocOpBuilder &rb, Value n, Value p, Value dst,
-                   Value image) {
+                   Value image, Value in, Value inImage) {
       if (full > 0)
-        scf::buildLoopNest(rb, rb.getLoc(), ValueRange{idx(rb, 0)},
-                           ValueRange{idx(rb, full)},
-                           ValueRange{idx(rb, block)},
-                           [&](OpBuilder &qb, Location ql, ValueRange q) {
-                             ImplicitLocOpBuilder kb(ql, qb);
-                             pixels(kb, n, p, q[0], block, dst, image);
-                           });
+        scf::buildLoopNest(
+            rb, rb.getLoc(), ValueRange{idx(rb, 0)}, ValueRange{idx(rb, full)},
+            ValueRange{idx(rb, block)},
+            [&](OpBuilder &qb, Location ql, ValueRange q) {
+              ImplicitLocOpBuilder kb(ql, qb);
+              pixels(kb, n, p, q[0], block, dst, image, in, inImage);
+            });
       if (full < Q)
-        pixels(rb, n, p, idx(rb, full), Q - full, dst, image);
+        pixels(rb, n, p, idx(rb, full), Q - full, dst, image, in, inImage);
     };
-    if (pool) {
-      pool->hoist(b, epi ? epi->op() : op);
+    if (pool || padded) {
+      if (pool)
+        pool->hoist(b, epi ? epi->op() : op);
+      SmallVector<MemRefType> scratch;
+      if (pool)
+        scratch.push_back(MemRefType::get({1, P, Q, F}, b.getF32Type()));
+      if (padded)
+        scratch.push_back(
+            MemRefType::get({1, xs[1], xs[2], C}, b.getF32Type()));
       forEachImageWithScratch(
-          b, N, o.threads, {MemRefType::get({1, P, Q, F}, b.getF32Type())},
-          [&](ImplicitLocOpBuilder &ib, Value n, ValueRange scratch) {
+          b, N, o.threads, scratch,
+          [&](ImplicitLocOpBuilder &ib, Value n, ValueRange buffers) {
+            Value in = x, inImage = n;
+            if (padded) {
+              in = buffers.back();
+              inImage = idx(ib, 0);
+              padImage(ib, *padded, n, in, L);
+            }
+            Value dst = pool ? buffers[0] : to;
+            Value image = pool ? idx(ib, 0) : n;
             scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
                                ValueRange{idx(ib, P)}, ValueRange{idx(ib, 1)},
                                [&](OpBuilder &pb, Location l, ValueRange p) {
                                  ImplicitLocOpBuilder rb(l, pb);
-                                 row(rb, n, p[0], scratch[0], idx(rb, 0));
+                                 row(rb, n, p[0], dst, image, in, inImage);
                                });
-            pool->emit(ib, scratch[0], n);
+            if (pool)
+              pool->emit(ib, buffers[0], n);
           });
+      if (padded && padded->sourceDealloc)
+        rw.moveOpBefore(padded->sourceDealloc, op);
       eraseWithEpilogue(op, epi, rw);
-      pool->erase(result, rw);
+      if (pool)
+        pool->erase(result, rw);
+      if (padded)
+        for (Operation *padOp : padded->ops)
+          rw.eraseOp(padOp);
       return success();
     }
     cpu::buildIndependentLoops(b, b.getLoc(), ValueRange{idx(b, 0), idx(b, 0)},
@@ -161,7 +255,7 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
                                ValueRange{idx(b, 1), idx(b, 1)}, o.threads,
                                [&](OpBuilder &nb, Location l, ValueRange np) {
                                  ImplicitLocOpBuilder rb(l, nb);
-                                 row(rb, np[0], np[1], to, np[0]);
+                                 row(rb, np[0], np[1], to, np[0], x, np[0]);
                                });
     eraseWithEpilogue(op, epi, rw);
     return success();

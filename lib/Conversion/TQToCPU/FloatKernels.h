@@ -145,6 +145,33 @@ template <typename PoolOp> struct FollowingPool {
   void erase(Value out, PatternRewriter &rw);
 };
 
+/// A convolution's input that is a bufferized `tensor.pad`: an allocation
+/// filled with the pad value, the source copied into its interior (NCHW,
+/// seen through a depthwise convolution's expand_shape, or NHWC). The
+/// kernels pad one plane or image at a time into a scratch buffer that
+/// stays in cache instead: the padded tensor (read and written in full for
+/// the pad) is never needed.
+struct PaddedPlanes {
+  /// The source, the buffer it is a view of, the pad value.
+  Value source, root, padValue;
+  int64_t top = 0, left = 0;
+  /// The pad's ops, erased with the convolution in this order.
+  SmallVector<Operation *> ops;
+  /// The source's dealloc, moved after the kernel.
+  Operation *sourceDealloc = nullptr;
+
+  /// Whether the epilogue `epi` of a kernel writing planes of `outShape`
+  /// uses the source's buffer (reused in place for its output) only as
+  /// those planes: the source, or its buffer of the same type, of the
+  /// output's shape. The kernel reads each plane before it stores it.
+  bool onlyOwnPlanes(const VectorEpilogue &epi,
+                     ArrayRef<int64_t> outShape) const;
+  /// `x` is the padded buffer seen through an expand_shape (NCHW, the
+  /// group dim added), or with `channelsLast` the padded NHWC buffer itself.
+  static std::optional<PaddedPlanes> match(Operation *conv, Value x,
+                                           bool channelsLast = false);
+};
+
 /// The images [0, N) in one chunk per thread (as many as the threads, at
 /// most N), each chunk with its own `scratch` buffers (heap allocations,
 /// made once per chunk and freed after it), calling `body` with (n, the

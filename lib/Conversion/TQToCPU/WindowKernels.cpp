@@ -117,127 +117,109 @@ Value fillValueOf(Operation *op) {
   return yield.getOperand(0);
 }
 
-/// A depthwise convolution's input that is a bufferized `tensor.pad` of an
-/// NCHW buffer: an allocation filled with the pad value, the source copied
-/// into its interior, seen through the convolution's expand_shape. The
-/// kernel pads one (n, g) plane at a time into a scratch buffer that stays
-/// in cache instead: the padded tensor (read and written in full for the
-/// pad) is never needed.
-struct PaddedPlanes {
-  /// The source, the buffer it is a view of, the pad value.
-  Value source, root, padValue;
-  int64_t top = 0, left = 0;
-  /// The pad's ops, erased with the convolution in this order.
-  SmallVector<Operation *> ops;
-  /// The source's dealloc, moved after the kernel.
-  Operation *sourceDealloc = nullptr;
+} // namespace
 
-  /// Whether the epilogue `epi` of a kernel writing planes of `outShape`
-  /// uses the source's buffer (reused in place for its output) only as
-  /// those planes: the source, or its buffer of the same type, of the
-  /// output's shape. The kernel reads each plane before it stores it.
-  bool onlyOwnPlanes(const VectorEpilogue &epi,
-                     ArrayRef<int64_t> outShape) const {
-    for (Value v : epi.op()->getOperands())
-      if (rootOf(v) == root &&
-          !((v == source || v == root) && v.getType() == source.getType() &&
-            cast<MemRefType>(v.getType()).getShape() == outShape))
-        return false;
-    return true;
+bool mlir::tq::floatkernels::PaddedPlanes::onlyOwnPlanes(
+    const VectorEpilogue &epi, ArrayRef<int64_t> outShape) const {
+  for (Value v : epi.op()->getOperands())
+    if (rootOf(v) == root &&
+        !((v == source || v == root) && v.getType() == source.getType() &&
+          cast<MemRefType>(v.getType()).getShape() == outShape))
+      return false;
+  return true;
+}
+
+std::optional<PaddedPlanes>
+mlir::tq::floatkernels::PaddedPlanes::match(Operation *conv, Value x,
+                                            bool channelsLast) {
+  memref::ExpandShapeOp expand;
+  memref::AllocOp alloc;
+  if (channelsLast) {
+    alloc = x.getDefiningOp<memref::AllocOp>();
+  } else {
+    expand = x.getDefiningOp<memref::ExpandShapeOp>();
+    if (!expand || !x.hasOneUse() || expand.getSrcType().getRank() != 4)
+      return std::nullopt;
+    alloc = expand.getSrc().getDefiningOp<memref::AllocOp>();
   }
-
-  /// `x` is the padded buffer seen through an expand_shape (NCHW, the
-  /// group dim added), or with `channelsLast` the padded NHWC buffer itself.
-  static std::optional<PaddedPlanes> match(Operation *conv, Value x,
-                                           bool channelsLast = false) {
-    memref::ExpandShapeOp expand;
-    memref::AllocOp alloc;
-    if (channelsLast) {
-      alloc = x.getDefiningOp<memref::AllocOp>();
+  Block *block = conv->getBlock();
+  if (!alloc || alloc->getBlock() != block)
+    return std::nullopt;
+  PaddedPlanes pp;
+  Operation *fill = nullptr, *copy = nullptr, *dealloc = nullptr;
+  memref::SubViewOp interior;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == expand || user == conv)
+      continue;
+    if (isa<memref::DeallocOp>(user) && !dealloc) {
+      dealloc = user;
+    } else if (auto sv = dyn_cast<memref::SubViewOp>(user); sv && !interior) {
+      interior = sv;
+    } else if (Value v = fillValueOf(user); v && !fill && v.getType().isF32()) {
+      fill = user;
+      pp.padValue = v;
     } else {
-      expand = x.getDefiningOp<memref::ExpandShapeOp>();
-      if (!expand || !x.hasOneUse() || expand.getSrcType().getRank() != 4)
-        return std::nullopt;
-      alloc = expand.getSrc().getDefiningOp<memref::AllocOp>();
+      return std::nullopt;
     }
-    Block *block = conv->getBlock();
-    if (!alloc || alloc->getBlock() != block)
-      return std::nullopt;
-    PaddedPlanes pp;
-    Operation *fill = nullptr, *copy = nullptr, *dealloc = nullptr;
-    memref::SubViewOp interior;
-    for (Operation *user : alloc->getUsers()) {
-      if (user == expand || user == conv)
-        continue;
-      if (isa<memref::DeallocOp>(user) && !dealloc) {
-        dealloc = user;
-      } else if (auto sv = dyn_cast<memref::SubViewOp>(user); sv && !interior) {
-        interior = sv;
-      } else if (Value v = fillValueOf(user);
-                 v && !fill && v.getType().isF32()) {
-        fill = user;
-        pp.padValue = v;
-      } else {
-        return std::nullopt;
-      }
-    }
-    if (!fill || !interior || !interior->hasOneUse() ||
-        fill->getBlock() != block || (dealloc && dealloc->getBlock() != block))
-      return std::nullopt;
-    copy = *interior->getUsers().begin();
-    if (auto c = dyn_cast<memref::CopyOp>(copy);
-        c && c.getTarget() == interior.getResult())
-      pp.source = c.getSource();
-    else if (auto c = dyn_cast<linalg::CopyOp>(copy);
-             c && c.getDpsInits()[0] == interior.getResult())
-      pp.source = c.getInputs()[0];
-    if (!pp.source || copy->getBlock() != block)
-      return std::nullopt;
-    // The interior: unit strides, a static offset in H and W only, the
-    // source's whole shape.
-    // The pad only in H and W: N and C (or G) as the source's.
-    auto src = dyn_cast<MemRefType>(pp.source.getType());
-    auto padded = cast<MemRefType>(alloc.getType());
-    int64_t cDim = channelsLast ? 3 : 1;
-    if (!src || !src.getLayout().isIdentity() ||
-        src.getShape() != interior.getType().getShape() || src.getRank() != 4 ||
-        padded.getRank() != 4 || src.getDimSize(0) != padded.getDimSize(0) ||
-        src.getDimSize(cDim) != padded.getDimSize(cDim) ||
-        !interior.hasUnitStride() ||
-        llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
-      return std::nullopt;
-    ArrayRef<int64_t> off = interior.getStaticOffsets();
-    int64_t hDim = channelsLast ? 1 : 2;
-    if (off[0] != 0 || off[channelsLast ? 3 : 1] != 0)
-      return std::nullopt;
-    pp.top = off[hDim];
-    pp.left = off[hDim + 1];
-    // Fill, then copy, then the convolution, the source's buffer untouched
-    // between the copy and the convolution (the kernel reads it instead),
-    // the padded buffer freed after the convolution.
-    pp.root = rootOf(pp.source);
-    if (!fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(conv) ||
-        (dealloc && !conv->isBeforeInBlock(dealloc)) ||
-        usedBetween(pp.root, copy, conv))
-      return std::nullopt;
-    // A dealloc of the source's buffer before the convolution moves after
-    // it.
-    for (Operation *user : pp.root.getUsers())
-      if (isa<memref::DeallocOp>(user)) {
-        if (user->getBlock() != block)
-          return std::nullopt;
-        if (user->isBeforeInBlock(conv))
-          pp.sourceDealloc = user;
-      }
-    pp.ops = {copy, interior, fill};
-    if (dealloc)
-      pp.ops.push_back(dealloc);
-    if (expand)
-      pp.ops.push_back(expand);
-    pp.ops.push_back(alloc);
-    return pp;
   }
-};
+  if (!fill || !interior || !interior->hasOneUse() ||
+      fill->getBlock() != block || (dealloc && dealloc->getBlock() != block))
+    return std::nullopt;
+  copy = *interior->getUsers().begin();
+  if (auto c = dyn_cast<memref::CopyOp>(copy);
+      c && c.getTarget() == interior.getResult())
+    pp.source = c.getSource();
+  else if (auto c = dyn_cast<linalg::CopyOp>(copy);
+           c && c.getDpsInits()[0] == interior.getResult())
+    pp.source = c.getInputs()[0];
+  if (!pp.source || copy->getBlock() != block)
+    return std::nullopt;
+  // The interior: unit strides, a static offset in H and W only, the
+  // source's whole shape.
+  // The pad only in H and W: N and C (or G) as the source's.
+  auto src = dyn_cast<MemRefType>(pp.source.getType());
+  auto padded = cast<MemRefType>(alloc.getType());
+  int64_t cDim = channelsLast ? 3 : 1;
+  if (!src || !src.getLayout().isIdentity() ||
+      src.getShape() != interior.getType().getShape() || src.getRank() != 4 ||
+      padded.getRank() != 4 || src.getDimSize(0) != padded.getDimSize(0) ||
+      src.getDimSize(cDim) != padded.getDimSize(cDim) ||
+      !interior.hasUnitStride() ||
+      llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
+    return std::nullopt;
+  ArrayRef<int64_t> off = interior.getStaticOffsets();
+  int64_t hDim = channelsLast ? 1 : 2;
+  if (off[0] != 0 || off[channelsLast ? 3 : 1] != 0)
+    return std::nullopt;
+  pp.top = off[hDim];
+  pp.left = off[hDim + 1];
+  // Fill, then copy, then the convolution, the source's buffer untouched
+  // between the copy and the convolution (the kernel reads it instead),
+  // the padded buffer freed after the convolution.
+  pp.root = rootOf(pp.source);
+  if (!fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(conv) ||
+      (dealloc && !conv->isBeforeInBlock(dealloc)) ||
+      usedBetween(pp.root, copy, conv))
+    return std::nullopt;
+  // A dealloc of the source's buffer before the convolution moves after
+  // it.
+  for (Operation *user : pp.root.getUsers())
+    if (isa<memref::DeallocOp>(user)) {
+      if (user->getBlock() != block)
+        return std::nullopt;
+      if (user->isBeforeInBlock(conv))
+        pp.sourceDealloc = user;
+    }
+  pp.ops = {copy, interior, fill};
+  if (dealloc)
+    pp.ops.push_back(dealloc);
+  if (expand)
+    pp.ops.push_back(expand);
+  pp.ops.push_back(alloc);
+  return pp;
+}
+
+namespace {
 
 /// A depthwise convolution of small planes, whose rows hold at most 4
 /// outputs, computed in channels-last order image by image, in

@@ -302,6 +302,32 @@ func.func @first_conv(%x: tensor<2x1x6x6xf32>) -> !tq.tiled<2x2x2x2xi8:8, f32, t
 
 // -----
 
+// Its zero pad (of H and W) stays in front of it, in NHWC: the image is
+// reshaped, then padded.
+// CHECK-LABEL: func.func @first_conv_padded
+// CHECK-SAME: %[[X:.*]]: tensor<1x1x4x4xf32>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[X]]
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[C]] {{.*}} output_shape [1, 4, 4, 1]
+// CHECK: %[[P:.*]] = tensor.pad %[[E]] low[0, 1, 2, 0] high[0, 1, 0, 0]
+// CHECK: } : tensor<1x4x4x1xf32> to tensor<1x6x6x1xf32>
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[P]], %{{.*}} : tensor<1x6x6x1xf32>, tensor<3x3x1x2xf32>)
+// CHECK-NOT: tensor.pad
+func.func @first_conv_padded(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = arith.constant dense<1.0> : tensor<2x1x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 2] high[0, 0, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x1x4x4xf32> to tensor<1x1x6x6xf32>
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%p, %w : tensor<1x1x6x6xf32>, tensor<2x1x3x3xf32>) outs(%f : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // Left alone: three channels (not the same bytes in NHWC), a filter that is
 // not a constant.
 // CHECK-LABEL: func.func @first_conv_kept

@@ -931,3 +931,34 @@ func.func @conv_nhwc_rows(%x: memref<1x23x23x3xf32>, %w: memref<3x3x3x8xf32>, %y
     ins(%x, %w : memref<1x23x23x3xf32>, memref<3x3x3x8xf32>) outs(%y : memref<1x11x11x8xf32>)
   return
 }
+
+// -----
+
+// A padded input (a bufferized tensor.pad): each image is padded into a
+// scratch buffer (its border rows and columns the pad value, its rows
+// copied as vectors of W·C values), which the convolution reads; the padded
+// tensor is never made.
+// CHECK-LABEL: func.func @conv_nhwc_padded
+// CHECK-NOT: memref<2x8x8x1xf32>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x8x1xf32>
+// CHECK: memref.collapse_shape %[[S]] {{\[\[}}0, 1], [2, 3]] : memref<1x8x8x1xf32> into memref<8x8xf32>
+// CHECK: vector.maskedload %{{.*}} : memref<6x6xf32, strided<[6, 1], offset: ?>>
+// CHECK: memref.load %[[S]]
+// CHECK: math.fma
+// CHECK: memref.dealloc %[[S]]
+// CHECK-NOT: linalg.
+func.func @conv_nhwc_padded(%src: memref<2x6x6x1xf32>, %w: memref<3x3x1x8xf32>, %y: memref<2x6x6x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = memref.alloc() : memref<2x8x8x1xf32>
+  linalg.map outs(%pad : memref<2x8x8x1xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %in = memref.subview %pad[0, 1, 1, 0] [2, 6, 6, 1] [1, 1, 1, 1] : memref<2x8x8x1xf32> to memref<2x6x6x1xf32, strided<[64, 8, 1, 1], offset: 9>>
+  memref.copy %src, %in : memref<2x6x6x1xf32> to memref<2x6x6x1xf32, strided<[64, 8, 1, 1], offset: 9>>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x6x6x8xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x8x8x1xf32>, memref<3x3x1x8xf32>) outs(%y : memref<2x6x6x8xf32>)
+  memref.dealloc %pad : memref<2x8x8x1xf32>
+  return
+}

@@ -166,22 +166,27 @@ def nhwc(a):
 
 
 def conv_nhwc(xshape, wshape, stride=(1, 1), dilation=(1, 1), pool=None,
-              fill=True, special=False, precise=False):
+              fill=True, special=False, precise=False, pads=None, pad_value=0.0):
     """linalg.conv_2d_nhwc_hwcf (the form tq-cpu-channels-last gives a first
     convolution; shapes given as NCHW and FCHW), from a fill of 0 or else
     from the output's values, then its bias and ReLU, then with `pool` =
     (k, stride) a max pooling (pooled image by image); each output summed in
-    (c, r, s) order."""
+    (c, r, s) order. With `pads` = (top, left, bottom, right) the input is a
+    tensor.pad with `pad_value` (padded image by image in the kernel)."""
     gen = full if precise else (lambda shape: data(shape, special))
     x, w, bias = gen(xshape), gen(wshape), gen((wshape[0],))
+    xp = x
+    if pads:
+        t, l, bt, r = pads
+        xp = np.pad(x, ((0, 0), (0, 0), (t, bt), (l, r)), constant_values=pad_value)
     n, f = xshape[0], wshape[0]
-    p = (xshape[2] - dilation[0] * (wshape[2] - 1) - 1) // stride[0] + 1
-    q = (xshape[3] - dilation[1] * (wshape[3] - 1) - 1) // stride[1] + 1
+    p = (xp.shape[2] - dilation[0] * (wshape[2] - 1) - 1) // stride[0] + 1
+    q = (xp.shape[3] - dilation[1] * (wshape[3] - 1) - 1) // stride[1] + 1
     init = None if fill else gen((n, f, p, q))
 
     def want(fused):
         with np.errstate(all="ignore"):
-            y = ref_conv(x, w, np.zeros(f, np.float32), stride, dilation, fused,
+            y = ref_conv(xp, w, np.zeros(f, np.float32), stride, dilation, fused,
                          init=init)
             y = ref_max(y + bias.reshape(1, -1, 1, 1), np.float32(0))
             return nhwc(ref_max_pool(y, *pool) if pool else y)
@@ -198,6 +203,15 @@ def conv_nhwc(xshape, wshape, stride=(1, 1), dilation=(1, 1), pool=None,
         inputs.append(nhwc(init))
         init_ir = ""
     result, tr = "%r", ty_
+    pad_ir, xin, txp = "", "%x", tx
+    if pads:
+        txp = ty(nhwc(xp).shape)
+        pad_ir = f"""%pv = arith.constant {float(pad_value)!r} : f32
+  %xp = tensor.pad %x low[0, {pads[0]}, {pads[1]}, 0] high[0, {pads[2]}, {pads[3]}, 0] {{
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %pv : f32
+  }} : {tx} to {txp}"""
+        xin = "%xp"
     pool_ir = ""
     if pool:
         k, ps = pool
@@ -215,9 +229,10 @@ func.func @main({args}) -> {tr} {{
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32
   {init_ir}
+  {pad_ir}
   %y = linalg.conv_2d_nhwc_hwcf {{strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>,
       dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>}}
-      ins(%x, %w : {tx}, {tw}) outs(%init : {ty_}) -> {ty_}
+      ins({xin}, %w : {txp}, {tw}) outs(%init : {ty_}) -> {ty_}
   %r = linalg.generic {{indexing_maps = [affine_map<(n, p, q, f) -> (n, p, q, f)>,
       affine_map<(n, p, q, f) -> (f)>, affine_map<(n, p, q, f) -> (n, p, q, f)>],
       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
@@ -231,7 +246,7 @@ func.func @main({args}) -> {tr} {{
   return {result} : {tr}
 }}"""
     check(f"conv nhwc {xshape} {wshape} s={stride} d={dilation} pool={pool} "
-          f"fill={fill} precise={precise}", src, inputs, want(False),
+          f"fill={fill} precise={precise} pads={pads}", src, inputs, want(False),
           want(True) if precise else None)
 
 
@@ -1004,6 +1019,15 @@ conv_nhwc((2, 3, 9, 9), (8, 3, 3, 3), precise=True)
 conv_nhwc((2, 1, 30, 30), (16, 1, 3, 3), pool=(2, 2), special=True)
 conv_nhwc((301, 1, 12, 12), (16, 1, 5, 5), pool=(3, 2))
 conv_nhwc((3, 1, 14, 14), (20, 1, 3, 3), pool=(2, 2), precise=True)
+# A padded input, padded image by image into a scratch buffer: pads of 1,
+# uneven pads with another pad value, 3 channels (rows of W·3 values), a
+# stride, with and without the pooling after it, 301 images on 2 threads.
+conv_nhwc((2, 1, 28, 28), (16, 1, 3, 3), pool=(2, 2), pads=(1, 1, 1, 1))
+conv_nhwc((2, 1, 9, 13), (20, 1, 3, 3), pads=(2, 0, 1, 3), pad_value=-1.5,
+          special=True)
+conv_nhwc((1, 3, 10, 11), (8, 3, 3, 3), stride=(2, 2), pads=(1, 1, 1, 1),
+          precise=True)
+conv_nhwc((301, 1, 8, 8), (16, 1, 3, 3), pads=(1, 1, 1, 1))
 # A max pooling of a ReLU's output (marked: no -0 to order), on its own:
 # ±0, NaN and Inf in, whole and masked row vectors, a clip at 6.
 relu_pool((2, 3, 8, 8), 2, 2)
