@@ -246,6 +246,22 @@ linalg::Conv2DNgchwGfchwOp movableDepthwiseOf(Value v) {
   return conv;
 }
 
+/// The NCHW pad `pad` (static, with a constant) applied to the NHWC value
+/// `src`: its low and high pads permuted to NHWC.
+Value padNHWC(PatternRewriter &rw, tensor::PadOp pad, Value src) {
+  ArrayRef<int64_t> lo = pad.getStaticLow(), hi = pad.getStaticHigh();
+  SmallVector<OpFoldResult> low, high;
+  for (int64_t d : {0, 2, 3, 1}) {
+    low.push_back(rw.getIndexAttr(lo[d]));
+    high.push_back(rw.getIndexAttr(hi[d]));
+  }
+  auto type = pad.getResultType();
+  return tensor::PadOp::create(
+      rw, pad.getLoc(),
+      RankedTensorType::get(toNHWC(type.getShape()), type.getElementType()),
+      src, low, high, pad.getConstantPaddingValue(), pad.getNofold());
+}
+
 /// tensor.pad of a transposed NHWC value with a constant: the transpose
 /// of the NHWC value padded.
 struct SinkIntoPad : OpRewritePattern<tensor::PadOp> {
@@ -260,19 +276,7 @@ struct SinkIntoPad : OpRewritePattern<tensor::PadOp> {
     // NCHW kernels would read a transposed copy of the pad.
     if (!movableDepthwiseOf(op.getResult()))
       return rw.notifyMatchFailure(op, "not a movable depthwise input");
-    ArrayRef<int64_t> lo = op.getStaticLow(), hi = op.getStaticHigh();
-    Builder b(op.getContext());
-    SmallVector<OpFoldResult> low, high;
-    for (int64_t d : {0, 2, 3, 1}) {
-      low.push_back(b.getIndexAttr(lo[d]));
-      high.push_back(b.getIndexAttr(hi[d]));
-    }
-    auto type = op.getResultType();
-    auto padded = tensor::PadOp::create(
-        rw, op.getLoc(),
-        RankedTensorType::get(toNHWC(type.getShape()), type.getElementType()),
-        src, low, high, padValue, op.getNofold());
-    rw.replaceOp(op, transposeToNCHW(rw, op.getLoc(), padded));
+    rw.replaceOp(op, transposeToNCHW(rw, op.getLoc(), padNHWC(rw, op, src)));
     return success();
   }
 };
@@ -361,7 +365,7 @@ struct FirstConvChannelsLast : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     if (!xType.hasStaticShape() || !wType.hasStaticShape() ||
         xType.getDimSize(1) != 1 || !fill || !xType.getElementType().isF32())
       return rw.notifyMatchFailure(op, "not on one static channel from a fill");
-    ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape();
+    ArrayRef<int64_t> ws = wType.getShape();
     int64_t F = ws[0], R = ws[2], S = ws[3];
     if (R * S > kMaxFirstConvTaps)
       return rw.notifyMatchFailure(op, "too many taps");
@@ -389,19 +393,7 @@ struct FirstConvChannelsLast : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
         pad.getStaticLow()[1] == 0 && pad.getStaticHigh()[0] == 0 &&
         pad.getStaticHigh()[1] == 0 &&
         cast<RankedTensorType>(pad.getSource().getType()).hasStaticShape()) {
-      ArrayRef<int64_t> lo = pad.getStaticLow(), hi = pad.getStaticHigh();
-      Builder b(op.getContext());
-      SmallVector<OpFoldResult> low, high;
-      for (int64_t d : {0, 2, 3, 1}) {
-        low.push_back(b.getIndexAttr(lo[d]));
-        high.push_back(b.getIndexAttr(hi[d]));
-      }
-      nhwc =
-          tensor::PadOp::create(rw, loc,
-                                RankedTensorType::get({xs[0], xs[2], xs[3], 1},
-                                                      xType.getElementType()),
-                                toNHWCImage(pad.getSource()), low, high,
-                                pad.getConstantPaddingValue(), pad.getNofold());
+      nhwc = padNHWC(rw, pad, toNHWCImage(pad.getSource()));
     } else {
       nhwc = toNHWCImage(x);
     }
