@@ -354,11 +354,13 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     convolution `tq-cpu-channels-last` moves) computes each output pixel
     as vectors of L filters, up to 24 accumulators (blocks of pixels) in
     registers, each tap one broadcast input per pixel times the filter
-    vectors, summed in (c, r, s) order as the NCHW kernels sum: the same
-    bits. With a max pooling of its output next, each image goes to a
-    scratch buffer, pooled at once (the whole output is never written); a
-    padded input is padded image by image into a scratch buffer (the padded
-    tensor is never made).
+    vectors, summed in the op's (kh, kw, c) order (for one channel, the
+    order of the NCHW kernels: the same bits). With a max pooling of its
+    output next, each image goes to a scratch buffer, pooled at once (the
+    whole output is never written); a padded input whose source is a whole
+    buffer is padded image by image into a scratch buffer (the padded
+    tensor is never made). With fewer images than threads (batch 1) the
+    output rows are shared among the threads instead.
     Each kernel also takes the elementwise `linalg.generic` right after
     it (bias, activation, residual add; arith and math ops) that reads its
     output through the identity map: the body is applied to each vector

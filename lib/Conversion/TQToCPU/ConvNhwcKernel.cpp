@@ -94,11 +94,14 @@ void padImage(ImplicitLocOpBuilder &b, const PaddedPlanes &pp, Value n,
 /// each (image, output row), shared among the threads, blocks of up to
 /// kAccumulators / ceil(F / L) output pixels, each pixel's F outputs as
 /// vectors of L filters (the last masked), from the fill or else the
-/// output's values, then each tap in (c, r, s) order: acc = multiplyAdd(acc,
-/// x broadcast, filter vector), as the NCHW kernels sum the same taps (the
-/// same bits), the epilogue applied as each vector is stored. With a max
-/// pooling next (FollowingPool) or a padded input (PaddedPlanes), image by
-/// image in scratch buffers: the output pooled, the input padded, in cache.
+/// output's values, then each tap in the op's (r, s, c) order: acc =
+/// multiplyAdd(acc, x broadcast, filter vector); on one channel the order
+/// in which the NCHW kernels sum the same taps (the same bits). The
+/// epilogue is applied as each vector is stored. With a max pooling next
+/// (FollowingPool) or a padded input (PaddedPlanes), image by image in
+/// scratch buffers: the output pooled, the input padded, in cache. With
+/// fewer images than threads, the rows are shared instead and the pooling
+/// is left on its own. Row-major operands only, as ConvKernel.
 struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
   using FloatKernelPattern::FloatKernelPattern;
   LogicalResult matchAndRewrite(linalg::Conv2DNhwcHwcfOp op,
@@ -114,6 +117,11 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
             Q = ys[2], L = o.lanes;
     if (C * R * S > kMaxTaps)
       return rw.notifyMatchFailure(op, "too many taps to unroll");
+    // As ConvKernel: row-major operands only (a view of a batch's share
+    // stays with the loops, as its NCHW form did).
+    for (Value v : {x, w, y})
+      if (!cast<MemRefType>(v.getType()).getLayout().isIdentity())
+        return rw.notifyMatchFailure(op, "operand is not row-major");
     int64_t vectors = llvm::divideCeil(F, L);
     int64_t block = std::clamp<int64_t>(kAccumulators / vectors, 1, 8);
 
@@ -132,7 +140,10 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
     // never written.
     Value result = epi ? epi->target() : y;
     std::optional<FollowingPool<linalg::PoolingNhwcMaxOp>> pool;
-    if (fillValue)
+    // Images are shared among the threads: with fewer images than threads
+    // (batch 1), the rows are instead, and the pooling stays on its own.
+    bool perImage = N >= o.threads;
+    if (fillValue && perImage)
       pool = FollowingPool<linalg::PoolingNhwcMaxOp>::match(
           epi ? epi->op() : op, result);
     // Pixels [q0, q0 + count) of output row p of image n, stored at
@@ -163,9 +174,9 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
       SmallVector<Value> w0;
       for (int64_t j = 0; j < count; ++j)
         w0.push_back(arith::MulIOp::create(kb, qs[j], idx(kb, st[1])));
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t r = 0; r < R; ++r)
-          for (int64_t s = 0; s < S; ++s) {
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t c = 0; c < C; ++c) {
             SmallVector<Value> filters;
             for (int64_t v = 0; v < vectors; ++v)
               filters.push_back(
@@ -211,7 +222,27 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
       if (full < Q)
         pixels(rb, n, p, idx(rb, full), Q - full, dst, image, in, inImage);
     };
-    if (pool || padded) {
+    if (padded && !perImage) {
+      // One image at a time, padded into one scratch buffer, its rows
+      // shared among the threads.
+      Value img = memref::AllocOp::create(
+          b, MemRefType::get({1, xs[1], xs[2], C}, b.getF32Type()),
+          b.getI64IntegerAttr(64));
+      scf::buildLoopNest(
+          b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, N)},
+          ValueRange{idx(b, 1)}, [&](OpBuilder &nb, Location l, ValueRange n) {
+            ImplicitLocOpBuilder ib(l, nb);
+            padImage(ib, *padded, n[0], img, L);
+            cpu::buildIndependentLoops(
+                ib, l, ValueRange{idx(ib, 0)}, ValueRange{idx(ib, P)},
+                ValueRange{idx(ib, 1)}, o.threads,
+                [&](OpBuilder &pb, Location pl, ValueRange p) {
+                  ImplicitLocOpBuilder rb(pl, pb);
+                  row(rb, n[0], p[0], to, n[0], img, idx(rb, 0));
+                });
+          });
+      memref::DeallocOp::create(b, img);
+    } else if (pool || padded) {
       if (pool)
         pool->hoist(b, epi ? epi->op() : op);
       SmallVector<MemRefType> scratch;
@@ -240,6 +271,8 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
             if (pool)
               pool->emit(ib, buffers[0], n);
           });
+    }
+    if (pool || padded) {
       if (padded && padded->sourceDealloc)
         rw.moveOpBefore(padded->sourceDealloc, op);
       eraseWithEpilogue(op, epi, rw);

@@ -111,8 +111,9 @@ func.func @main(%a: {ta}, %b: {tb}, %c: {tc}) -> {tc} {{
           ref_matmul(a, b, c), ref_matmul(a, b, c, fused=True) if precise else None)
 
 
-def ref_conv(x, w, bias, stride, dilation, fused=False, init=None):
-    """From `init` (N, F, P, Q) if given, else the bias broadcast."""
+def ref_conv(x, w, bias, stride, dilation, fused=False, init=None, order="crs"):
+    """From `init` (N, F, P, Q) if given, else the bias broadcast; the taps
+    summed in (c, r, s) order, or (r, s, c) with order="rsc" (NHWC)."""
     n, c, h, wd = x.shape
     f, _, r, s = w.shape
     p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
@@ -120,15 +121,15 @@ def ref_conv(x, w, bias, stride, dilation, fused=False, init=None):
     out = np.broadcast_to(bias[None, :, None, None], (n, f, p, q)).astype(np.float32)
     if init is not None:
         out = init.copy()
+    taps = [(ci, ri, si) for ci in range(c) for ri in range(r) for si in range(s)]
+    if order == "rsc":
+        taps.sort(key=lambda t: (t[1], t[2], t[0]))
     with np.errstate(all="ignore"):
-        for ci in range(c):
-            for ri in range(r):
-                for si in range(s):
-                    h0, w0 = ri * dilation[0], si * dilation[1]
-                    patch = x[:, ci, h0:h0 + stride[0] * (p - 1) + 1:stride[0],
-                              w0:w0 + stride[1] * (q - 1) + 1:stride[1]]
-                    out = madd(out, w[None, :, ci, ri, si, None, None], patch[:, None],
-                               fused)
+        for ci, ri, si in taps:
+            h0, w0 = ri * dilation[0], si * dilation[1]
+            patch = x[:, ci, h0:h0 + stride[0] * (p - 1) + 1:stride[0],
+                      w0:w0 + stride[1] * (q - 1) + 1:stride[1]]
+            out = madd(out, w[None, :, ci, ri, si, None, None], patch[:, None], fused)
     return out
 
 
@@ -171,7 +172,7 @@ def conv_nhwc(xshape, wshape, stride=(1, 1), dilation=(1, 1), pool=None,
     convolution; shapes given as NCHW and FCHW), from a fill of 0 or else
     from the output's values, then its bias and ReLU, then with `pool` =
     (k, stride) a max pooling (pooled image by image); each output summed in
-    (c, r, s) order. With `pads` = (top, left, bottom, right) the input is a
+    the op's (r, s, c) order. With `pads` = (top, left, bottom, right) the input is a
     tensor.pad with `pad_value` (padded image by image in the kernel)."""
     gen = full if precise else (lambda shape: data(shape, special))
     x, w, bias = gen(xshape), gen(wshape), gen((wshape[0],))
@@ -187,7 +188,7 @@ def conv_nhwc(xshape, wshape, stride=(1, 1), dilation=(1, 1), pool=None,
     def want(fused):
         with np.errstate(all="ignore"):
             y = ref_conv(xp, w, np.zeros(f, np.float32), stride, dilation, fused,
-                         init=init)
+                         init=init, order="rsc")
             y = ref_max(y + bias.reshape(1, -1, 1, 1), np.float32(0))
             return nhwc(ref_max_pool(y, *pool) if pool else y)
 
