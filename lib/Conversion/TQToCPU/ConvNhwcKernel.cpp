@@ -147,12 +147,12 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
       pool = FollowingPool<linalg::PoolingNhwcMaxOp>::match(
           epi ? epi->op() : op, result);
     // Pixels [q0, q0 + count) of output row p of image n, stored at
-    // (image, p, q) of `dst`.
+    // (image, dstP, q) of `dst`.
     // Input pixels are read from (srcImage, h, w) of `src`: x's image n, or
     // the padded scratch image.
     auto pixels = [&](ImplicitLocOpBuilder &kb, Value n, Value p, Value q0,
-                      int64_t count, Value dst, Value image, Value src,
-                      Value srcImage) {
+                      int64_t count, Value dst, Value image, Value dstP,
+                      Value src, Value srcImage) {
       SmallVector<Value> qs, masks;
       for (int64_t j = 0; j < count; ++j)
         qs.push_back(arith::AddIOp::create(kb, q0, idx(kb, j)));
@@ -200,7 +200,7 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
           Value out = acc[j * vectors + v], f = idx(kb, v * L);
           if (epi)
             out = epi->apply(kb, out, ValueRange{n, p, qs[j]}, f, masks[v]);
-          SmallVector<Value> at = {image, p, qs[j], f};
+          SmallVector<Value> at = {image, dstP, qs[j], f};
           if (masks[v])
             vector::MaskedStoreOp::create(kb, dst, at, masks[v], out);
           else
@@ -208,19 +208,23 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
         }
     };
     int64_t full = Q / block * block;
-    // Row p of image n into (image, p) of dst.
+    // Row p of image n into row dstP (p by default) of image `image` of
+    // dst.
     auto row = [&](ImplicitLocOpBuilder &rb, Value n, Value p, Value dst,
-                   Value image, Value in, Value inImage) {
+                   Value image, Value in, Value inImage, Value dstP = Value()) {
+      if (!dstP)
+        dstP = p;
       if (full > 0)
         scf::buildLoopNest(
             rb, rb.getLoc(), ValueRange{idx(rb, 0)}, ValueRange{idx(rb, full)},
             ValueRange{idx(rb, block)},
             [&](OpBuilder &qb, Location ql, ValueRange q) {
               ImplicitLocOpBuilder kb(ql, qb);
-              pixels(kb, n, p, q[0], block, dst, image, in, inImage);
+              pixels(kb, n, p, q[0], block, dst, image, dstP, in, inImage);
             });
       if (full < Q)
-        pixels(rb, n, p, idx(rb, full), Q - full, dst, image, in, inImage);
+        pixels(rb, n, p, idx(rb, full), Q - full, dst, image, dstP, in,
+               inImage);
     };
     if (padded && !perImage) {
       // One image at a time, padded into one scratch buffer, its rows
@@ -245,9 +249,15 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
     } else if (pool || padded) {
       if (pool)
         pool->hoist(b, epi ? epi->op() : op);
+      // Pooling windows that do not overlap down the rows: each window's
+      // rows of output are computed into a scratch of those rows (in L1)
+      // and pooled at once.
+      std::optional<std::pair<int64_t, int64_t>> windows =
+          pool ? pool->rowWindows() : std::nullopt;
       SmallVector<MemRefType> scratch;
       if (pool)
-        scratch.push_back(MemRefType::get({1, P, Q, F}, b.getF32Type()));
+        scratch.push_back(MemRefType::get(
+            {1, windows ? windows->first : P, Q, F}, b.getF32Type()));
       if (padded)
         scratch.push_back(
             MemRefType::get({1, xs[1], xs[2], C}, b.getF32Type()));
@@ -262,6 +272,23 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
             }
             Value dst = pool ? buffers[0] : to;
             Value image = pool ? idx(ib, 0) : n;
+            if (windows) {
+              auto [rows, stride] = *windows;
+              scf::buildLoopNest(
+                  ib, ib.getLoc(), ValueRange{idx(ib, 0)},
+                  ValueRange{idx(ib, pool->outputRows())},
+                  ValueRange{idx(ib, 1)},
+                  [&](OpBuilder &pb, Location l, ValueRange pw) {
+                    ImplicitLocOpBuilder rb(l, pb);
+                    Value p0 =
+                        arith::MulIOp::create(rb, pw[0], idx(rb, stride));
+                    for (int64_t i = 0; i < rows; ++i)
+                      row(rb, n, arith::AddIOp::create(rb, p0, idx(rb, i)), dst,
+                          image, in, inImage, idx(rb, i));
+                    pool->emit(rb, dst, n, pw[0]);
+                  });
+              return;
+            }
             scf::buildLoopNest(ib, ib.getLoc(), ValueRange{idx(ib, 0)},
                                ValueRange{idx(ib, P)}, ValueRange{idx(ib, 1)},
                                [&](OpBuilder &pb, Location l, ValueRange p) {

@@ -229,6 +229,7 @@ KernelOptions kernelOptions(const CPUCodegenOptions &options) {
   o.registers = options.target == CPUTarget::avx512 ? 32 : 16;
   o.threads = options.threads;
   o.fma = options.target != CPUTarget::generic;
+  o.x86 = options.target != CPUTarget::generic;
   return o;
 }
 
@@ -1059,9 +1060,41 @@ void FollowingPool<PoolOp>::hoist(ImplicitLocOpBuilder &b, Operation *last) {
       alloc->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
 }
 
+/// The dim of the rows: H of NCHW or NHWC.
+template <typename PoolOp> static constexpr int64_t rowDim() {
+  return std::is_same_v<PoolOp, linalg::PoolingNhwcMaxOp> ? 1 : 2;
+}
+
 template <typename PoolOp>
-void FollowingPool<PoolOp>::emit(ImplicitLocOpBuilder &b, Value from, Value n) {
+std::optional<std::pair<int64_t, int64_t>> FollowingPool<PoolOp>::rowWindows() {
+  int64_t window =
+      cast<MemRefType>(pool.getDpsInputs()[1].getType()).getShape()[0];
+  int64_t stride = *pool.getStrides().template getValues<int64_t>().begin(),
+          dilation = *pool.getDilations().template getValues<int64_t>().begin();
+  int64_t rows = (window - 1) * dilation + 1;
+  if (rows > stride)
+    return std::nullopt;
+  return std::make_pair(rows, stride);
+}
+
+template <typename PoolOp> int64_t FollowingPool<PoolOp>::outputRows() {
+  return cast<MemRefType>(pool.getDpsInits()[0].getType())
+      .getShape()[rowDim<PoolOp>()];
+}
+
+template <typename PoolOp>
+void FollowingPool<PoolOp>::emit(ImplicitLocOpBuilder &b, Value from, Value n,
+                                 Value row) {
   Value to = slice(b, pool.getDpsInits()[0], n, /*keepDim=*/true);
+  if (row) {
+    auto t = cast<MemRefType>(to.getType());
+    SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)),
+        sizes = getAsIndexOpFoldResult(b.getContext(), t.getShape()),
+        strides(t.getRank(), b.getIndexAttr(1));
+    offsets[rowDim<PoolOp>()] = row;
+    sizes[rowDim<PoolOp>()] = b.getIndexAttr(1);
+    to = memref::SubViewOp::create(b, to, offsets, sizes, strides);
+  }
   linalg::FillOp::create(b, fill.getInputs()[0], to);
   auto perImage =
       PoolOp::create(b, TypeRange{}, ValueRange{from, pool.getDpsInputs()[1]},

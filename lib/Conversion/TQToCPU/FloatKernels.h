@@ -29,6 +29,8 @@ struct KernelOptions {
   /// Products accumulated with fused multiply-adds (one rounding), on the
   /// x86 targets; the generic one multiplies, then adds.
   bool fma = false;
+  /// An x86 target: its instructions may be called as LLVM intrinsics.
+  bool x86 = false;
 };
 
 KernelOptions kernelOptions(const CPUCodegenOptions &options);
@@ -139,8 +141,14 @@ template <typename PoolOp> struct FollowingPool {
   /// Allocations the pool needs, moved to `b`'s insertion point.
   void hoist(ImplicitLocOpBuilder &b, Operation *last);
   /// The pool on image `n`, whose output (one image, N of size 1) is
-  /// `from`.
-  void emit(ImplicitLocOpBuilder &b, Value from, Value n);
+  /// `from`; or, given `row`, output row `row` of image n, from the
+  /// window's rows in `from` (of rowWindows()'s first size).
+  void emit(ImplicitLocOpBuilder &b, Value from, Value n, Value row = Value());
+  /// When the windows do not overlap down the rows: the rows a window
+  /// spans and the stride between windows (at least those rows).
+  std::optional<std::pair<int64_t, int64_t>> rowWindows();
+  /// The pool's output rows.
+  int64_t outputRows();
   /// Erases the fill and the pool, and `out` if nothing else reads it.
   void erase(Value out, PatternRewriter &rw);
 };

@@ -11,6 +11,7 @@
 #include "FloatKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -697,6 +698,19 @@ LogicalResult matchPooling(linalg::LinalgOp op, bool isMax,
   return success();
 }
 
+/// Whether `v` is -Inf (a constant, or one broadcast).
+static bool isNegativeInfinity(Value v) {
+  if (auto broadcast = v.getDefiningOp<vector::BroadcastOp>())
+    v = broadcast.getSource();
+  Attribute c;
+  if (!matchPattern(v, m_Constant(&c)))
+    return false;
+  if (auto splat = dyn_cast<SplatElementsAttr>(c))
+    c = splat.getSplatValue<Attribute>();
+  auto f = dyn_cast<FloatAttr>(c);
+  return f && f.getValue().isInfinity() && f.getValue().isNegative();
+}
+
 /// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,
 /// vectors of L outputs combined over the window (kh, kw in order), as
 /// `combine(acc, x)` like the op's body, each tap's inputs from loadTap.
@@ -707,13 +721,34 @@ LogicalResult matchPooling(linalg::LinalgOp op, bool isMax,
 template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
   using FloatKernelPattern<OpT>::FloatKernelPattern;
   static Value combine(ImplicitLocOpBuilder &b, Value acc, Value x,
-                       bool noNegativeZero) {
+                       bool noNegativeZero, bool x86) {
     if constexpr (std::is_same_v<OpT, linalg::PoolingNchwMaxOp>) {
+      // maximumf(-Inf, x) and the forms below are x for every x.
+      if (isNegativeInfinity(acc))
+        return x;
       if (!noNegativeZero)
         return arith::MaximumFOp::create(b, acc, x);
-      Value larger = arith::SelectOp::create(
-          b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, acc), x,
-          acc);
+      Value larger;
+      auto vt = cast<VectorType>(x.getType());
+      if (x86 && (vt.getNumElements() == 16 || vt.getNumElements() == 8)) {
+        // `maxps x, acc` is x > acc ? x : acc for every input, NaN too:
+        // the compare off the chain through acc, which LLVM would
+        // otherwise merge into the NaN select's mask.
+        SmallVector<Value> args = {x, acc};
+        if (vt.getNumElements() == 16)
+          args.push_back(arith::ConstantIntOp::create(b, b.getI32Type(), 4));
+        larger = LLVM::CallIntrinsicOp::create(
+                     b, vt,
+                     b.getStringAttr(vt.getNumElements() == 16
+                                         ? "llvm.x86.avx512.max.ps.512"
+                                         : "llvm.x86.avx.max.ps.256"),
+                     args)
+                     .getResult(0);
+      } else {
+        larger = arith::SelectOp::create(
+            b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, acc), x,
+            acc);
+      }
       return arith::SelectOp::create(
           b, arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x), x,
           larger);
@@ -779,7 +814,7 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
           Value col = arith::AddIOp::create(ib, w0, idx(ib, s * dl[1]));
           acc =
               combine(ib, acc, loadTap(ib, x, {n, c, h, col}, L, sw, W, masked),
-                      noNegativeZero);
+                      noNegativeZero, this->o.x86);
         }
       }
       storeThroughEpilogue(ib, epi, acc, to, ValueRange{n, c, p}, q0, outMask);
@@ -1004,8 +1039,9 @@ template <typename OpT> struct PoolNhwcKernel : FloatKernelPattern<OpT> {
               for (int64_t s = 0; s < S; ++s) {
                 Value h = arith::AddIOp::create(ib, h0, idx(ib, r * dl[0]));
                 Value w = arith::AddIOp::create(ib, w0, idx(ib, s * dl[1]));
-                acc = PoolKernel<Nchw>::combine(
-                    ib, acc, load(x, ValueRange{n, h, w, c}), noNegativeZero);
+                acc = PoolKernel<Nchw>::combine(ib, acc,
+                                                load(x, ValueRange{n, h, w, c}),
+                                                noNegativeZero, this->o.x86);
               }
             storeThroughEpilogue(ib, epi, acc, to, ValueRange{n, p, q}, c,
                                  mask);

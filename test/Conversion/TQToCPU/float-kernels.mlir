@@ -299,10 +299,20 @@ func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memr
 // An NHWC max pooling of a ReLU's output (marked): per output pixel,
 // vectors of channels over the window from the fill, combined as
 // `x > acc ? x : acc` (or x where it is NaN), the last vector (of 20
-// channels) masked.
+// channels) masked. On x86 the first half is the `max` instruction, which
+// is exactly that for every input (NaN included), as an intrinsic: LLVM
+// would merge the compare into the NaN select's mask, which puts it on
+// the chain through acc.
 // CHECK-LABEL: func.func @max_pool_nhwc
-// CHECK: arith.cmpf ogt
-// CHECK: arith.cmpf uno
+// CHECK: %[[M:.*]] = llvm.call_intrinsic "llvm.x86.avx.max.ps.256"(%[[X:.*]], %{{.*}}) : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
+// CHECK: arith.select %[[NAN]], %[[X]], %[[M]]
+// AVX512-LABEL: func.func @max_pool_nhwc
+// AVX512: llvm.call_intrinsic "llvm.x86.avx512.max.ps.512"({{.*}}) : (vector<16xf32>, vector<16xf32>, i32) -> vector<16xf32>
+// GENERIC-LABEL: func.func @max_pool_nhwc
+// GENERIC-NOT: llvm.call_intrinsic
+// GENERIC: arith.cmpf ogt
+// GENERIC: arith.cmpf uno
 // CHECK: vector.maskedload %{{.*}} : memref<2x6x6x20xf32>
 // CHECK: vector.maskedstore %{{.*}} : memref<2x3x3x20xf32>
 // CHECK-NOT: linalg.pooling_nhwc_max
@@ -865,11 +875,14 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 // layer), its bias and ReLU, then a max pooling: each image's pixels in
 // blocks of 8, per tap one broadcast input per pixel times the filter
 // vectors (12 filters: a whole vector and a masked one), stored through the
-// epilogue into a scratch image that is pooled at once; the whole output is
-// never written.
+// epilogue into a scratch buffer that is pooled at once; the whole output
+// is never written. The 2x2 windows of stride 2 do not overlap down the
+// rows: the scratch holds one window's 2 rows, pooled into one output row
+// (4 per image).
 // CHECK-LABEL: func.func @conv_nhwc_pool
 // CHECK-NOT: memref<2x8x8x12xf32>
-// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x8x12xf32>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x8x12xf32>
+// CHECK: scf.for %[[PW:.*]] = %c0 to %c4 step %c1
 // CHECK: scf.for %{{.*}} = %c0 to %c8 step %c8
 // CHECK: vector.load %{{.*}}[%c0, %c0, %c0, %c0] : memref<3x3x1x12xf32>, vector<8xf32>
 // CHECK: vector.maskedload %{{.*}}[%c0, %c0, %c0, %c8], {{.*}} : memref<3x3x1x12xf32>
@@ -878,11 +891,14 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 // CHECK-NEXT: math.fma
 // CHECK-NEXT: math.fma
 // CHECK: arith.maximumf
-// CHECK: vector.store %{{.*}}, %[[S]]
-// CHECK: vector.maskedstore %[[S]]
+// CHECK: vector.store %{{.*}}, %[[S]][%c0, %c0,
+// CHECK: vector.maskedstore %[[S]][%c0, %c0,
+// CHECK: vector.store %{{.*}}, %[[S]][%c0, %c1,
+// CHECK: vector.maskedstore %[[S]][%c0, %c1,
+// CHECK: memref.subview %{{.*}}[0, %[[PW]], 0, 0] [1, 1, 4, 12]
 // CHECK: vector.load %[[S]]
 // CHECK: arith.maximumf
-// CHECK: vector.store %{{.*}} : memref<1x4x4x12xf32, strided
+// CHECK: vector.store %{{.*}} : memref<1x1x4x12xf32, strided
 // CHECK: memref.dealloc %[[S]]
 // CHECK-NOT: linalg.
 // GENERIC-LABEL: func.func @conv_nhwc_pool

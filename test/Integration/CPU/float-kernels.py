@@ -1020,6 +1020,11 @@ conv_nhwc((2, 3, 9, 9), (8, 3, 3, 3), precise=True)
 conv_nhwc((2, 1, 30, 30), (16, 1, 3, 3), pool=(2, 2), special=True)
 conv_nhwc((301, 1, 12, 12), (16, 1, 5, 5), pool=(3, 2))
 conv_nhwc((3, 1, 14, 14), (20, 1, 3, 3), pool=(2, 2), precise=True)
+# Windows that do not overlap down the rows, pooled a window's rows at a
+# time: 13 rows of output into 6 (the last row in no window), and windows of
+# 2 rows 3 apart (every third row in none).
+conv_nhwc((2, 1, 15, 13), (16, 1, 3, 3), pool=(2, 2), special=True)
+conv_nhwc((3, 1, 16, 14), (24, 1, 3, 3), pool=(2, 3), special=True)
 # A padded input, padded image by image into a scratch buffer: pads of 1,
 # uneven pads with another pad value, 3 channels (rows of W·3 values), a
 # stride, with and without the pooling after it, 301 images on 2 threads.
