@@ -74,10 +74,13 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   pm.addPass(loopNestCanonicalizer());
   if (o.channelsLast)
     pm.addPass(createTQCPUChannelsLast());
-  // The profiler's clock is one per program, not per thread.
-  if (o.threads > 1 && o.splitBatch && !o.profile) {
+  // The profiler's clock is one per program, not per thread. On one
+  // thread, two shares run in turn where they take the whole program (for
+  // locality).
+  if (o.splitBatch && !o.profile) {
     TQCPUSplitBatchOptions split;
-    split.chunks = o.threads;
+    split.chunks = std::max<int64_t>(o.threads, 2);
+    split.whole = o.threads == 1;
     pm.addNestedPass<func::FuncOp>(createTQCPUSplitBatch(split));
   }
   if (o.profile)

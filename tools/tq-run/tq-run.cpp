@@ -127,9 +127,10 @@ static cl::opt<bool>
 static cl::opt<bool>
     splitBatch(cl::cat(toolOptions), "split-batch",
                cl::desc("with --num-threads above 1, share whole images "
-                        "among the threads where the program allows "
-                        "(tq-to-cpu split-batch); false: share each "
-                        "layer's loops"),
+                        "among the threads where the program allows; on "
+                        "one thread, run two halves of the batch in turn "
+                        "where they take the whole program (tq-to-cpu "
+                        "split-batch); false: share each layer's loops"),
                cl::init(true));
 static cl::opt<bool> channelsLast(
     cl::cat(toolOptions), "channels-last",

@@ -57,7 +57,9 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
   let description = [{
     The float layers between quantized convolutions moved to NHWC
     (`tq-cpu-channels-last`); with threads, the batch split into one share
-    per thread where the program allows (`tq-cpu-split-batch`), then
+    per thread where the program allows (`tq-cpu-split-batch`), on one
+    thread into two shares run in turn where they take the whole program,
+    then
     `convert-tq-to-cpu`,
     one-shot bufferization (function results become
     out-parameters), buffer deallocation, the CPU kernels of the float ops
@@ -73,7 +75,8 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
        Option<"splitBatch", "split-batch", "bool", /*default=*/"true",
               "With threads, share whole images among them, one parallel "
               "loop per call (tq-cpu-split-batch), where the program "
-              "allows; not with profile">,
+              "allows; on one thread, two shares in turn where they take "
+              "the whole program; not with profile">,
        Option<"channelsLast", "channels-last", "bool", /*default=*/"true",
               "Run the float layers between quantized convolutions in "
               "NHWC (tq-cpu-channels-last)">,

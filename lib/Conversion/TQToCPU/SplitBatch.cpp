@@ -365,6 +365,14 @@ private:
     }
     if (op.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
       return failure();
+    // A body that reads the batch loop's index (a mask by row, as Trilu's)
+    // would see a share's index, not the whole batch's.
+    WalkResult readsIndex = op->walk([&](linalg::IndexOp index) {
+      return index.getDim() == *loop ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+    });
+    if (readsIndex.wasInterrupted())
+      return failure();
     for (OpOperand &operand : op->getOpOperands()) {
       AffineMap m = op.getMatchingIndexingMap(&operand);
       MaybeBatch want;
@@ -397,7 +405,10 @@ private:
     Value whole = extract ? extract.getSource() : insert.getDest();
     MaybeBatch d = known(src);
     auto full = cast<RankedTensorType>(whole.getType());
-    if (!d || cast<RankedTensorType>(src.getType()).getRank() != full.getRank())
+    // The slice's rank: an extract's result, an insert's source.
+    Value part = extract ? extract.getResult() : insert.getSource();
+    if (!d ||
+        cast<RankedTensorType>(part.getType()).getRank() != full.getRank())
       return failure();
     if (op.getStaticOffsets()[d->dim] != 0 ||
         op.getStaticSizes()[d->dim] != full.getDimSize(d->dim) ||
@@ -522,10 +533,11 @@ struct Leaving {
 };
 
 /// Splits `f` into `chunks` shares of its batch; false (and `f` unchanged)
-/// where it cannot. The ops that follow the batch run once per share, in an
-/// scf.forall; those that do not read it run before, and those the shares
-/// cannot run (a sum over the images, say) and their users after.
-bool splitBatch(func::FuncOp f, int64_t chunks) {
+/// where it cannot, or with `whole` where an op would be left after the
+/// shares or they would hold no product. The ops that follow the batch run once
+/// per share, in an scf.forall; those that do not read it run before, and those
+/// the shares cannot run (a sum over the images, say) and their users after.
+bool splitBatch(func::FuncOp f, int64_t chunks, bool whole) {
   if (f.isExternal() || f.isPrivate() || !f.getBody().hasOneBlock() ||
       chunks < 2)
     return false;
@@ -659,7 +671,9 @@ bool splitBatch(func::FuncOp f, int64_t chunks) {
   leave(ret);
   // A share must hold a product: other ops alone do not pay for the fork
   // unless the whole function is shared.
-  if (!ok || shared.empty() || (!after.empty() && !products)) {
+  // With `whole`, only for a product, and only the whole function.
+  if (!ok || shared.empty() || (whole && (!products || !after.empty())) ||
+      (!after.empty() && !products)) {
     draft->erase();
     return false;
   }
@@ -746,7 +760,7 @@ struct TQCPUSplitBatchPass
           << int64_t(chunks);
       return signalPassFailure();
     }
-    if (splitBatch(getOperation(), chunks))
+    if (splitBatch(getOperation(), chunks, whole))
       ++numSplit;
   }
 };

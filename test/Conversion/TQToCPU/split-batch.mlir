@@ -1,11 +1,17 @@
 // RUN: tq-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(tq-cpu-split-batch{chunks=2}))" | FileCheck %s
 // RUN: not tq-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(tq-cpu-split-batch{chunks=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tq-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(tq-cpu-split-batch{chunks=2 whole=true}))" | FileCheck %s --check-prefix=WHOLE
 // A public function on 64 images becomes an scf.forall over two shares of
 // 32, each running the body on its images; test/Integration/CPU/threads.py
 // checks on the bundled models that the bits do not change.
 
 // BAD: tq-cpu-split-batch: chunks must be at least 1, got 0
 
+// With `whole` (tq-to-cpu on one thread), the same: the shares take the
+// whole function.
+// WHOLE-LABEL: func.func @mlp
+// WHOLE: scf.forall (%{{.*}}) in (2)
+// WHOLE: tq.matmul {{.*}} -> tensor<32x10xf32>
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: (%[[X:.*]]: tensor<64x40xf32>) -> tensor<64x10xf32>
 // CHECK: %[[OUT:.*]] = tensor.empty() : tensor<64x10xf32>
@@ -128,6 +134,62 @@ func.func private @inner(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
 
 // -----
 
+// Elementwise ops only: split into shares (the whole function is), but not
+// with `whole`: without a product there is nothing to keep in cache.
+// CHECK-LABEL: func.func @elementwise_only
+// CHECK: scf.forall
+// WHOLE-LABEL: func.func @elementwise_only
+// WHOLE-NOT: scf.forall
+// WHOLE: return
+func.func @elementwise_only(%x: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  %e = tensor.empty() : tensor<64x16xf32>
+  %y = linalg.exp ins(%x : tensor<64x16xf32>) outs(%e : tensor<64x16xf32>) -> tensor<64x16xf32>
+  return %y : tensor<64x16xf32>
+}
+
+// -----
+
+// A body that reads the batch loop's index (ONNX Trilu's mask) would see a
+// share's rows, not the whole batch's: not split.
+// CHECK-LABEL: func.func @reads_batch_index
+// CHECK-NOT: scf.forall
+// CHECK: linalg.index 0
+// CHECK: return
+// WHOLE-LABEL: func.func @reads_batch_index
+// WHOLE-NOT: scf.forall
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @reads_batch_index(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %keep = arith.cmpi sge, %i, %j : index
+    %r = arith.select %keep, %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
+}
+
+// -----
+
+// A slice that drops a dim (a group of a grouped convolution's input, as
+// tq-partition-ppu leaves it in the host code) is not taken: the shares
+// would hold it undropped. Here nothing is left to split.
+// CHECK-LABEL: func.func @rank_reducing_slice
+// CHECK-NOT: scf.forall
+// CHECK: tensor.extract_slice {{.*}} : tensor<2x2x2x8x8xf32> to tensor<2x2x8x8xf32>
+func.func @rank_reducing_slice(%x: tensor<2x4x8x8xf32>) -> tensor<2x8x8x2xf32> {
+  %e = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [2, 2, 2, 8, 8] : tensor<2x4x8x8xf32> into tensor<2x2x2x8x8xf32>
+  %s = tensor.extract_slice %e[0, 0, 0, 0, 0] [2, 1, 2, 8, 8] [1, 1, 1, 1, 1] : tensor<2x2x2x8x8xf32> to tensor<2x2x8x8xf32>
+  %o = tensor.empty() : tensor<2x8x8x2xf32>
+  %t = linalg.transpose ins(%s : tensor<2x2x8x8xf32>) outs(%o : tensor<2x8x8x2xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<2x8x8x2xf32>
+}
+
+// -----
+
 // An op with effects that does not read the batch would run once per
 // share: not split.
 // CHECK-LABEL: func.func @effects
@@ -165,6 +227,10 @@ func.func @region_reads_images(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
 // starts at element 320·t, and the seed moves by 320·K⁻¹ (K = 0x9E3779B9)
 // per share, 1609280320 modulo 2^32. The tiled values read after the
 // shares leave as their values and steps and are put together again.
+// With `whole`, not split: the sums would be left after the shares.
+// WHOLE-LABEL: func.func @step
+// WHOLE-NOT: scf.forall
+// WHOLE: return
 // CHECK-LABEL: func.func @step
 // CHECK-SAME: (%[[W:[^:]*]]: tensor<10x40xf32> {tq.parameter}, %[[X:[^:]*]]: tensor<64x40xf32> {tq.batch}, %[[DY:[^:]*]]: tensor<64x10xf32> {tq.batch}, %[[IT:[^:]*]]: i32)
 // CHECK: %[[WQ:.*]] = tq.quantize %[[W]]
@@ -261,7 +327,10 @@ func.func @strided_slices(%x: tensor<64x8x2xf32>) -> tensor<64x8x4xf32> {
 
 // A layout op whose result only the ops after the shares read runs after
 // them: the matmul's result leaves the shares as it is, and is transposed
-// whole.
+// whole. With `whole`, not split.
+// WHOLE-LABEL: func.func @sink
+// WHOLE-NOT: scf.forall
+// WHOLE: return
 // CHECK-LABEL: func.func @sink
 // CHECK: scf.forall
 // CHECK: tq.matmul
