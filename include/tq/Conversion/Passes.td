@@ -593,7 +593,9 @@ def TQCPUSplitBatch : Pass<"tq-cpu-split-batch", "::mlir::func::FuncOp"> {
     little to pay for the fork), the function is left as it is.
 
     With `whole`, the function is split only when nothing is left after
-    the shares and they hold a product. `tq-to-cpu` uses this on one thread, with 2 shares run one
+    the shares, they hold a product (a matmul or a convolution, not a
+    pooling) and at least 32 images each. `tq-to-cpu` uses this on one
+    thread, with 2 shares run one
     after the other: each share's activations are half the size and stay
     nearer the core (at batch 64, 8-bit, V=32: the MobileNet-style CNN
     1.50 → 1.38 ms, the Fashion CNN 0.46 → 0.43 ms; the digits CNN and
@@ -604,10 +606,10 @@ def TQCPUSplitBatch : Pass<"tq-cpu-split-batch", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"chunks", "chunks", "int64_t", /*default=*/"2",
-           "Shares of the batch (the threads)">,
+           "Shares of the batch (the threads; 2 on one thread)">,
     Option<"whole", "whole", "bool", /*default=*/"false",
            "Split only when the shares run the whole function (nothing "
-           "left after them) and hold a product">
+           "left after them), hold a product and at least 32 images each">
   ];
   let statistics = [
     Statistic<"numSplit", "num-split", "Functions whose batch was split">

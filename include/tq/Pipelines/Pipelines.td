@@ -59,7 +59,7 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
     (`tq-cpu-channels-last`); with threads, the batch split into one share
     per thread where the program allows (`tq-cpu-split-batch`), on one
     thread into two shares run in turn where they take the whole program,
-    then
+    hold a product and at least 32 images each (`whole`), then
     `convert-tq-to-cpu`,
     one-shot bufferization (function results become
     out-parameters), buffer deallocation, the CPU kernels of the float ops
@@ -76,7 +76,8 @@ def ToCPUPipeline : Pipeline<"tq-to-cpu"> {
               "With threads, share whole images among them, one parallel "
               "loop per call (tq-cpu-split-batch), where the program "
               "allows; on one thread, two shares in turn where they take "
-              "the whole program; not with profile">,
+              "the whole program (tq-cpu-split-batch whole); not with "
+              "profile">,
        Option<"channelsLast", "channels-last", "bool", /*default=*/"true",
               "Run the float layers between quantized convolutions in "
               "NHWC (tq-cpu-channels-last)">,

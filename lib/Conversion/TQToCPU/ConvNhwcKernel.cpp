@@ -282,9 +282,16 @@ struct ConvNhwcKernel : FloatKernelPattern<linalg::Conv2DNhwcHwcfOp> {
                     ImplicitLocOpBuilder rb(l, pb);
                     Value p0 =
                         arith::MulIOp::create(rb, pw[0], idx(rb, stride));
-                    for (int64_t i = 0; i < rows; ++i)
-                      row(rb, n, arith::AddIOp::create(rb, p0, idx(rb, i)), dst,
-                          image, in, inImage, idx(rb, i));
+                    // The window's rows, a loop (a tall window would
+                    // otherwise unroll the row's code that many times).
+                    scf::buildLoopNest(
+                        rb, l, ValueRange{idx(rb, 0)},
+                        ValueRange{idx(rb, rows)}, ValueRange{idx(rb, 1)},
+                        [&](OpBuilder &ob, Location il, ValueRange i) {
+                          ImplicitLocOpBuilder wb(il, ob);
+                          row(wb, n, arith::AddIOp::create(wb, p0, i[0]), dst,
+                              image, in, inImage, i[0]);
+                        });
                     pool->emit(rb, dst, n, pw[0]);
                   });
               return;

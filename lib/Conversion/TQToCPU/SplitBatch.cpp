@@ -532,11 +532,15 @@ struct Leaving {
   SmallVector<Type> parts;
 };
 
+/// The fewest images of a share with `whole`.
+constexpr int64_t kMinWholeShare = 32;
+
 /// Splits `f` into `chunks` shares of its batch; false (and `f` unchanged)
 /// where it cannot, or with `whole` where an op would be left after the
-/// shares or they would hold no product. The ops that follow the batch run once
-/// per share, in an scf.forall; those that do not read it run before, and those
-/// the shares cannot run (a sum over the images, say) and their users after.
+/// shares, they would hold no product or fewer than kMinWholeShare images. The
+/// ops that follow the batch run once per share, in an scf.forall; those that
+/// do not read it run before, and those the shares cannot run (a sum over the
+/// images, say) and their users after.
 bool splitBatch(func::FuncOp f, int64_t chunks, bool whole) {
   if (f.isExternal() || f.isPrivate() || !f.getBody().hasOneBlock() ||
       chunks < 2)
@@ -548,6 +552,9 @@ bool splitBatch(func::FuncOp f, int64_t chunks, bool whole) {
   if (!ret || images.empty() || N < chunks || N % chunks != 0)
     return false;
   int64_t share = N / chunks;
+  // With `whole` (for locality), shares of fewer images gain nothing.
+  if (whole && share < kMinWholeShare)
+    return false;
   SmallVector<Operation *> ops = llvm::map_to_vector(
       body.without_terminator(), [](Operation &op) { return &op; });
   Location loc = f.getLoc();
@@ -609,8 +616,11 @@ bool splitBatch(func::FuncOp f, int64_t chunks, bool whole) {
     }
     if (perImage && succeeded(splitter.visit(op, ib))) {
       shared.insert(op);
+      // (Poolings implement the convolution interface; they are not
+      // products.)
       products |= isa<MatmulOp, Conv2DOp, linalg::ConvolutionOpInterface,
-                      linalg::ContractionOpInterface>(op);
+                      linalg::ContractionOpInterface>(op) &&
+                  !op->getName().getStringRef().starts_with("linalg.pooling");
       continue;
     }
     LLVM_DEBUG(llvm::dbgs() << "after the shares: " << *op << "\n");

@@ -308,7 +308,9 @@ func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memr
 // CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
 // CHECK: arith.select %[[NAN]], %[[X]], %[[M]]
 // AVX512-LABEL: func.func @max_pool_nhwc
-// AVX512: llvm.call_intrinsic "llvm.x86.avx512.max.ps.512"({{.*}}) : (vector<16xf32>, vector<16xf32>, i32) -> vector<16xf32>
+// AVX512: %[[M:.*]] = llvm.call_intrinsic "llvm.x86.avx512.max.ps.512"(%[[X:.*]], %{{.*}}, %c4_i32) : (vector<16xf32>, vector<16xf32>, i32) -> vector<16xf32>
+// AVX512: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
+// AVX512: arith.select %[[NAN]], %[[X]], %[[M]]
 // GENERIC-LABEL: func.func @max_pool_nhwc
 // GENERIC-NOT: llvm.call_intrinsic
 // GENERIC: arith.cmpf ogt
@@ -877,24 +879,26 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 // vectors (12 filters: a whole vector and a masked one), stored through the
 // epilogue into a scratch buffer that is pooled at once; the whole output
 // is never written. The 2x2 windows of stride 2 do not overlap down the
-// rows: the scratch holds one window's 2 rows, pooled into one output row
-// (4 per image).
+// rows: the scratch holds one window's 2 rows (output rows 2·pw + i, the
+// input read from there, stored at scratch row i), pooled into one output
+// row (4 per image).
 // CHECK-LABEL: func.func @conv_nhwc_pool
 // CHECK-NOT: memref<2x8x8x12xf32>
 // CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x8x12xf32>
 // CHECK: scf.for %[[PW:.*]] = %c0 to %c4 step %c1
-// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c8
+// CHECK: %[[P0:.*]] = arith.muli %[[PW]], %c2
+// CHECK: scf.for %[[I:.*]] = %c0 to %c2 step %c1
+// CHECK: %[[P:.*]] = arith.addi %[[P0]], %[[I]]
+// CHECK: scf.for %[[Q:.*]] = %c0 to %c8 step %c8
 // CHECK: vector.load %{{.*}}[%c0, %c0, %c0, %c0] : memref<3x3x1x12xf32>, vector<8xf32>
 // CHECK: vector.maskedload %{{.*}}[%c0, %c0, %c0, %c8], {{.*}} : memref<3x3x1x12xf32>
-// CHECK: memref.load %{{.*}} : memref<2x10x10x1xf32>
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[P]], %[[Q]], %c0] : memref<2x10x10x1xf32>
 // CHECK-NEXT: vector.broadcast
 // CHECK-NEXT: math.fma
 // CHECK-NEXT: math.fma
 // CHECK: arith.maximumf
-// CHECK: vector.store %{{.*}}, %[[S]][%c0, %c0,
-// CHECK: vector.maskedstore %[[S]][%c0, %c0,
-// CHECK: vector.store %{{.*}}, %[[S]][%c0, %c1,
-// CHECK: vector.maskedstore %[[S]][%c0, %c1,
+// CHECK: vector.store %{{.*}}, %[[S]][%c0, %[[I]], %[[Q]], %c0]
+// CHECK: vector.maskedstore %[[S]][%c0, %[[I]], %[[Q]], %c8]
 // CHECK: memref.subview %{{.*}}[0, %[[PW]], 0, 0] [1, 1, 4, 12]
 // CHECK: vector.load %[[S]]
 // CHECK: arith.maximumf

@@ -134,6 +134,23 @@ func.func private @inner(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
 
 // -----
 
+// 16 images in tiles of 8: split in two shares of 8, but not with `whole`
+// (fewer than 32 images a share).
+// CHECK-LABEL: func.func @small_batch
+// CHECK: scf.forall
+// CHECK: tq.matmul {{.*}} -> tensor<8x10xf32>
+// WHOLE-LABEL: func.func @small_batch
+// WHOLE-NOT: scf.forall
+// WHOLE: return
+func.func @small_batch(%x: tensor<16x40xf32>) -> tensor<16x10xf32> {
+  %w = tq.constant {scales = dense<0.01> : tensor<2x5xf32>, values = dense<3> : tensor<10x40xi8>} : !tq.tiled<10x40xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  %q = tq.quantize %x : tensor<16x40xf32> -> !tq.tiled<16x40xi8:8, f32, tile = 8x8, dims = [0, 1]>
+  %m = tq.matmul %q, %w {transpose_b} : !tq.tiled<16x40xi8:8, f32, tile = 8x8, dims = [0, 1]>, !tq.tiled<10x40xi8:8, f32, tile = 8x8, dims = [0, 1]> -> tensor<16x10xf32>
+  return %m : tensor<16x10xf32>
+}
+
+// -----
+
 // Elementwise ops only: split into shares (the whole function is), but not
 // with `whole`: without a product there is nothing to keep in cache.
 // CHECK-LABEL: func.func @elementwise_only

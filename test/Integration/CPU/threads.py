@@ -35,7 +35,7 @@ for name, x in (("digits_cnn", x_digits), ("fashion_cnn", x_fashion),
     np.save(xin, x)
     for variant, src in (("f32", imported), ("8-bit", quantized)):
         ys = []
-        for threads, split in ((1, "true"), (2, "true"), (2, "false")):
+        for threads, split in ((1, "false"), (1, "true"), (2, "true"), (2, "false")):
             y = flow.path(f"y-{name}-{variant}-{threads}-{split}.npy")
             flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
                      f"--output={y}", f"--num-threads={threads}",
@@ -45,14 +45,15 @@ for name, x in (("digits_cnn", x_digits), ("fashion_cnn", x_fashion),
         split = "scf.forall" in flow.run(
             "opt", src, "--pass-pipeline=builtin.module(func.func("
             "tq-cpu-split-batch{chunks=2}))")
-        print(f"{name} {variant}: batch split {split}; 2 threads give the same "
-              f"bits as 1: images shared {same[0]}, loops shared {same[1]}")
+        print(f"{name} {variant}: batch split {split}; the same bits as 1 thread "
+              f"unsplit: 1 thread split {same[0]}, 2 threads images shared "
+              f"{same[1]}, loops shared {same[2]}")
 
-# CHECK: digits_cnn f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
-# CHECK: digits_cnn 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
-# CHECK: fashion_cnn f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
-# CHECK: fashion_cnn 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
-# CHECK: digits_transformer f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
-# CHECK: digits_transformer 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
-# CHECK: fashion_mobilenet f32: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
-# CHECK: fashion_mobilenet 8-bit: batch split True; 2 threads give the same bits as 1: images shared True, loops shared True
+# CHECK: digits_cnn f32: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
+# CHECK: digits_cnn 8-bit: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
+# CHECK: fashion_cnn f32: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
+# CHECK: fashion_cnn 8-bit: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
+# CHECK: digits_transformer f32: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
+# CHECK: digits_transformer 8-bit: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
+# CHECK: fashion_mobilenet f32: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
+# CHECK: fashion_mobilenet 8-bit: batch split True; the same bits as 1 thread unsplit: 1 thread split True, 2 threads images shared True, loops shared True
