@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -1016,9 +1018,27 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
   ArrayRef<int64_t> shape = type.getShape();
   int64_t d0 = type.getSplitDims()[0], d1 = type.getSplitDims()[1];
   int64_t t0 = type.getTileShape()[0], t1 = type.getTileShape()[1];
+  int64_t last = type.getRank() - 1, lastSplit = std::max(d0, d1);
+  // Unit dims after both split dims (an SE block's N x C x 1 x 1) are the
+  // same bytes without them: quantized as the tensor whose last dim is
+  // split, a tile's rows in vectors, instead of vectors of one lane.
+  if (lastSplit < last && llvm::all_of(shape.drop_front(lastSplit + 1),
+                                       [](int64_t n) { return n == 1; })) {
+    SmallVector<ReassociationIndices> groups =
+        cpu::mergeTrailingDims(type.getRank(), lastSplit);
+    auto collapse = [&](Value v) {
+      return v ? Value(memref::CollapseShapeOp::create(b, v, groups)) : v;
+    };
+    TiledType collapsed =
+        type.cloneWith(shape.take_front(lastSplit + 1), type.getTileShape(),
+                       type.getSplitDims());
+    return cpu::emitQuantizeTiles(b, loc, collapsed, collapse(x), collapse(q),
+                                  collapse(steps), bits, rounding, tilesBegin,
+                                  tilesEnd, collapse(given), refresh, seed,
+                                  threads);
+  }
   Type container = cast<MemRefType>(q.getType()).getElementType();
   Value m = qmaxOf(b, bits);
-  int64_t last = type.getRank() - 1;
   if (!tilesBegin && d0 != last && d1 != last) {
     if (given)
       forEachIndex(
@@ -1139,7 +1159,10 @@ bool mlir::tq::quantizeFusesIntoTranspose(QuantizeOp q) {
     return false;
   auto t = dyn_cast<TransposeOp>(*q->getUsers().begin());
   auto type = cast<TiledType>(q.getType());
+  // With one pixel (H = W = 1) the transpose moves unit dims only: a
+  // reshape after a plain quantization.
   return t && type.getRank() == 4 && type.hasStaticShape() &&
+         type.getShape()[2] * type.getShape()[3] > 1 &&
          type.getSplitDims()[0] == 0 && type.getSplitDims()[1] == 1 &&
          t.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1};
 }
@@ -1321,6 +1344,39 @@ struct DequantizeLowering : ThreadedPattern<DequantizeOp> {
   }
 };
 
+/// The static tensor `v` permuted by `perm` as a reshape, when the
+/// permutation keeps the order of the dims larger than one (it moves unit
+/// dims only, as NCHW to NHWC of one pixel): the same bytes. Else null.
+Value reshapeForUnitPermutation(ImplicitLocOpBuilder &b, Value v,
+                                ArrayRef<int64_t> perm) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return {};
+  SmallVector<int64_t> kept, shape, inner;
+  for (int64_t d : perm) {
+    shape.push_back(type.getDimSize(d));
+    if (type.getDimSize(d) != 1)
+      kept.push_back(d);
+  }
+  if (!llvm::is_sorted(kept))
+    return {};
+  for (int64_t d : kept)
+    inner.push_back(type.getDimSize(d));
+  auto innerType = RankedTensorType::get(inner, type.getElementType());
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  std::optional<SmallVector<ReassociationIndices>> in =
+      getReassociationIndicesForReshape(type, innerType);
+  std::optional<SmallVector<ReassociationIndices>> out =
+      getReassociationIndicesForReshape(outType, innerType);
+  if (!in || !out)
+    return {};
+  if (innerType.getRank() < type.getRank())
+    v = tensor::CollapseShapeOp::create(b, innerType, v, *in);
+  if (innerType.getRank() < outType.getRank())
+    v = tensor::ExpandShapeOp::create(b, outType, v, *out);
+  return v;
+}
+
 /// T4: the data transposed, each step moved to its transposed tile.
 struct TransposeLowering : ThreadedPattern<TransposeOp> {
   using ThreadedPattern::ThreadedPattern;
@@ -1352,6 +1408,12 @@ struct TransposeLowering : ThreadedPattern<TransposeOp> {
       return success();
     }
     ArrayRef<int64_t> perm = op.getPermutation();
+    if (Value q = reshapeForUnitPermutation(b, adaptor.getInput()[0], perm)) {
+      Value s = reshapeForUnitPermutation(b, adaptor.getInput()[1], perm);
+      assert(s && "the steps' grid keeps the data's unit dims");
+      rw.replaceOpWithMultiple(op, {{q, s}});
+      return success();
+    }
     Value q = cpu::emitPermute(
         b, cpu::toBuffer(b, b.getLoc(), adaptor.getInput()[0]), perm, threads);
     Value s = cpu::emitPermute(

@@ -698,17 +698,11 @@ LogicalResult matchPooling(linalg::LinalgOp op, bool isMax,
   return success();
 }
 
-/// Whether `v` is -Inf (a constant, or one broadcast).
+/// Whether `v` is -Inf (a constant, a splat, or one broadcast).
 static bool isNegativeInfinity(Value v) {
   if (auto broadcast = v.getDefiningOp<vector::BroadcastOp>())
     v = broadcast.getSource();
-  Attribute c;
-  if (!matchPattern(v, m_Constant(&c)))
-    return false;
-  if (auto splat = dyn_cast<SplatElementsAttr>(c))
-    c = splat.getSplatValue<Attribute>();
-  auto f = dyn_cast<FloatAttr>(c);
-  return f && f.getValue().isInfinity() && f.getValue().isNegative();
+  return matchPattern(v, m_NegInfFloat());
 }
 
 /// linalg.pooling_nchw_max and pooling_nchw_sum on f32: per output row,

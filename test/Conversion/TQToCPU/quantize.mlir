@@ -69,6 +69,28 @@ func.func @nchw_to_nhwc(%x: tensor<2x20x3x5xf32>) -> !tq.tiled<2x3x5x20xi8:8, f3
 
 // -----
 
+// One pixel (an SE block's N x C x 1 x 1): the unit dims after the split
+// dims are dropped, so the tiles' rows are the channels, in vectors; the
+// transpose to NHWC moves unit dims only and is a reshape of the data and
+// of the steps, no copy.
+// CHECK-LABEL: func.func @one_pixel
+// CHECK: %[[X:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : memref<37x40x1x1xf32> into memref<37x40xf32>
+// CHECK: vector.maskedload %[[X]]{{.*}} : memref<37x40xf32>, vector<16xi1>, vector<16xf32>
+// CHECK: vector.maskedstore %{{.*}} : memref<37x40xi8>, vector<16xi1>, vector<16xi8>
+// CHECK-NOT: memref.alloc
+// CHECK: %[[Q:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<37x40x1x1xi8> into tensor<37x40xi8>
+// CHECK: %[[QT:.*]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1, 2, 3]] output_shape [37, 1, 1, 40]
+// CHECK: %[[S:.*]] = tensor.collapse_shape %{{.*}} : tensor<2x2x1x1xf32> into tensor<2x2xf32>
+// CHECK: %[[ST:.*]] = tensor.expand_shape %[[S]] {{\[\[}}0], [1, 2, 3]] output_shape [2, 1, 1, 2]
+// CHECK: return %[[QT]], %[[ST]]
+func.func @one_pixel(%x: tensor<37x40x1x1xf32>) -> !tq.tiled<37x1x1x40xi8:8, f32, tile = 32x32, dims = [0, 3]> {
+  %q = tq.quantize %x : tensor<37x40x1x1xf32> -> !tq.tiled<37x40x1x1xi8:8, f32, tile = 32x32, dims = [0, 1]>
+  %t = tq.transpose %q [0, 2, 3, 1] : !tq.tiled<37x40x1x1xi8:8, f32, tile = 32x32, dims = [0, 1]> -> !tq.tiled<37x1x1x40xi8:8, f32, tile = 32x32, dims = [0, 3]>
+  return %t : !tq.tiled<37x1x1x40xi8:8, f32, tile = 32x32, dims = [0, 3]>
+}
+
+// -----
+
 // A quantization that is also used as it is stays NCHW, and the transpose
 // permutes it as a batch of [20][15] matrices, in 16 x 16 blocks
 // transposed in registers (partial along both sides here).

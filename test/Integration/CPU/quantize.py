@@ -5,7 +5,7 @@
 # `?`), shapes that are not multiples of the tile, 1xV / Vx1 tiles, 3-D
 # tensors, the directed rounding modes and adversarial data: NaN, ±Inf,
 # all-zero tiles, FLT_MAX, denormals; 4-D tiles split on (N, C) (quantized
-# in memory order); 4-D and 3-D tiles split on (N, C) with C last (NHWC,
+# in memory order, or as N x C with one pixel); 4-D and 3-D tiles split on (N, C) with C last (NHWC,
 # in memory order, channels as vectors); and the run-time bit-width search
 # (tq.adaptive_bit_width) against the C++ golden model's.
 import sys
@@ -135,6 +135,10 @@ quantize_case((37, 20, 5, 7), "i8", 8, (32, 32), (0, 1))
 quantize_case((9, 12, 3, 4), "i8", 4, (8, 8), (0, 1), scale="pow2")
 quantize_case((6, 10, 3, 5), "i16", 12, (4, 4), (0, 1), dynamic=True)
 quantize_case((5, 7, 6), "i8", 8, (4, 4), (0, 1), "up")
+# Unit dims after the split dims (N x C x 1 x 1): quantized as N x C.
+quantize_case((37, 40, 1, 1), "i8", 8, (32, 32), (0, 1))
+quantize_case((9, 12, 1), "i8", 4, (8, 8), (0, 1), "stochastic", seed=3)
+quantize_case((19, 20, 1, 1), "i16", 12, (8, 8), (0, 1), dynamic=True, scale="pow2")
 # Split on the first and last dims with dims between (an NHWC activation
 # split on (N, C)): one tile per pixel, quantized in memory order with the
 # channels as vectors. Channels fewer than a tile, not a multiple of the 16
@@ -215,6 +219,10 @@ quantize_transpose_case((64, 24, 7, 7), "i8", 4, (32, 32), "stochastic", seed=9,
                         threads=2)
 quantize_transpose_case((9, 40, 3, 4), "i8", 4, (8, 8), "stochastic", seed=5,
                         offset=77)
+# One pixel: a plain quantization, the transpose a reshape.
+quantize_transpose_case((37, 40, 1, 1), "i8", 8, (32, 32))
+quantize_transpose_case((70, 24, 1, 1), "i8", 4, (16, 16), "stochastic", seed=9,
+                        threads=2)
 
 
 # Given steps (tq.quantize ... scales(%s)): every tile uses its step, as
@@ -295,9 +303,11 @@ given_steps_case((19, 37), "i8", 8, (8, 8), (0, 1))
 given_steps_case((40, 33), "i8", 4, (16, 16), (0, 1), scale="pow2", rounding="up")
 given_steps_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1))
 given_steps_case((64, 16, 4, 4), "i8", 8, (16, 16), (0, 1))
+given_steps_case((20, 12, 1, 1), "i8", 8, (8, 8), (0, 1))
 for flag in (0, 1):
     given_steps_case((19, 37), "i8", 8, (8, 8), (0, 1), refresh=flag)
     given_steps_case((9, 12, 3, 4), "i16", 12, (8, 8), (0, 1), refresh=flag)
+    given_steps_case((20, 12, 1, 1), "i8", 8, (8, 8), (0, 1), refresh=flag)
 
 
 # Run-time adaptive bit width (A3/A4): tq.adaptive_bit_width searches the
@@ -348,4 +358,4 @@ print(f"quantize cases: {cases}, mismatches: {failures}")
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 206, mismatches: 0
+# CHECK: quantize cases: 228, mismatches: 0
