@@ -829,15 +829,15 @@ template <typename OpT> struct PoolKernel : FloatKernelPattern<OpT> {
 constexpr int64_t kDepthwisePixels = 4;
 
 /// A linalg.depthwise_conv_2d_nhwc_hwc (from tq-cpu-channels-last), image
-/// by image: the image is copied into a scratch buffer of H × W × C'
-/// (C rounded up to whole vectors, a padded input's border with the pad
-/// value, so that the padded tensor is never made), then each output pixel
-/// is computed as vectors of L channels over the window (kh, kw in order,
-/// from the op's fill value or else the output's values, each step
-/// multiplyAdd), kDepthwisePixels pixels of a row at a time (each tap's
-/// filter vector loaded once for them), the epilogue applied as each
-/// vector is stored. The same sums in the same order as the NCHW depthwise
-/// kernels.
+/// by image, each output pixel as vectors of L channels over the window
+/// (kh, kw in order, from the op's fill value or else the output's values,
+/// each step multiplyAdd), kDepthwisePixels pixels of a row at a time (each
+/// tap's filter vector loaded once for them), the epilogue applied as each
+/// vector is stored. The taps are read where they are: a padded input's
+/// source is read directly, the pixels whose window reaches into the
+/// border taking the pad value there (so that the padded tensor is never
+/// made, nor a copy of the image). The same sums in the same order as the
+/// NCHW depthwise kernels.
 struct DepthwiseNhwcKernel
     : FloatKernelPattern<linalg::DepthwiseConv2DNhwcHwcOp> {
   using FloatKernelPattern::FloatKernelPattern;
@@ -850,12 +850,11 @@ struct DepthwiseNhwcKernel
     ArrayRef<int64_t> xs = operands->xs, ws = operands->ws, ys = operands->ys;
     SmallVector<int64_t> st(op.getStrides().getValues<int64_t>()),
         dl(op.getDilations().getValues<int64_t>());
-    int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3], R = ws[0], S = ws[1],
-            P = ys[1], Q = ys[2], L = o.lanes;
+    int64_t N = xs[0], C = xs[3], R = ws[0], S = ws[1], P = ys[1], Q = ys[2],
+            L = o.lanes;
     int64_t CP = llvm::alignTo(C, L);
-    if (!cast<MemRefType>(w.getType()).getLayout().isIdentity() ||
-        H * W * CP * 4 > 256 * 1024)
-      return rw.notifyMatchFailure(op, "filter not contiguous or image large");
+    if (!cast<MemRefType>(w.getType()).getLayout().isIdentity())
+      return rw.notifyMatchFailure(op, "filter not contiguous");
     std::optional<PaddedPlanes> padded = PaddedPlanes::match(op, x, true);
 
     // From the fill just before, or else from the output's values.
@@ -871,61 +870,123 @@ struct DepthwiseNhwcKernel
     Type f32 = b.getF32Type();
     auto vF32 = VectorType::get({L}, f32);
     Value to = epi ? epi->target() : y;
+    // The output rows [pLo, pHi) and columns [qLo, qHi) read the source
+    // only (no tap in the border): their taps are loaded where they are.
+    // The others check each tap and take the pad value outside.
+    auto inner = [&](int64_t pad, int64_t stride, int64_t dil, int64_t taps,
+                     int64_t extent, int64_t out) {
+      int64_t lo = std::min<int64_t>(llvm::divideCeil(pad, stride), out);
+      int64_t last = extent - 1 + pad - (taps - 1) * dil;
+      int64_t hi = last < 0 ? 0 : std::min(last / stride + 1, out);
+      return std::make_pair(lo, std::max(lo, hi));
+    };
+    int64_t pLo, pHi, qLo, qHi;
+    std::tie(pLo, pHi) = inner(top, st[0], dl[0], R, srcH, P);
+    std::tie(qLo, qHi) = inner(left, st[1], dl[1], S, srcW, Q);
+    assert((padded || (pLo == 0 && pHi == P && qLo == 0 && qHi == Q)) &&
+           "an input without padding has every tap inside");
+    Value padV =
+        padded
+            ? vector::BroadcastOp::create(b, vF32, padded->padValue).getResult()
+            : Value();
+    // Where most pixels reach into the border (a 5 x 5 window over 7 x 7),
+    // checking their taps costs more than a copy of the image: it is copied
+    // into a scratch buffer of H x W x C' (C rounded up to whole vectors,
+    // the border with the pad value), whose taps are all inside.
+    ArrayRef<int64_t> xs4 = cast<MemRefType>(x.getType()).getShape();
+    bool copy = padded && 2 * (pHi - pLo) * (qHi - qLo) < P * Q &&
+                xs4[1] * xs4[2] * CP * 4 <= 256 * 1024;
+    if (copy) {
+      pLo = qLo = 0;
+      pHi = P;
+      qHi = Q;
+    }
+    SmallVector<MemRefType> scratchTypes;
+    if (copy)
+      scratchTypes.push_back(MemRefType::get({xs4[1], xs4[2], CP}, f32));
+    // Image n into `in`: the border with the pad value, then the source
+    // into the interior, channels past C zero.
+    auto copyPadded = [&](ImplicitLocOpBuilder &ib, Value in, Value n) {
+      Location loc = ib.getLoc();
+      int64_t H = xs4[1], W = xs4[2];
+      auto fillRows = [&](int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+        if (h0 >= h1 || w0 >= w1)
+          return;
+        scf::buildLoopNest(ib, loc, ValueRange{idx(ib, h0), idx(ib, w0)},
+                           ValueRange{idx(ib, h1), idx(ib, w1)},
+                           ValueRange{idx(ib, 1), idx(ib, 1)},
+                           [&](OpBuilder &hb, Location l, ValueRange hw) {
+                             ImplicitLocOpBuilder kb(l, hb);
+                             for (int64_t c0 = 0; c0 < CP; c0 += L)
+                               vector::StoreOp::create(
+                                   kb, padV, in,
+                                   ValueRange{hw[0], hw[1], idx(kb, c0)});
+                           });
+      };
+      // The rows above and below, then the columns left and right.
+      fillRows(0, top, 0, W);
+      fillRows(top + srcH, H, 0, W);
+      fillRows(top, top + srcH, 0, left);
+      fillRows(top, top + srcH, left + srcW, W);
+      scf::buildLoopNest(
+          ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
+          ValueRange{idx(ib, srcH), idx(ib, srcW)},
+          ValueRange{idx(ib, 1), idx(ib, 1)},
+          [&](OpBuilder &hb, Location l, ValueRange hw) {
+            ImplicitLocOpBuilder kb(l, hb);
+            Value h = arith::AddIOp::create(kb, hw[0], idx(kb, top));
+            Value wc = arith::AddIOp::create(kb, hw[1], idx(kb, left));
+            for (int64_t c0 = 0; c0 < CP; c0 += L) {
+              Value v = loadF32(kb, vF32, src,
+                                ValueRange{n, hw[0], hw[1], idx(kb, c0)},
+                                tailMask(kb, L, c0, C));
+              vector::StoreOp::create(kb, v, in,
+                                      ValueRange{h, wc, idx(kb, c0)});
+            }
+          });
+    };
+    Value fillV =
+        fillValue ? vector::BroadcastOp::create(b, vF32, fillValue).getResult()
+                  : Value();
     forEachImageWithScratch(
-        b, N, o.threads, {MemRefType::get({H, W, CP}, f32)},
+        b, N, o.threads, scratchTypes,
         [&](ImplicitLocOpBuilder &ib, Value n, ValueRange scratch) {
           Location loc = ib.getLoc();
-          Value in = scratch[0];
-          if (padded) {
-            Value padV =
-                vector::BroadcastOp::create(ib, vF32, padded->padValue);
-            auto fillRows = [&](int64_t h0, int64_t h1, int64_t w0,
-                                int64_t w1) {
-              if (h0 >= h1 || w0 >= w1)
-                return;
-              scf::buildLoopNest(ib, loc, ValueRange{idx(ib, h0), idx(ib, w0)},
-                                 ValueRange{idx(ib, h1), idx(ib, w1)},
-                                 ValueRange{idx(ib, 1), idx(ib, 1)},
-                                 [&](OpBuilder &hb, Location l, ValueRange hw) {
-                                   ImplicitLocOpBuilder kb(l, hb);
-                                   for (int64_t c0 = 0; c0 < CP; c0 += L)
-                                     vector::StoreOp::create(
-                                         kb, padV, in,
-                                         ValueRange{hw[0], hw[1], idx(kb, c0)});
-                                 });
+          if (copy)
+            copyPadded(ib, scratch[0], n);
+          // The tap at padded row h, column wc (channels from c): from the
+          // copy, from the source, or with `guarded` the pad value where it
+          // is outside.
+          auto tap = [&](ImplicitLocOpBuilder &kb, Value h, Value wc, Value c,
+                         Value mask, bool guarded) -> Value {
+            if (copy)
+              return vector::LoadOp::create(kb, vF32, scratch[0],
+                                            ValueRange{h, wc, c});
+            Value hs = arith::SubIOp::create(kb, h, idx(kb, top));
+            Value ws = arith::SubIOp::create(kb, wc, idx(kb, left));
+            if (!guarded)
+              return loadF32(kb, vF32, src, ValueRange{n, hs, ws, c}, mask);
+            auto within = [&](Value v, int64_t extent) {
+              return arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, v,
+                                           idx(kb, extent));
             };
-            // The rows above and below, then the columns left and right.
-            fillRows(0, top, 0, W);
-            fillRows(top + srcH, H, 0, W);
-            fillRows(top, top + srcH, 0, left);
-            fillRows(top, top + srcH, left + srcW, W);
-          }
-          // The image into the interior, channels past C zero.
-          scf::buildLoopNest(
-              ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
-              ValueRange{idx(ib, srcH), idx(ib, srcW)},
-              ValueRange{idx(ib, 1), idx(ib, 1)},
-              [&](OpBuilder &hb, Location l, ValueRange hw) {
-                ImplicitLocOpBuilder kb(l, hb);
-                Value h = arith::AddIOp::create(kb, hw[0], idx(kb, top));
-                Value wc = arith::AddIOp::create(kb, hw[1], idx(kb, left));
-                for (int64_t c0 = 0; c0 < CP; c0 += L) {
-                  Value v = loadF32(kb, vF32, src,
-                                    ValueRange{n, hw[0], hw[1], idx(kb, c0)},
-                                    tailMask(kb, L, c0, C));
-                  vector::StoreOp::create(kb, v, in,
-                                          ValueRange{h, wc, idx(kb, c0)});
-                }
-              });
-          // Each output pixel, L channels at a time.
-          Value fillV =
-              fillValue
-                  ? vector::BroadcastOp::create(ib, vF32, fillValue).getResult()
-                  : Value();
+            // Unsigned: a negative coordinate is outside too.
+            Value inside =
+                arith::AndIOp::create(kb, within(hs, srcH), within(ws, srcW));
+            auto clampTo = [&](Value v, int64_t extent) {
+              return arith::MinSIOp::create(
+                  kb, arith::MaxSIOp::create(kb, v, idx(kb, 0)),
+                  idx(kb, extent - 1));
+            };
+            Value v = loadF32(
+                kb, vF32, src,
+                ValueRange{n, clampTo(hs, srcH), clampTo(ws, srcW), c}, mask);
+            return arith::SelectOp::create(kb, inside, v, padV);
+          };
           // Pixels [q0, q0 + count) of output row p: each tap's filter
           // vector loaded once for them, their sums independent.
           auto pixels = [&](ImplicitLocOpBuilder &kb, Value p, Value q0,
-                            int64_t count) {
+                            int64_t count, bool guarded) {
             Value h0 = arith::MulIOp::create(kb, p, idx(kb, st[0]));
             SmallVector<Value> qs, w0;
             for (int64_t j = 0; j < count; ++j) {
@@ -948,9 +1009,9 @@ struct DepthwiseNhwcKernel
                   for (int64_t j = 0; j < count; ++j) {
                     Value wc =
                         arith::AddIOp::create(kb, w0[j], idx(kb, s * dl[1]));
-                    Value xv = vector::LoadOp::create(kb, vF32, in,
-                                                      ValueRange{h, wc, c});
-                    acc[j] = multiplyAdd(kb, acc[j], wv, xv, o.fma);
+                    acc[j] =
+                        multiplyAdd(kb, acc[j], wv,
+                                    tap(kb, h, wc, c, mask, guarded), o.fma);
                   }
                 }
               for (int64_t j = 0; j < count; ++j)
@@ -958,23 +1019,45 @@ struct DepthwiseNhwcKernel
                                      ValueRange{n, p, qs[j]}, c, mask);
             }
           };
-          int64_t full = Q / kDepthwisePixels * kDepthwisePixels;
-          scf::buildLoopNest(
-              ib, loc, ValueRange{idx(ib, 0)}, ValueRange{idx(ib, P)},
-              ValueRange{idx(ib, 1)},
-              [&](OpBuilder &pb, Location l, ValueRange p) {
-                ImplicitLocOpBuilder rb(l, pb);
-                if (full > 0)
-                  scf::buildLoopNest(
-                      rb, l, ValueRange{idx(rb, 0)}, ValueRange{idx(rb, full)},
-                      ValueRange{idx(rb, kDepthwisePixels)},
-                      [&](OpBuilder &qb, Location ql, ValueRange q) {
-                        ImplicitLocOpBuilder kb(ql, qb);
-                        pixels(kb, p[0], q[0], kDepthwisePixels);
-                      });
-                if (full < Q)
-                  pixels(rb, p[0], idx(rb, full), Q - full);
-              });
+          // Columns [q0, q1) of row p: kDepthwisePixels at a time, or one
+          // at a time where the taps are checked (the border's few pixels,
+          // in less code).
+          auto columns = [&](ImplicitLocOpBuilder &rb, Value p, int64_t q0,
+                             int64_t q1, bool guarded) {
+            int64_t group = guarded ? 1 : kDepthwisePixels;
+            int64_t full = q0 + (q1 - q0) / group * group;
+            if (full - q0 == group)
+              pixels(rb, p, idx(rb, q0), group, guarded);
+            else if (full > q0)
+              scf::buildLoopNest(rb, rb.getLoc(), ValueRange{idx(rb, q0)},
+                                 ValueRange{idx(rb, full)},
+                                 ValueRange{idx(rb, group)},
+                                 [&](OpBuilder &qb, Location ql, ValueRange q) {
+                                   ImplicitLocOpBuilder kb(ql, qb);
+                                   pixels(kb, p, q[0], group, guarded);
+                                 });
+            if (full < q1)
+              pixels(rb, p, idx(rb, full), q1 - full, guarded);
+          };
+          auto rows = [&](int64_t p0, int64_t p1, bool border) {
+            if (p0 >= p1)
+              return;
+            scf::buildLoopNest(ib, loc, ValueRange{idx(ib, p0)},
+                               ValueRange{idx(ib, p1)}, ValueRange{idx(ib, 1)},
+                               [&](OpBuilder &pb, Location l, ValueRange p) {
+                                 ImplicitLocOpBuilder rb(l, pb);
+                                 if (border) {
+                                   columns(rb, p[0], 0, Q, true);
+                                   return;
+                                 }
+                                 columns(rb, p[0], 0, qLo, true);
+                                 columns(rb, p[0], qLo, qHi, false);
+                                 columns(rb, p[0], qHi, Q, true);
+                               });
+          };
+          rows(0, pLo, true);
+          rows(pLo, pHi, false);
+          rows(pHi, P, true);
         });
     if (padded && padded->sourceDealloc)
       rw.moveOpBefore(padded->sourceDealloc, op);

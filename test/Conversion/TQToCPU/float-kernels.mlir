@@ -243,26 +243,44 @@ func.func @depthwise_padded(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>
 // -----
 
 // An NHWC depthwise convolution (tq-cpu-channels-last) on a padded input:
-// each image is copied into a padded scratch buffer of whole vectors of
-// channels (20 channels: 32 on AVX-512, 24 on AVX2), allocated once per
-// thread; each output pixel is vectors of channels over the window from
-// the fill value, the last one masked, the bias and ReLU applied as it is
-// stored. The padded buffer, the fill and the generic are gone.
+// the taps are read from the source where they are, with no copy of the
+// image. Each output pixel is vectors of channels over the window from the
+// fill value (20 channels: 8, 8 and 4 masked on AVX2; 16 and 4 masked on
+// AVX-512), the bias and ReLU applied as it is stored. The pixels whose
+// window reaches into the border (the first and last rows, the first and
+// last columns) check each tap, one pixel at a time, and take the pad
+// value outside; the others (rows and columns 1 to 5, the columns 4 at a
+// time) read it unchecked. The padded buffer, the fill and the generic are
+// gone.
 // CHECK-LABEL: func.func @depthwise_nhwc
 // CHECK-NOT: memref<2x9x9x20xf32>
-// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x9x24xf32>
-// CHECK: scf.for
-// CHECK: vector.store %{{.*}}, %[[S]]
-// CHECK: vector.maskedload %[[SRC:.*]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], {{.*}} : memref<2x7x7x20xf32>
-// CHECK: vector.load %[[S]]
+// CHECK-NOT: memref.alloc() {alignment = 64 : i64}
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1
+// CHECK: arith.cmpi ult, %{{.*}}, %c7 : index
+// CHECK: vector.load %[[SRC:alloc[_0-9]*]][%{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<2x7x7x20xf32>, vector<8xf32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: math.fma
+// CHECK: vector.maskedload %[[SRC]][%{{.*}}, %{{.*}}, %{{.*}}, %c16], {{.*}} : memref<2x7x7x20xf32>, vector<8xi1>, vector<8xf32>
 // CHECK: arith.maximumf
-// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]{{.*}} : memref<2x7x7x20xf32>
-// CHECK: memref.dealloc %[[S]]
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c16]{{.*}} : memref<2x7x7x20xf32>
+// CHECK: scf.for %{{.*}} = %c1 to %c6 step %c1
+// CHECK: arith.select
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c0, %c16]
+// CHECK-NOT: arith.select
+// CHECK: vector.load %[[SRC]]
+// CHECK-NOT: arith.select
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c4, %c16]
+// CHECK-NOT: arith.select
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c5, %c16]
+// CHECK: arith.select
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c6, %c16]
+// CHECK: scf.for %{{.*}} = %c6 to %c7 step %c1
+// CHECK: arith.select
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
 // AVX512-LABEL: func.func @depthwise_nhwc
-// AVX512: memref.alloc() {alignment = 64 : i64} : memref<9x9x32xf32>
+// AVX512-NOT: memref.alloc() {alignment = 64 : i64}
+// AVX512: vector.maskedload %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c16], {{.*}} : memref<2x7x7x20xf32>, vector<16xi1>, vector<16xf32>
 // GENERIC-LABEL: func.func @depthwise_nhwc
 // GENERIC-NOT: math.fma
 // GENERIC: arith.mulf {{.*}} : vector<8xf32>
@@ -291,6 +309,42 @@ func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memr
     linalg.yield %m : f32
   }
   memref.dealloc %y : memref<2x7x7x20xf32>
+  return
+}
+
+// -----
+
+// A 5 x 5 window over a 4 x 4 image padded by 2: every output pixel reaches
+// into the border, so the image is copied into a padded scratch buffer
+// (allocated once per thread, the border with the pad value) and the taps
+// read from it unchecked.
+// CHECK-LABEL: func.func @depthwise_nhwc_border
+// CHECK-NOT: memref<2x8x8x16xf32>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x8x16xf32>
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK: vector.load %{{.*}} : memref<2x4x4x16xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK-NOT: arith.select
+// CHECK: vector.load %[[S]]
+// CHECK-NOT: arith.select
+// CHECK: math.fma
+// CHECK-NOT: arith.select
+// CHECK: memref.dealloc %[[S]]
+// CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
+func.func @depthwise_nhwc_border(%src: memref<2x4x4x16xf32>, %w: memref<5x5x16xf32>, %y: memref<2x4x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = memref.alloc() : memref<2x8x8x16xf32>
+  linalg.map outs(%pad : memref<2x8x8x16xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %in = memref.subview %pad[0, 2, 2, 0] [2, 4, 4, 16] [1, 1, 1, 1] : memref<2x8x8x16xf32> to memref<2x4x4x16xf32, strided<[1024, 128, 16, 1], offset: 288>>
+  memref.copy %src, %in : memref<2x4x4x16xf32> to memref<2x4x4x16xf32, strided<[1024, 128, 16, 1], offset: 288>>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x4x16xf32>)
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x8x8x16xf32>, memref<5x5x16xf32>) outs(%y : memref<2x4x4x16xf32>)
+  memref.dealloc %pad : memref<2x8x8x16xf32>
   return
 }
 

@@ -971,10 +971,13 @@ padded_depthwise((2, 8, 7, 7), 3, (1, 1, 1, 1))
 padded_depthwise((2, 6, 14, 14), 3, (1, 1, 1, 1), stride=(2, 2))
 padded_depthwise((1, 5, 9, 20), 3, (0, 2, 1, 0), special=True)
 padded_depthwise((3, 4, 6, 6), 5, (2, 2, 2, 2), special=True)
-# NHWC (tq-cpu-channels-last): linalg.depthwise_conv_2d_nhwc_hwc, each
-# image copied into a padded scratch buffer, vectors of channels with a
-# masked tail (72, 120 and 20 channels), stride 2, uneven pads, no pad, a
-# 5x5 window, NaN and ±Inf, 2 threads over 301 images.
+# NHWC (tq-cpu-channels-last): linalg.depthwise_conv_2d_nhwc_hwc, the taps
+# read from the source where they are (the border's pixels checking each
+# one), or from a padded copy of the image where most pixels reach the
+# border (5x5 windows over small images; a window larger than the image);
+# on an image too large to copy, every pixel checked (3 x 1000, 5x5).
+# Vectors of channels with a masked tail (72, 120 and 20 channels), stride
+# 2, uneven pads, no pad, NaN and ±Inf, 2 threads over 301 images.
 padded_depthwise((2, 72, 7, 7), 3, (1, 1, 1, 1), nhwc=True)
 padded_depthwise((2, 64, 14, 14), 3, (1, 1, 1, 1), stride=(2, 2), special=True, nhwc=True)
 padded_depthwise((1, 120, 4, 4), 3, (1, 1, 1, 1), special=True, nhwc=True)
@@ -982,6 +985,8 @@ padded_depthwise((2, 20, 9, 20), 3, (0, 2, 1, 0), special=True, nhwc=True)
 padded_depthwise((2, 16, 6, 6), 3, (0, 0, 0, 0), nhwc=True)
 padded_depthwise((3, 8, 6, 6), 5, (2, 2, 2, 2), special=True, nhwc=True)
 padded_depthwise((301, 24, 4, 4), 3, (1, 1, 1, 1), nhwc=True)
+padded_depthwise((2, 20, 2, 3), 5, (2, 2, 2, 2), special=True, nhwc=True)
+padded_depthwise((2, 20, 3, 1000), 5, (2, 2, 2, 2), special=True, nhwc=True)
 pool("max", (2, 3, 8, 8), (2, 2), (2, 2))
 pool("max", (1, 2, 4, 4), (2, 2), (2, 2), special=True)
 pool("max", (2, 4, 28, 28), (2, 2), (2, 2), special=True)
