@@ -889,12 +889,14 @@ struct DepthwiseNhwcKernel
         padded
             ? vector::BroadcastOp::create(b, vF32, padded->padValue).getResult()
             : Value();
-    // Where most pixels reach into the border (a 5 x 5 window over 7 x 7),
-    // checking their taps costs more than a copy of the image: it is copied
+    // Where 40% of the pixels or more reach into the border (3 x 3 over
+    // 7 x 7, 5 x 5 over 14 x 14), checking their taps, one pixel at a time,
+    // costs more than a copy of the image (measured on the MobileNet-style
+    // CNN: 25 of 49 inside, 0.084 ms copied, 0.093 checked): it is copied
     // into a scratch buffer of H x W x C' (C rounded up to whole vectors,
     // the border with the pad value), whose taps are all inside.
     ArrayRef<int64_t> xs4 = cast<MemRefType>(x.getType()).getShape();
-    bool copy = padded && 2 * (pHi - pLo) * (qHi - qLo) < P * Q &&
+    bool copy = padded && 5 * (pHi - pLo) * (qHi - qLo) < 3 * P * Q &&
                 xs4[1] * xs4[2] * CP * 4 <= 256 * 1024;
     if (copy) {
       pLo = qLo = 0;

@@ -249,21 +249,20 @@ func.func @depthwise_padded(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>
 // AVX-512), the bias and ReLU applied as it is stored. The pixels whose
 // window reaches into the border (the first and last rows, the first and
 // last columns) check each tap, one pixel at a time, and take the pad
-// value outside; the others (rows and columns 1 to 5, the columns 4 at a
-// time) read it unchecked. The padded buffer, the fill and the generic are
-// gone.
+// value outside; the others (rows and columns 1 to 7: 4 pixels, then 3)
+// read it unchecked. The padded buffer, the fill and the generic are gone.
 // CHECK-LABEL: func.func @depthwise_nhwc
-// CHECK-NOT: memref<2x9x9x20xf32>
+// CHECK-NOT: memref<2x11x11x20xf32>
 // CHECK-NOT: memref.alloc() {alignment = 64 : i64}
-// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1
-// CHECK: arith.cmpi ult, %{{.*}}, %c7 : index
-// CHECK: vector.load %[[SRC:alloc[_0-9]*]][%{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<2x7x7x20xf32>, vector<8xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c9 step %c1
+// CHECK: arith.cmpi ult, %{{.*}}, %c9 : index
+// CHECK: vector.load %[[SRC:alloc[_0-9]*]][%{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<2x9x9x20xf32>, vector<8xf32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: math.fma
-// CHECK: vector.maskedload %[[SRC]][%{{.*}}, %{{.*}}, %{{.*}}, %c16], {{.*}} : memref<2x7x7x20xf32>, vector<8xi1>, vector<8xf32>
+// CHECK: vector.maskedload %[[SRC]][%{{.*}}, %{{.*}}, %{{.*}}, %c16], {{.*}} : memref<2x9x9x20xf32>, vector<8xi1>, vector<8xf32>
 // CHECK: arith.maximumf
-// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c16]{{.*}} : memref<2x7x7x20xf32>
-// CHECK: scf.for %{{.*}} = %c1 to %c6 step %c1
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c16]{{.*}} : memref<2x9x9x20xf32>
+// CHECK: scf.for %{{.*}} = %c1 to %c8 step %c1
 // CHECK: arith.select
 // CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c0, %c16]
 // CHECK-NOT: arith.select
@@ -271,44 +270,44 @@ func.func @depthwise_padded(%w: memref<3x1x1x3x3xf32>, %y: memref<2x3x1x7x7xf32>
 // CHECK-NOT: arith.select
 // CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c4, %c16]
 // CHECK-NOT: arith.select
-// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c5, %c16]
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c7, %c16]
 // CHECK: arith.select
-// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c6, %c16]
-// CHECK: scf.for %{{.*}} = %c6 to %c7 step %c1
+// CHECK: vector.maskedstore %{{.*}}[%{{.*}}, %{{.*}}, %c8, %c16]
+// CHECK: scf.for %{{.*}} = %c8 to %c9 step %c1
 // CHECK: arith.select
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
 // AVX512-LABEL: func.func @depthwise_nhwc
 // AVX512-NOT: memref.alloc() {alignment = 64 : i64}
-// AVX512: vector.maskedload %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c16], {{.*}} : memref<2x7x7x20xf32>, vector<16xi1>, vector<16xf32>
+// AVX512: vector.maskedload %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c16], {{.*}} : memref<2x9x9x20xf32>, vector<16xi1>, vector<16xf32>
 // GENERIC-LABEL: func.func @depthwise_nhwc
 // GENERIC-NOT: math.fma
 // GENERIC: arith.mulf {{.*}} : vector<8xf32>
-func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memref<2x7x7x20xf32>) {
+func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memref<2x9x9x20xf32>) {
   %zero = arith.constant 0.0 : f32
-  %src = memref.alloc() : memref<2x7x7x20xf32>
-  linalg.fill ins(%zero : f32) outs(%src : memref<2x7x7x20xf32>)
-  %pad = memref.alloc() : memref<2x9x9x20xf32>
-  linalg.map outs(%pad : memref<2x9x9x20xf32>)
+  %src = memref.alloc() : memref<2x9x9x20xf32>
+  linalg.fill ins(%zero : f32) outs(%src : memref<2x9x9x20xf32>)
+  %pad = memref.alloc() : memref<2x11x11x20xf32>
+  linalg.map outs(%pad : memref<2x11x11x20xf32>)
     (%init: f32) {
       linalg.yield %zero : f32
     }
-  %in = memref.subview %pad[0, 1, 1, 0] [2, 7, 7, 20] [1, 1, 1, 1] : memref<2x9x9x20xf32> to memref<2x7x7x20xf32, strided<[1620, 180, 20, 1], offset: 200>>
-  memref.copy %src, %in : memref<2x7x7x20xf32> to memref<2x7x7x20xf32, strided<[1620, 180, 20, 1], offset: 200>>
-  memref.dealloc %src : memref<2x7x7x20xf32>
-  %y = memref.alloc() : memref<2x7x7x20xf32>
-  linalg.fill ins(%zero : f32) outs(%y : memref<2x7x7x20xf32>)
+  %in = memref.subview %pad[0, 1, 1, 0] [2, 9, 9, 20] [1, 1, 1, 1] : memref<2x11x11x20xf32> to memref<2x9x9x20xf32, strided<[2420, 220, 20, 1], offset: 240>>
+  memref.copy %src, %in : memref<2x9x9x20xf32> to memref<2x9x9x20xf32, strided<[2420, 220, 20, 1], offset: 240>>
+  memref.dealloc %src : memref<2x9x9x20xf32>
+  %y = memref.alloc() : memref<2x9x9x20xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x9x9x20xf32>)
   linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-    ins(%pad, %w : memref<2x9x9x20xf32>, memref<3x3x20xf32>) outs(%y : memref<2x7x7x20xf32>)
-  memref.dealloc %pad : memref<2x9x9x20xf32>
+    ins(%pad, %w : memref<2x11x11x20xf32>, memref<3x3x20xf32>) outs(%y : memref<2x9x9x20xf32>)
+  memref.dealloc %pad : memref<2x11x11x20xf32>
   linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%y, %b : memref<2x7x7x20xf32>, memref<20xf32>) outs(%out : memref<2x7x7x20xf32>) {
+      ins(%y, %b : memref<2x9x9x20xf32>, memref<20xf32>) outs(%out : memref<2x9x9x20xf32>) {
   ^bb0(%v: f32, %c: f32, %o: f32):
     %s = arith.addf %v, %c : f32
     %m = arith.maximumf %s, %zero : f32
     linalg.yield %m : f32
   }
-  memref.dealloc %y : memref<2x7x7x20xf32>
+  memref.dealloc %y : memref<2x9x9x20xf32>
   return
 }
 

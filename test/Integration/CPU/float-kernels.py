@@ -973,9 +973,10 @@ padded_depthwise((1, 5, 9, 20), 3, (0, 2, 1, 0), special=True)
 padded_depthwise((3, 4, 6, 6), 5, (2, 2, 2, 2), special=True)
 # NHWC (tq-cpu-channels-last): linalg.depthwise_conv_2d_nhwc_hwc, the taps
 # read from the source where they are (the border's pixels checking each
-# one), or from a padded copy of the image where most pixels reach the
-# border (5x5 windows over small images; a window larger than the image);
-# on an image too large to copy, every pixel checked (3 x 1000, 5x5).
+# one), or from a padded copy of the image where 40% of the pixels or more
+# reach the border (7x7 and smaller images; a window larger than the
+# image); on an image too large to copy, every pixel checked (3 x 1000,
+# 5x5).
 # Vectors of channels with a masked tail (72, 120 and 20 channels), stride
 # 2, uneven pads, no pad, NaN and ±Inf, 2 threads over 301 images.
 padded_depthwise((2, 72, 7, 7), 3, (1, 1, 1, 1), nhwc=True)
