@@ -344,8 +344,11 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     taps). The NHWC forms `tq-cpu-channels-last` makes
     (`linalg.depthwise_conv_2d_nhwc_hwc`, `pooling_nhwc_max` and `_sum`)
     take vectors of channels per output pixel instead, the last one
-    masked: a depthwise convolution copies each image into a scratch
-    buffer whose border is the pad value (the padded tensor is never made).
+    masked: a depthwise convolution reads a padded input's source where
+    it is (the padded tensor is never made), the pixels whose window
+    reaches into the border checking each tap and taking the pad value
+    outside; where 40% of the pixels or more do, each image is copied into
+    a scratch buffer whose border is the pad value instead.
     Per tap one vector load, or for a W stride s one load of s·L
     contiguous inputs with every s-th lane picked, combined as the op's
     body does (`mulf` then `addf`, `maximumf`, `addf`) in the window's
