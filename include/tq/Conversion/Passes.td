@@ -125,7 +125,7 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
   ];
 }
 
@@ -347,8 +347,9 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     masked: a depthwise convolution reads a padded input's source where
     it is (the padded tensor is never made), the pixels whose window
     reaches into the border checking each tap and taking the pad value
-    outside; where 40% of the pixels or more do, each image is copied into
-    a scratch buffer whose border is the pad value instead.
+    outside; where more than 40% of the pixels do, or where the output is
+    stored in place into the source, each image is copied into a scratch
+    buffer whose border is the pad value instead.
     Per tap one vector load, or for a W stride s one load of s·L
     contiguous inputs with every s-th lane picked, combined as the op's
     body does (`mulf` then `addf`, `maximumf`, `addf`) in the window's

@@ -889,15 +889,22 @@ struct DepthwiseNhwcKernel
         padded
             ? vector::BroadcastOp::create(b, vF32, padded->padValue).getResult()
             : Value();
-    // Where 40% of the pixels or more reach into the border (3 x 3 over
+    // Where more than 40% of the pixels reach into the border (3 x 3 over
     // 7 x 7, 5 x 5 over 14 x 14), checking their taps, one pixel at a time,
     // costs more than a copy of the image (measured on the MobileNet-style
     // CNN: 25 of 49 inside, 0.084 ms copied, 0.093 checked): it is copied
     // into a scratch buffer of H x W x C' (C rounded up to whole vectors,
     // the border with the pad value), whose taps are all inside.
     ArrayRef<int64_t> xs4 = cast<MemRefType>(x.getType()).getShape();
-    bool copy = padded && 5 * (pHi - pLo) * (qHi - qLo) < 3 * P * Q &&
-                xs4[1] * xs4[2] * CP * 4 <= 256 * 1024;
+    // An epilogue that stores into the buffer the taps are read from (the
+    // source reused in place for its output) would overwrite taps other
+    // pixels still read: then each image is copied first, whatever its
+    // size, as it is read before any of its outputs is stored.
+    bool aliased = epi && (rootOf(epi->target()) == rootOf(src) ||
+                           rootOf(epi->target()) == rootOf(x));
+    bool copy =
+        aliased || (padded && 5 * (pHi - pLo) * (qHi - qLo) < 3 * P * Q &&
+                    xs4[1] * xs4[2] * CP * 4 <= 256 * 1024);
     if (copy) {
       pLo = qLo = 0;
       pHi = P;

@@ -349,6 +349,46 @@ func.func @depthwise_nhwc_border(%src: memref<2x4x4x16xf32>, %w: memref<5x5x16xf
 
 // -----
 
+// The bias and ReLU after the convolution store into the pad's source
+// (reused in place for the output): reading the taps there would read
+// outputs already stored, so each image is copied into the scratch buffer
+// before any of its outputs is stored, though most pixels are inside.
+// CHECK-LABEL: func.func @depthwise_nhwc_in_place
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<11x11x24xf32>
+// CHECK: vector.load %{{.*}} : memref<2x9x9x20xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK-NOT: arith.select
+// CHECK: vector.load %[[S]]
+// CHECK-NOT: arith.select
+// CHECK: vector.maskedstore %{{.*}} : memref<2x9x9x20xf32>
+// CHECK: memref.dealloc %[[S]]
+func.func @depthwise_nhwc_in_place(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %src: memref<2x9x9x20xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = memref.alloc() : memref<2x11x11x20xf32>
+  linalg.map outs(%pad : memref<2x11x11x20xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %in = memref.subview %pad[0, 1, 1, 0] [2, 9, 9, 20] [1, 1, 1, 1] : memref<2x11x11x20xf32> to memref<2x9x9x20xf32, strided<[2420, 220, 20, 1], offset: 240>>
+  memref.copy %src, %in : memref<2x9x9x20xf32> to memref<2x9x9x20xf32, strided<[2420, 220, 20, 1], offset: 240>>
+  %y = memref.alloc() : memref<2x9x9x20xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x9x9x20xf32>)
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x11x11x20xf32>, memref<3x3x20xf32>) outs(%y : memref<2x9x9x20xf32>)
+  memref.dealloc %pad : memref<2x11x11x20xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %b : memref<2x9x9x20xf32>, memref<20xf32>) outs(%src : memref<2x9x9x20xf32>) {
+  ^bb0(%v: f32, %c: f32, %o: f32):
+    %s = arith.addf %v, %c : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %y : memref<2x9x9x20xf32>
+  return
+}
+
+// -----
+
 // An NHWC max pooling of a ReLU's output (marked): per output pixel,
 // vectors of channels over the window from the fill, combined as
 // `x > acc ? x : acc` (or x where it is NaN), the last vector (of 20

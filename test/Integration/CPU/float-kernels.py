@@ -973,7 +973,7 @@ padded_depthwise((1, 5, 9, 20), 3, (0, 2, 1, 0), special=True)
 padded_depthwise((3, 4, 6, 6), 5, (2, 2, 2, 2), special=True)
 # NHWC (tq-cpu-channels-last): linalg.depthwise_conv_2d_nhwc_hwc, the taps
 # read from the source where they are (the border's pixels checking each
-# one), or from a padded copy of the image where 40% of the pixels or more
+# one), or from a padded copy of the image where more than 40% of the pixels
 # reach the border (7x7 and smaller images; a window larger than the
 # image); on an image too large to copy, every pixel checked (3 x 1000,
 # 5x5).
