@@ -9,11 +9,13 @@ latency, for batch 1 and batch 64, on 1 and 2 threads.
 Columns: ORT f32, tq f32, tq 8-bit (V=32). Latency is the median of
 repeated calls after a warm-up, tq's from `tq-run --repeat`, ORT's from its
 session.run (intra-op threads as tq's); ratios are against ORT f32 measured
-in the same run, with the same thread count. The three run in turn, three
-times over, and each figure is the fastest of its three rounds: this
-machine sometimes runs whole processes on 2 threads at half speed, for
-tens of seconds at a time, which one round (or the median of three) can
-report. Each model is compiled once per thread count.
+in the same run, with the same thread count. The three run in turn on each
+thread count, three times over (1 thread, then 2, in each round), and each
+figure is the fastest of its three rounds: this machine sometimes runs
+whole processes on 2 threads at half speed, for tens of seconds at a time,
+which one round (or the median of three) can report, and a row's 1- and
+2-thread figures, taken in the same rounds, see the same moments. Each
+model is imported and quantized once per batch size.
 """
 import os
 import re
@@ -50,9 +52,8 @@ def main():
         else:
             x_all, _ = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
         for batch in (1, 64):
-            for t in threads:
-                rows.append(compare(flow, bindir, ort, name, model,
-                                    np.ascontiguousarray(x_all[:batch]), t))
+            rows += compare(flow, bindir, ort, name, model,
+                            np.ascontiguousarray(x_all[:batch]), threads)
     # The real model of scripts/fetch-models.sh: the openWakeWord speech
     # embedding (20 convolutions) on 76 x 32 mel windows, per window and
     # 64 at a time; its output is an embedding, so the last column is the
@@ -62,10 +63,9 @@ def main():
     if os.path.exists(real):
         windows = np.random.default_rng(0).uniform(0, 4, (64, 76, 32, 1)).astype(np.float32)
         for batch in (1, 64):
-            for t in threads:
-                rows.append(compare(flow, bindir, ort, "wakeword embedding", real,
-                                    np.ascontiguousarray(windows[:batch]), t,
-                                    feed="input_1", real=True))
+            rows += compare(flow, bindir, ort, "wakeword embedding", real,
+                            np.ascontiguousarray(windows[:batch]), threads,
+                            feed="input_1", real=True)
     else:
         print("\n(the wake-word embedding model is not fetched: scripts/fetch-models.sh)")
     summarize(rows)
@@ -110,42 +110,50 @@ def summarize(rows):
 
 
 def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False):
+    """One row per thread count in `threads`: each round runs ORT, tq f32 and
+    tq 8-bit on every thread count in turn, so that the rows of one model
+    and batch are measured in the same rounds."""
     batch = len(x)
-    tag = f"{name.replace(' ', '_')}-{batch}-{threads}"
-    imported = flow.path(f"m{tag}.mlir")
+    base = f"{name.replace(' ', '_')}-{batch}"
+    imported = flow.path(f"m{base}.mlir")
     flow.run(os.path.join(bindir, "tq-import-onnx"), model,
              f"--input-shape={feed}:" + "x".join(map(str, x.shape)), "-o", imported)
-    quantized = flow.opt(imported, "-tq-quantize=tile=32", out=f"q{tag}.mlir")
-    xin = flow.path(f"x{tag}.npy")
+    quantized = flow.opt(imported, "-tq-quantize=tile=32", out=f"q{base}.mlir")
+    xin = flow.path(f"x{base}.npy")
     np.save(xin, x)
-    rounds = {"ORT": [], "f32": [], "8-bit": []}
+    rounds = {t: {"ORT": [], "f32": [], "8-bit": []} for t in threads}
     ys = {}
     for _ in range(ROUNDS):
-        outputs, ms = ort.run(model, {feed: x}, repeat=200, threads=threads)
-        rounds["ORT"].append(ms)
-        y_ort = next(iter(outputs.values()))
-        for variant, src in (("f32", imported), ("8-bit", quantized)):
-            y_path = flow.path(f"y{variant}{tag}.npy")
-            text = flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
-                            f"--output={y_path}", "--repeat=200",
-                            f"--num-threads={threads}")
-            rounds[variant].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
-            ys[variant] = np.load(y_path)
-    times = {k: min(v) for k, v in rounds.items()}
-    ort_ms = times["ORT"]
-    diff = float(np.abs(ys["f32"] - y_ort).max())
+        for t in threads:
+            outputs, ms = ort.run(model, {feed: x}, repeat=200, threads=t)
+            rounds[t]["ORT"].append(ms)
+            ys[t, "ORT"] = next(iter(outputs.values()))
+            for variant, src in (("f32", imported), ("8-bit", quantized)):
+                y_path = flow.path(f"y{variant}{base}-{t}.npy")
+                text = flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
+                                f"--output={y_path}", "--repeat=200",
+                                f"--num-threads={t}")
+                rounds[t][variant].append(
+                    float(re.search(r"median ([0-9.]+) ms", text).group(1)))
+                ys[t, variant] = np.load(y_path)
+    return [row(name, batch, t, {k: min(v) for k, v in rounds[t].items()},
+                ys[t, "ORT"], ys[t, "f32"], ys[t, "8-bit"], real) for t in threads]
+
+
+def row(name, batch, threads, times, y_ort, y_f32, y_q, real):
+    """Prints one table row and returns it for the summary."""
+    o = times["ORT"]
+    diff = float(np.abs(y_f32 - y_ort).max())
     if real:
-        err = float(np.abs(ys["8-bit"] - y_ort).max() / np.abs(y_ort).max())
+        err = float(np.abs(y_q - y_ort).max() / np.abs(y_ort).max())
         quality = f"relative error {err:.1e}"
     else:
-        quality = f"{float((ys['8-bit'].argmax(1) == y_ort.argmax(1)).mean() * 100):.1f}%"
-    o = ort_ms
+        quality = f"{float((y_q.argmax(1) == y_ort.argmax(1)).mean() * 100):.1f}%"
     print(f"| {name} | {batch} | {threads} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
           f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {quality} |")
     return {"name": name, "batch": batch, "threads": threads, "real": real,
             "f32": times["f32"] / o, "8-bit": times["8-bit"] / o,
             "ms": {"ORT": o, "tq f32": times["f32"], "tq 8-bit": times["8-bit"]}}
-
 
 if __name__ == "__main__":
     main()
