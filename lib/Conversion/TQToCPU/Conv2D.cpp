@@ -188,6 +188,64 @@ Value flatten(ImplicitLocOpBuilder &b, Value v) {
   return memref::CollapseShapeOp::create(b, v, cpu::mergeTrailingDims(rank, 0));
 }
 
+/// The row sums of an input read where it is (no border, no widening),
+/// with the dot product: each (pixel, C-tile) is `ct` consecutive bytes of
+/// x, so a vector of 4·L bytes holds 4·L / ct of them, in the order of
+/// `sums`. One dot with ones sums each four bytes, the lanes of each C-tile
+/// are added in place (log2(ct / 4) shuffles), and the sums of the vector's
+/// C-tiles, times -offset, are stored together. False (nothing emitted)
+/// unless the target's dot takes four bytes, a vector holds whole C-tiles
+/// and x is a whole number of vectors. The same integer sums as adding the
+/// bytes one by one.
+bool emitDotRowSums(ImplicitLocOpBuilder &b, const ConvGeometry &g,
+                    const KernelShape &s, Value x, Value sums, int64_t offset) {
+  int64_t bytes = 4 * s.L, ct = g.ct;
+  int64_t total = g.N * g.H * g.W * g.C;
+  if (s.target().group() != 4 || !g.xElem.isInteger(8) || ct % 4 != 0 ||
+      bytes % ct != 0 || total % bytes != 0)
+    return false;
+  int64_t per = bytes / ct, lanes = ct / 4;
+  Type i32 = b.getI32Type();
+  auto vL = VectorType::get({s.L}, i32);
+  auto vPer = VectorType::get({per}, i32);
+  auto vBytes = VectorType::get({bytes}, g.xElem);
+  Value ones = arith::ConstantOp::create(
+      b, vL, DenseElementsAttr::get(vL, APInt(32, 0x01010101)));
+  Value zero = arith::ConstantOp::create(
+      b, vL, DenseElementsAttr::get(vL, APInt(32, 0)));
+  Value negOffset = arith::ConstantOp::create(
+      b, vPer, DenseElementsAttr::get(vPer, APInt(32, -offset, true)));
+  Value flatX = flatten(b, x), flatSums = flatten(b, sums);
+  cpu::buildIndependentLoops(
+      b, b.getLoc(), ValueRange{cIndex(b, 0)},
+      ValueRange{cIndex(b, total / bytes)}, ValueRange{cIndex(b, 1)}, g.threads,
+      [&](OpBuilder &nb, Location loc, ValueRange iv) {
+        ImplicitLocOpBuilder ib(loc, nb);
+        Value v = vector::LoadOp::create(
+            ib, vBytes, flatX,
+            ValueRange{arith::MulIOp::create(ib, iv[0], cIndex(ib, bytes))});
+        Value acc = s.target().dot(ib, zero,
+                                   vector::BitCastOp::create(ib, vL, v), ones);
+        // Each lane gains its partner's sum `w` lanes away within its
+        // C-tile, until every lane holds its C-tile's.
+        for (int64_t w = 1; w < lanes; w *= 2) {
+          SmallVector<int64_t> partner(s.L);
+          for (int64_t l = 0; l < s.L; ++l)
+            partner[l] = l ^ w;
+          acc = arith::AddIOp::create(
+              ib, acc, vector::ShuffleOp::create(ib, acc, acc, partner));
+        }
+        SmallVector<int64_t> first(per);
+        for (int64_t t = 0; t < per; ++t)
+          first[t] = t * lanes;
+        Value tiles = vector::ShuffleOp::create(ib, acc, acc, first);
+        vector::StoreOp::create(
+            ib, arith::MulIOp::create(ib, tiles, negOffset), flatSums,
+            ValueRange{arith::MulIOp::create(ib, iv[0], cIndex(ib, per))});
+      });
+  return true;
+}
+
 /// A read where it is. Over the input with its zero border (xp), the
 /// values of K-tile (r·S + s)·CT + t of row (n, p, q) are the channels
 /// [t·ct, (t + 1)·ct) of pixel (p·sh + r·dh, q·sw + s·dw) of image n: a
@@ -225,7 +283,8 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
                         arith::SubIOp::create(ib, wp, cIndex(ib, g.pad[1])), H,
                         W);
   };
-  if (xp != x || sums) {
+  bool dotSums = xp == x && sums && emitDotRowSums(b, g, s, x, sums, offset);
+  if (xp != x || (sums && !dotSums)) {
     // A C-tile in vectors of at most 64 values.
     int64_t vw = std::gcd(ct, int64_t(64));
     auto vX = VectorType::get({vw}, g.xElem);

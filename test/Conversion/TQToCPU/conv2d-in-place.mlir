@@ -38,11 +38,25 @@ func.func @padded(%x: !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>
 // -----
 
 // Without padding, the input and its steps are read as they are; only the
-// row sums are computed.
+// row sums are computed, four C-tiles of 16 bytes per 64-byte vector: one
+// dot with ones (four bytes per lane), two shuffles within each C-tile's
+// lanes, the first lane of each, times -128, stored together.
 // CHECK-LABEL: func.func @unpadded
 // CHECK-NOT: memref.alloc() {{.*}} : memref<2x4x4x32xi8>
-// CHECK: memref.alloc() {{.*}} : memref<2x4x4x2xi32>
+// CHECK: %[[SUMS:.*]] = memref.alloc() {{.*}} : memref<2x4x4x2xi32>
 // CHECK-NOT: memref.alloc() {{.*}} : memref<1x4x4x2xf32>
+// CHECK: %[[FLATSUMS:.*]] = memref.collapse_shape %[[SUMS]] {{.*}} into memref<64xi32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16 step %c1{{.*}} {
+// CHECK: vector.load %{{.*}} : memref<1024xi8>, vector<64xi8>
+// CHECK: %[[DOT:.*]] = tq.dot_u8s8
+// CHECK: %[[S1:.*]] = vector.shuffle %[[DOT]], %[[DOT]] [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14]
+// CHECK: %[[A1:.*]] = arith.addi %[[DOT]], %[[S1]]
+// CHECK: %[[S2:.*]] = vector.shuffle %[[A1]], %[[A1]] [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13]
+// CHECK: %[[A2:.*]] = arith.addi %[[A1]], %[[S2]]
+// CHECK: %[[FIRST:.*]] = vector.shuffle %[[A2]], %[[A2]] [0, 4, 8, 12]
+// CHECK: %[[NEG:.*]] = arith.muli %[[FIRST]], %cst{{.*}} : vector<4xi32>
+// CHECK: vector.store %[[NEG]], %[[FLATSUMS]][%{{.*}}] : memref<64xi32>, vector<4xi32>
+// CHECK-NOT: vector.reduction
 // CHECK: memref.collapse_shape %{{.*}} : memref<2x4x4x32xi8> into memref<1024xi8>
 // CHECK: memref.collapse_shape %{{.*}} : memref<1x4x4x2xf32> into memref<32xf32>
 

@@ -150,6 +150,14 @@ case((33, 5, 5, 32), (20, 3, 3, 32), 16, pad=(2, 1, 0, 1),
      data=adversarial(33, 5, 5, 32, 20, 3, 3, 16))
 case((33, 5, 5, 32), (20, 3, 3, 32), 16, pad=(2, 1, 0, 1), const=True, threads=2,
      data=adversarial(33, 5, 5, 32, 20, 3, 3, 16))
+# The row sums of an input read as it is, by the dot product with ones
+# (whole C-tiles in a vector): C-tiles of 4 (one lane each), 16, 32 and 64
+# channels; operands at the edges, also on 2 threads.
+case((4, 4, 4, 8), (6, 1, 1, 8), 4)
+case((2, 3, 3, 64), (8, 1, 1, 64), 64)
+case((32, 5, 5, 32), (20, 1, 1, 32), 16, data=adversarial(32, 5, 5, 32, 20, 1, 1, 16))
+case((32, 3, 3, 64), (16, 1, 1, 64), 32, threads=2,
+     data=adversarial(32, 3, 3, 64, 16, 1, 1, 32))
 # Windows wholly in the padding (0, whatever the steps at the border),
 # next to infinite and NaN steps at the input's corners.
 qx, sx, qw, sw = adversarial(17, 3, 3, 16, 8, 3, 3, 16)
@@ -161,4 +169,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 26, mismatches: 0
+# CHECK: conv cases per target: 30, mismatches: 0
