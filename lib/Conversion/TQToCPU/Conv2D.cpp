@@ -188,22 +188,28 @@ Value flatten(ImplicitLocOpBuilder &b, Value v) {
   return memref::CollapseShapeOp::create(b, v, cpu::mergeTrailingDims(rank, 0));
 }
 
-/// The row sums of an input read where it is (no border, no widening),
-/// with the dot product: each (pixel, C-tile) is `ct` consecutive bytes of
+/// Whether emitDotRowSums applies to `pixels` pixels of C int8 channels:
+/// the target's dot takes four bytes, a vector of them holds whole C-tiles
+/// and the pixels are a whole number of vectors.
+bool dotRowSumsApply(const ConvGeometry &g, const KernelShape &s,
+                     int64_t pixels) {
+  int64_t bytes = 4 * s.L;
+  return s.target().group() == 4 && g.xElem.isInteger(8) && g.ct % 4 == 0 &&
+         bytes % g.ct == 0 && pixels * g.C % bytes == 0;
+}
+
+/// The row sums of A read where it is, `x` (the input, or its copy with a
+/// zero border: `pixels` pixels of C int8 channels), with the dot product
+/// (see dotRowSumsApply): each (pixel, C-tile) is `ct` consecutive bytes of
 /// x, so a vector of 4·L bytes holds 4·L / ct of them, in the order of
 /// `sums`. One dot with ones sums each four bytes, the lanes of each C-tile
 /// are added in place (log2(ct / 4) shuffles), and the sums of the vector's
-/// C-tiles, times -offset, are stored together. False (nothing emitted)
-/// unless the target's dot takes four bytes, a vector holds whole C-tiles
-/// and x is a whole number of vectors. The same integer sums as adding the
-/// bytes one by one.
-bool emitDotRowSums(ImplicitLocOpBuilder &b, const ConvGeometry &g,
-                    const KernelShape &s, Value x, Value sums, int64_t offset) {
-  int64_t bytes = 4 * s.L, ct = g.ct;
-  int64_t total = g.N * g.H * g.W * g.C;
-  if (s.target().group() != 4 || !g.xElem.isInteger(8) || ct % 4 != 0 ||
-      bytes % ct != 0 || total % bytes != 0)
-    return false;
+/// C-tiles, times -offset, are stored together. The same integer sums as
+/// adding the bytes one by one.
+void emitDotRowSums(ImplicitLocOpBuilder &b, const ConvGeometry &g,
+                    const KernelShape &s, Value x, Value sums, int64_t offset,
+                    int64_t pixels) {
+  int64_t bytes = 4 * s.L, ct = g.ct, total = pixels * g.C;
   int64_t per = bytes / ct, lanes = ct / 4;
   Type i32 = b.getI32Type();
   auto vL = VectorType::get({s.L}, i32);
@@ -243,7 +249,6 @@ bool emitDotRowSums(ImplicitLocOpBuilder &b, const ConvGeometry &g,
             ib, arith::MulIOp::create(ib, tiles, negOffset), flatSums,
             ValueRange{arith::MulIOp::create(ib, iv[0], cIndex(ib, per))});
       });
-  return true;
 }
 
 /// A read where it is. Over the input with its zero border (xp), the
@@ -283,7 +288,8 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
                         arith::SubIOp::create(ib, wp, cIndex(ib, g.pad[1])), H,
                         W);
   };
-  bool dotSums = xp == x && sums && emitDotRowSums(b, g, s, x, sums, offset);
+  // The sums by the dot product, after the copy if there is one.
+  bool dotSums = sums && dotRowSumsApply(g, s, N * Hp * Wp);
   if (xp != x || (sums && !dotSums)) {
     // A C-tile in vectors of at most 64 values.
     int64_t vw = std::gcd(ct, int64_t(64));
@@ -322,7 +328,7 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
                     vector::StoreOp::create(
                         ib, stored, xp, ValueRange{nh[0], nh[1], wt[0], ch});
                   }
-                  if (!sums)
+                  if (!sums || dotSums)
                     continue;
                   Value part = vector::ReductionOp::create(
                       ib, vector::CombiningKind::ADD,
@@ -330,13 +336,15 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
                                              v));
                   sum = sum ? arith::AddIOp::create(ib, sum, part) : part;
                 }
-                if (sums)
+                if (sums && !dotSums)
                   memref::StoreOp::create(
                       ib, arith::MulIOp::create(ib, sum, negOffset), sums,
                       ValueRange{nh[0], nh[1], wt[0], wt[1]});
               });
         });
   }
+  if (dotSums)
+    emitDotRowSums(b, g, s, xp, sums, offset, N * Hp * Wp);
   Value sxp = sx;
   if (padded) {
     sxp = cpu::allocBuffer(b, b.getLoc(), {gN, Hp, Wp, CT}, f32);

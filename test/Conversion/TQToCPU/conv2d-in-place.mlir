@@ -8,11 +8,19 @@
 // and one row sum per pixel and C-tile (vpdpbusd's offset), all read
 // through 1-D views by the kernel.
 
+// The bordered copy is a whole number of 64-byte vectors (72 pixels of 16
+// channels): its row sums by the dot product, after the copy (see
+// @unpadded).
 // CHECK-LABEL: func.func @padded
 // CHECK-NOT: memref.alloc() {{.*}} : memref<32x144xi8>
 // CHECK: %[[XP:.*]] = memref.alloc() {{.*}} : memref<2x6x6x16xi8>
 // CHECK: %[[SUMS:.*]] = memref.alloc() {{.*}} : memref<2x6x6x1xi32>
-// CHECK: vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK: vector.store %{{.*}}, %[[XP]]
+// CHECK-NOT: vector.reduction
+// CHECK: %[[FLATXP:.*]] = memref.collapse_shape %[[XP]] {{.*}} into memref<1152xi8>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c18 step %c1{{.*}} {
+// CHECK: vector.load %[[FLATXP]][%{{.*}}] : memref<1152xi8>, vector<64xi8>
+// CHECK: tq.dot_u8s8
 // CHECK: %[[SP:.*]] = memref.alloc() {{.*}} : memref<1x6x6x1xf32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %cst{{.*}} : f32
 // CHECK: %[[A:.*]] = memref.collapse_shape %[[XP]] {{.*}} into memref<1152xi8>
@@ -132,6 +140,11 @@ func.func @whole_rows(%x: !tq.tiled<1x4x4x16xi8:8, f32, tile = 16x16, dims = [0,
 // rows of two vectors on AVX-512, so one of the whole image's 9 rows of
 // one vector, for each panel of 16 filters in turn (rows past the first
 // at constant distances); AVX2 takes one output row of 3.
+// Its bordered copy, 25 pixels of 16 bytes, is not a whole number of
+// vectors: the row sums are added pixel by pixel as it is copied.
+// CHECK-LABEL: func.func @unaligned
+// CHECK: memref.alloc() {{.*}} : memref<1x5x5x16xi8>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
 // ROWS-LABEL: func.func @unaligned
 // ROWS: scf.for %{{.*}} = %c0 to %c2 step %c1 {
 // ROWS-NOT: step %c6

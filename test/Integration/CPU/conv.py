@@ -150,10 +150,13 @@ case((33, 5, 5, 32), (20, 3, 3, 32), 16, pad=(2, 1, 0, 1),
      data=adversarial(33, 5, 5, 32, 20, 3, 3, 16))
 case((33, 5, 5, 32), (20, 3, 3, 32), 16, pad=(2, 1, 0, 1), const=True, threads=2,
      data=adversarial(33, 5, 5, 32, 20, 3, 3, 16))
-# The row sums of an input read as it is, by the dot product with ones
-# (whole C-tiles in a vector): C-tiles of 4 (one lane each), 16, 32 and 64
-# channels; operands at the edges, also on 2 threads.
+# The row sums of an input read as it is or of its bordered copy, by the
+# dot product with ones (whole C-tiles in a vector): C-tiles of 4 (one lane
+# each), 16, 32 and 64 channels; operands at the edges, also on 2 threads
+# and with a border.
 case((4, 4, 4, 8), (6, 1, 1, 8), 4)
+case((32, 5, 5, 32), (20, 3, 3, 32), 16, pad=(1, 1, 1, 1),
+     data=adversarial(32, 5, 5, 32, 20, 3, 3, 16))
 case((2, 3, 3, 64), (8, 1, 1, 64), 64)
 case((32, 5, 5, 32), (20, 1, 1, 32), 16, data=adversarial(32, 5, 5, 32, 20, 1, 1, 16))
 case((32, 3, 3, 64), (16, 1, 1, 64), 32, threads=2,
@@ -169,4 +172,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 30, mismatches: 0
+# CHECK: conv cases per target: 31, mismatches: 0
