@@ -414,7 +414,12 @@ def TQCPUFloatKernels : Pass<"tq-cpu-float-kernels"> {
     bias gradient's sums over the batch) takes blocks of 8 vectors of the
     output, held in registers while the rows go by in order, then stored:
     the output is read and written once, not once per row (the Fashion
-    CNN's first bias gradient, 64 × 16 × 28 × 28, 0.071 → 0.041 ms). An
+    CNN's first bias gradient, 64 × 16 × 28 × 28, 0.071 → 0.041 ms); a
+    reduction over the middle dims (an NHWC global average pooling: the
+    sums over each image's pixels, with a bias per channel read along the
+    columns) does the same once per index of the dims before them, shared
+    among the threads (the MobileNet-style CNN's 14 × 14 × 16 pooling,
+    64 images: 0.044 → 0.009 ms). An
     all-parallel generic with several f32 outputs
     (an update that also reads a transposed gradient), or with a view at a
     stride of 2 along its innermost dim (a max-pool gradient's routing,

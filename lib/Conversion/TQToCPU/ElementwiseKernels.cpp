@@ -104,28 +104,35 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
 
 /// How a reduction kernel reads each input of its generic: along the
 /// reduction (`element`), like the output (`alongOutput`: a row's or a
-/// column's value), or one value for all (`scalar`).
-enum class ReductionInput { element, alongOutput, scalar };
+/// column's value), by the dims after the reduced ones alone
+/// (`alongColumns`: a bias per channel before an NHWC pooling), or one
+/// value for all (`scalar`).
+enum class ReductionInput { element, alongOutput, alongColumns, scalar };
 
-/// The output of a reduction generic over loop dim `reduced` (the first or
-/// the last), on buffers, with one f32 output read through the other dims
-/// in order and a vectorizable body, and how it reads each input; `extent`
-/// gets the reduced dim's size. Failure, with the reason, otherwise.
-FailureOr<SmallVector<ReductionInput>> matchReduction(linalg::GenericOp op,
-                                                      unsigned reduced,
-                                                      int64_t &extent,
-                                                      PatternRewriter &rw) {
+/// The output of a reduction generic over the `count` loop dims from
+/// `first` (all its reductions), on buffers, with one f32 output read
+/// through the other dims in order and a vectorizable body, and how it
+/// reads each input; `extent` gets the reduced dims' size. Failure, with
+/// the reason, otherwise.
+FailureOr<SmallVector<ReductionInput>>
+matchReduction(linalg::GenericOp op, unsigned first, unsigned count,
+               int64_t &extent, PatternRewriter &rw) {
   int64_t loops = op.getNumLoops();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || loops < 2 ||
-      op.getNumReductionLoops() != 1 ||
-      op.getIteratorTypesArray()[reduced] != utils::IteratorType::reduction)
-    return rw.notifyMatchFailure(op, "not a reduction over that dim");
+      count < 1 || first + count > loops ||
+      op.getNumReductionLoops() != count ||
+      llvm::any_of(ArrayRef(iterators).slice(first, count),
+                   [](auto t) { return t != utils::IteratorType::reduction; }))
+    return rw.notifyMatchFailure(op, "not a reduction over those dims");
   Value out = op.getDpsInits()[0];
   auto ot = dyn_cast<MemRefType>(out.getType());
-  AffineMap identity =
-      AffineMap::getMultiDimIdentityMap(loops, op.getContext());
-  AffineMap outMap = reduced == 0 ? identity.getMinorSubMap(loops - 1)
-                                  : identity.getMajorSubMap(loops - 1);
+  SmallVector<unsigned> kept;
+  for (unsigned d = 0; d < loops; ++d)
+    if (d < first || d >= first + count)
+      kept.push_back(d);
+  AffineMap outMap =
+      AffineMap::getMultiDimMapWithTargets(loops, kept, op.getContext());
   if (!ot || !ot.hasStaticShape() || !ot.getLayout().isIdentity() ||
       !ot.getElementType().isF32() ||
       op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != outMap ||
@@ -148,13 +155,24 @@ FailureOr<SmallVector<ReductionInput>> matchReduction(linalg::GenericOp op,
         rootOf(in->get()) == rootOf(out))
       return rw.notifyMatchFailure(op, "an operand not read as vectors");
     ArrayRef<int64_t> shape = t.getShape();
-    ArrayRef<int64_t> rest =
-        reduced == 0 ? shape.drop_front() : shape.drop_back();
-    if (m.isIdentity() && rest == ot.getShape()) {
-      extent = shape[reduced];
+    SmallVector<int64_t> rest;
+    for (unsigned d : kept)
+      rest.push_back(d < shape.size() ? shape[d] : 0);
+    if (m.isIdentity() && ArrayRef(rest) == ot.getShape()) {
+      extent = 1;
+      for (int64_t n : shape.slice(first, count))
+        extent *= n;
       kinds.push_back(ReductionInput::element);
     } else if (m == outMap && shape == ot.getShape()) {
       kinds.push_back(ReductionInput::alongOutput);
+    } else if (first > 0 && first + count < loops &&
+               m == AffineMap::getMultiDimMapWithTargets(
+                        loops,
+                        llvm::to_vector(
+                            llvm::seq<unsigned>(first + count, loops)),
+                        op.getContext()) &&
+               shape == ot.getShape().drop_front(first)) {
+      kinds.push_back(ReductionInput::alongColumns);
     } else if (m.getNumResults() == 0) {
       kinds.push_back(ReductionInput::scalar);
     } else {
@@ -179,7 +197,7 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
                                 PatternRewriter &rw) const override {
     int64_t P = op.getNumLoops() - 1, K;
     FailureOr<SmallVector<ReductionInput>> matched =
-        matchReduction(op, P, K, rw);
+        matchReduction(op, P, 1, K, rw);
     if (failed(matched))
       return failure();
     SmallVector<ReductionInput> kinds = std::move(*matched);
@@ -307,56 +325,94 @@ struct RowReductionKernel : FloatKernelPattern<linalg::GenericOp> {
   }
 };
 
-/// A reduction over the first dim of an f32 buffer into the others (a
-/// bias gradient: the sums over the batch): blocks of up to
-/// kMostColumnVectors vectors of columns (as the registers allow), each held in
-/// registers while the rows go by in order, so that each column's reduction
-/// keeps its order (the same bits as the scalar loops) and the output is read
-/// and written once, not once per row. The blocks are shared among the threads.
+/// A reduction over leading dims of an f32 buffer into the others (a bias
+/// gradient: the sums over the batch), or over middle dims, once per index
+/// of the dims before them (an NHWC global average pooling: the sums over
+/// each image's pixels): blocks of up to kMostColumnVectors vectors of
+/// columns (as the registers allow), each held in registers while the rows
+/// go by in order, so that each column's reduction keeps its order (the
+/// same bits as the scalar loops) and the output is read and written once,
+/// not once per row. The blocks (and the leading dims) are shared among the
+/// threads.
 struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
   using FloatKernelPattern::FloatKernelPattern;
   static constexpr int64_t kMostColumnVectors = 8;
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rw) const override {
+    // The reduced dims: a run followed by at least one kept dim.
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    int64_t first = llvm::find(iterators, utils::IteratorType::reduction) -
+                    iterators.begin();
+    int64_t count = op.getNumReductionLoops();
+    if (first + count >= int64_t(iterators.size()))
+      return rw.notifyMatchFailure(op, "no column after the reduction");
     int64_t N;
     FailureOr<SmallVector<ReductionInput>> matched =
-        matchReduction(op, 0, N, rw);
+        matchReduction(op, first, count, N, rw);
     if (failed(matched))
       return failure();
     SmallVector<ReductionInput> kinds = std::move(*matched);
     Value out = op.getDpsInits()[0];
     auto ot = cast<MemRefType>(out.getType());
-    int64_t M = ot.getNumElements(), L = o.lanes;
+    // B batches (the dims before the reduction) of M columns.
+    int64_t B = 1, M, L = o.lanes;
+    for (int64_t n : ot.getShape().take_front(first))
+      B *= n;
+    M = ot.getNumElements() / B;
 
     ImplicitLocOpBuilder b(op.getLoc(), rw);
-    // Element operands as N × M, the others as M.
+    // Element operands as [B ×] N × M, the others as [B ×] M.
     auto flat = [&](Value v, bool rows) {
       int64_t rank = cast<MemRefType>(v.getType()).getRank();
       SmallVector<ReassociationIndices> groups;
+      int64_t d = 0;
+      auto group = [&](int64_t dims) {
+        groups.emplace_back();
+        for (int64_t end = d + dims; d < end; ++d)
+          groups.back().push_back(d);
+      };
+      if (first > 0)
+        group(first);
       if (rows)
-        groups.push_back({0});
-      groups.emplace_back();
-      for (int64_t d = rows; d < rank; ++d)
-        groups.back().push_back(d);
-      return rank == 1 + rows ? v : collapse(b, v, groups);
+        group(count);
+      group(rank - d);
+      return int64_t(groups.size()) == rank ? v : collapse(b, v, groups);
     };
     SmallVector<Value> views;
-    for (auto [in, kind] : llvm::zip(op.getDpsInputs(), kinds))
-      views.push_back(kind == ReductionInput::scalar
-                          ? in
-                          : flat(in, kind == ReductionInput::element));
+    for (auto [in, kind] : llvm::zip(op.getDpsInputs(), kinds)) {
+      int64_t rank = isa<MemRefType>(in.getType())
+                         ? cast<MemRefType>(in.getType()).getRank()
+                         : 0;
+      if (kind == ReductionInput::scalar)
+        views.push_back(in);
+      else if (kind == ReductionInput::alongColumns)
+        views.push_back(
+            rank == 1 ? in : collapse(b, in, cpu::mergeTrailingDims(rank, 0)));
+      else
+        views.push_back(flat(in, kind == ReductionInput::element));
+    }
     Value dst = flat(out, false);
     auto vF32 = VectorType::get({L}, b.getF32Type());
     Block *body = op.getBody();
     unsigned numInputs = op.getNumDpsInputs();
 
-    // Columns from j0: `count` vectors, the last of `lastLanes` lanes.
-    auto block = [&](ImplicitLocOpBuilder &kb, Value j0, int64_t count,
-                     int64_t lastLanes) {
+    // Columns from j0 of batch `batch` (null without): `vectors` vectors,
+    // the last of `lastLanes` lanes.
+    auto block = [&](ImplicitLocOpBuilder &kb, Value batch, Value j0,
+                     int64_t vectors, int64_t lastLanes) {
+      // The index of a column vector in a [B ×] M view, or of a row's in
+      // an element operand's [B ×] N × M view.
+      auto column = [&](Value j) {
+        return batch ? SmallVector<Value>{batch, j} : SmallVector<Value>{j};
+      };
+      auto element = [&](Value row, Value j) {
+        return batch ? SmallVector<Value>{batch, row, j}
+                     : SmallVector<Value>{row, j};
+      };
       SmallVector<Value> at, masks;
-      for (int64_t v = 0; v < count; ++v) {
+      for (int64_t v = 0; v < vectors; ++v) {
         at.push_back(arith::AddIOp::create(kb, j0, idx(kb, v * L)));
-        masks.push_back(v == count - 1 && lastLanes < L
+        masks.push_back(v == vectors - 1 && lastLanes < L
                             ? vector::CreateMaskOp::create(
                                   kb, VectorType::get({L}, kb.getI1Type()),
                                   ValueRange{idx(kb, lastLanes)})
@@ -371,12 +427,15 @@ struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
         Value pass = arith::ConstantOp::create(lb, vt, lb.getZeroAttr(vt));
         return vector::MaskedLoadOp::create(lb, vt, view, index, mask, pass);
       };
-      SmallVector<IRMapping> fixed(count);
+      SmallVector<IRMapping> fixed(vectors);
       SmallVector<Value> init;
-      for (int64_t v = 0; v < count; ++v) {
+      for (int64_t v = 0; v < vectors; ++v) {
         for (auto [i, view, kind] : llvm::enumerate(views, kinds)) {
           Value arg = body->getArgument(i);
           if (kind == ReductionInput::alongOutput) {
+            fixed[v].map(
+                arg, load(kb, view, column(at[v]), arg.getType(), masks[v]));
+          } else if (kind == ReductionInput::alongColumns) {
             fixed[v].map(arg, load(kb, view, at[v], arg.getType(), masks[v]));
           } else if (kind == ReductionInput::scalar) {
             Value s = view;
@@ -386,52 +445,66 @@ struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
                                   kb, VectorType::get({L}, arg.getType()), s));
           }
         }
-        init.push_back(load(kb, dst, at[v], kb.getF32Type(), masks[v]));
+        init.push_back(load(kb, dst, column(at[v]), kb.getF32Type(), masks[v]));
       }
       auto rows = scf::ForOp::create(
           kb, idx(kb, 0), idx(kb, N), idx(kb, 1), init,
           [&](OpBuilder &nb, Location l, Value row, ValueRange acc) {
             ImplicitLocOpBuilder rb(l, nb);
             SmallVector<Value> next;
-            for (int64_t v = 0; v < count; ++v) {
+            for (int64_t v = 0; v < vectors; ++v) {
               IRMapping map = fixed[v];
               for (auto [i, view, kind] : llvm::enumerate(views, kinds))
                 if (kind == ReductionInput::element)
                   map.map(body->getArgument(i),
-                          load(rb, view, ValueRange{row, at[v]},
+                          load(rb, view, element(row, at[v]),
                                body->getArgument(i).getType(), masks[v]));
               map.map(body->getArgument(numInputs), acc[v]);
               next.push_back(applyBodyToVectors(rb, body, map, vF32));
             }
             scf::YieldOp::create(rb, next);
           });
-      for (int64_t v = 0; v < count; ++v) {
+      for (int64_t v = 0; v < vectors; ++v) {
         Value r = rows.getResult(v);
         if (masks[v])
-          vector::MaskedStoreOp::create(kb, dst, ValueRange{at[v]}, masks[v],
-                                        r);
+          vector::MaskedStoreOp::create(kb, dst, column(at[v]), masks[v], r);
         else
-          vector::StoreOp::create(kb, r, dst, ValueRange{at[v]});
+          vector::StoreOp::create(kb, r, dst, column(at[v]));
       }
     };
     // Each vector of the block holds its accumulator and, live over the
     // rows, one vector per input read along the output.
-    int64_t perVector = 1 + llvm::count(kinds, ReductionInput::alongOutput);
+    int64_t perVector = 1 + llvm::count(kinds, ReductionInput::alongOutput) +
+                        llvm::count(kinds, ReductionInput::alongColumns);
     int64_t vectors = std::clamp<int64_t>((o.registers - 2) / perVector, 1,
                                           kMostColumnVectors);
-    int64_t span = vectors * L, whole = M / span;
-    if (whole > 0)
-      cpu::buildIndependentLoops(
-          b, b.getLoc(), ValueRange{idx(b, 0)}, ValueRange{idx(b, whole)},
-          ValueRange{idx(b, 1)}, o.threads,
-          [&](OpBuilder &nb, Location l, ValueRange iv) {
-            ImplicitLocOpBuilder kb(l, nb);
-            block(kb, arith::MulIOp::create(kb, iv[0], idx(kb, span)), vectors,
-                  L);
-          });
-    if (int64_t rest = M - whole * span; rest > 0)
-      block(b, idx(b, whole * span), llvm::divideCeil(rest, L),
-            rest - (llvm::divideCeil(rest, L) - 1) * L);
+    int64_t span = vectors * L, whole = M / span, rest = M - whole * span;
+    // Per batch (none without leading dims): the whole blocks, then the
+    // rest of the columns.
+    auto columns = [&](ImplicitLocOpBuilder &cb, Value batch, int64_t threads) {
+      if (whole > 0)
+        cpu::buildIndependentLoops(
+            cb, cb.getLoc(), ValueRange{idx(cb, 0)}, ValueRange{idx(cb, whole)},
+            ValueRange{idx(cb, 1)}, threads,
+            [&](OpBuilder &nb, Location l, ValueRange iv) {
+              ImplicitLocOpBuilder kb(l, nb);
+              block(kb, batch, arith::MulIOp::create(kb, iv[0], idx(kb, span)),
+                    vectors, L);
+            });
+      if (rest > 0)
+        block(cb, batch, idx(cb, whole * span), llvm::divideCeil(rest, L),
+              rest - (llvm::divideCeil(rest, L) - 1) * L);
+    };
+    if (first == 0)
+      columns(b, Value(), o.threads);
+    else
+      cpu::buildIndependentLoops(b, b.getLoc(), ValueRange{idx(b, 0)},
+                                 ValueRange{idx(b, B)}, ValueRange{idx(b, 1)},
+                                 o.threads,
+                                 [&](OpBuilder &nb, Location l, ValueRange iv) {
+                                   ImplicitLocOpBuilder kb(l, nb);
+                                   columns(kb, iv[0], 1);
+                                 });
     rw.eraseOp(op);
     return success();
   }

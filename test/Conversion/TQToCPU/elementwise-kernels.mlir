@@ -193,6 +193,40 @@ func.func @column_sum(%x: memref<8x4x37xf32>, %y: memref<4x37xf32>) {
 
 // -----
 
+// A sum over the middle dims (an NHWC global pooling of 2 images of 4 × 4
+// pixels of 40 channels, a bias per channel before it): the pixels merged
+// to 16 rows, then per image a block of 3 vectors of channels (the last
+// masked to 8 lanes), each held in registers over the image's 16 pixels in
+// order, the bias loaded once per image; the images shared among the
+// threads.
+// CHECK-LABEL: func.func @image_sums
+// CHECK-NOT: linalg.generic
+// CHECK: %[[X:.*]] = memref.collapse_shape %arg0 {{\[\[}}0], [1, 2], [3]] : memref<2x4x4x40xf32> into memref<2x16x40xf32>
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2 step %c1 {
+// CHECK: %[[M:.*]] = vector.create_mask %c8 : vector<16xi1>
+// CHECK: vector.load %arg1[%c0] : memref<40xf32>, vector<16xf32>
+// CHECK: vector.load %arg2[%[[N]], %c0] : memref<2x40xf32>, vector<16xf32>
+// CHECK: vector.maskedload %arg2[%[[N]], %c32], %[[M]]
+// CHECK: scf.for %[[P:.*]] = %c0 to %c16 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: vector.load %[[X]][%[[N]], %[[P]], %c0] : memref<2x16x40xf32>, vector<16xf32>
+// CHECK: vector.maskedload %[[X]][%[[N]], %[[P]], %c32], %[[M]]
+// CHECK: scf.yield
+// CHECK: vector.store %{{.*}}, %arg2[%[[N]], %c0]
+// CHECK: vector.maskedstore %arg2[%[[N]], %c32], %[[M]]
+// PAR-LABEL: func.func @image_sums
+// PAR: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1) {
+func.func @image_sums(%x: memref<2x4x4x40xf32>, %b: memref<40xf32>, %y: memref<2x40xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (c)>, affine_map<(n, h, w, c) -> (n, c)>], iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%x, %b : memref<2x4x4x40xf32>, memref<40xf32>) outs(%y : memref<2x40xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.addf %a, %bb : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Left as they are: reductions whose result is read as an input too (over
 // the last dim and over the first).
 // CHECK-LABEL: func.func @reductions_left_alone

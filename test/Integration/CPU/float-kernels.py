@@ -878,6 +878,51 @@ func.func @main(%x: {t}, %init: {tc}, %scale: {tc}) -> {tc} {{
     check(f"column {kind} {shape} special={special}", src, [x, init, sc], want)
 
 
+def middle_reduction(shape, reduced, kind, special=False):
+    """A reduction over the `reduced` dims after the first into the first
+    and the rest (an NHWC global pooling: the sums over each image's
+    pixels), from an initial value: "sum" of x + b with b per column (a
+    bias before the pooling), "max" (NaN and ±0 as arith.maximumf). The
+    reference takes each image's pixels in order."""
+    x = data(shape, special)
+    cshape = shape[1 + reduced:]
+    oshape = (shape[0],) + cshape
+    init = data(oshape, special)
+    bias = data(cshape)
+    want = init.copy()
+    pixels = x.reshape((shape[0], -1) + cshape)
+    with np.errstate(all="ignore"):
+        for k in range(pixels.shape[1]):
+            if kind == "sum":
+                want = (want + (pixels[:, k] + bias).astype(np.float32)).astype(np.float32)
+            else:
+                want = ref_max(want, pixels[:, k])
+    rank = len(shape)
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    kept = ["d0"] + [f"d{i}" for i in range(1 + reduced, rank)]
+    cols = ", ".join(kept[1:])
+    t, to, tc = ty(shape), ty(oshape), ty(cshape)
+    iters = ", ".join(['"parallel"'] + ['"reduction"'] * reduced +
+                      ['"parallel"'] * (rank - 1 - reduced))
+    body = """%p = arith.addf %v, %b : f32
+      %r = arith.addf %acc, %p : f32""" if kind == "sum" else \
+        "%r = arith.maximumf %acc, %v : f32"
+    src = f"""
+func.func @main(%x: {t}, %init: {to}, %bias: {tc}) -> {to} {{
+  %z = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({dims})>,
+      affine_map<({dims}) -> ({cols})>, affine_map<({dims}) -> ({", ".join(kept)})>],
+      iterator_types = [{iters}]}}
+      ins(%x, %bias : {t}, {tc}) outs(%init : {to}) {{
+    ^bb0(%v: f32, %b: f32, %acc: f32):
+      {body}
+      linalg.yield %r : f32
+  }} -> {to}
+  return %z : {to}
+}}"""
+    check(f"middle {kind} {shape} reduced={reduced} special={special}", src,
+          [x, init, bias], want)
+
+
 matmul(1, 1, 1)
 matmul(6, 16, 8)
 matmul(10, 40, 7)
@@ -1079,6 +1124,13 @@ column_reduction((64, 16, 28, 28), "sum")
 column_reduction((5, 3, 47), "sum", special=True)
 column_reduction((9, 300), "max", special=True)
 column_reduction((3, 2, 5), "max", special=True)
+# Over the dims between the first and the last (NHWC global pooling), once
+# per image: whole vectors, a block of 8 and one more (144 channels), a
+# masked last vector, a bias per channel; NaN and ±Inf.
+middle_reduction((6, 7, 7, 16), 2, "sum")
+middle_reduction((3, 4, 4, 144), 2, "sum", special=True)
+middle_reduction((5, 3, 3, 37), 2, "max", special=True)
+middle_reduction((2, 5, 200), 1, "sum", special=True)
 
 print(f"float kernel cases: {cases}, mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
