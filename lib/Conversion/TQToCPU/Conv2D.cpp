@@ -256,8 +256,10 @@ void emitDotRowSums(ImplicitLocOpBuilder &b, const ConvGeometry &g,
 /// [t·ct, (t + 1)·ct) of pixel (p·sh + r·dh, q·sw + s·dw) of image n: a
 /// row's offset plus a K-tile's. The steps and the row sums (one per pixel
 /// and C-tile, 0 in the border) are laid out over the same padded pixels.
-/// One pass over the input makes the row sums, and the copy when the input
-/// is padded or widened (vpmaddwd), where im2col wrote R·S copies of it.
+/// One pass over the input makes the copy when the input is padded or
+/// widened (vpmaddwd), where im2col wrote R·S copies of it, and the row
+/// sums; or the sums follow in a pass of their own by the dot product
+/// (emitDotRowSums), over the copy if there is one.
 /// Each row and K-tile gets the same values, step and sum as from im2col.
 GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
                         const KernelShape &s, Value xTensor, Value sxTensor) {

@@ -9,7 +9,8 @@
 // innermost dim, LLVM's loop vectorizer unrolls that dim and vectorizes the
 // outer one, with a gather and a scatter per element. The reductions over a
 // row get vectors of rows, one per lane; those over the first dim (a bias
-// gradient's sums over the batch) blocks of columns held in registers.
+// gradient's sums over the batch) or over middle dims (an NHWC global
+// pooling, once per image) blocks of columns held in registers.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatKernels.h"
@@ -354,6 +355,8 @@ struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
     SmallVector<ReductionInput> kinds = std::move(*matched);
     Value out = op.getDpsInits()[0];
     auto ot = cast<MemRefType>(out.getType());
+    if (ot.getNumElements() == 0)
+      return rw.notifyMatchFailure(op, "an empty output");
     // B batches (the dims before the reduction) of M columns.
     int64_t B = 1, M, L = o.lanes;
     for (int64_t n : ot.getShape().take_front(first))
@@ -473,7 +476,7 @@ struct ColumnReductionKernel : FloatKernelPattern<linalg::GenericOp> {
       }
     };
     // Each vector of the block holds its accumulator and, live over the
-    // rows, one vector per input read along the output.
+    // rows, one vector per input read along the output or the columns.
     int64_t perVector = 1 + llvm::count(kinds, ReductionInput::alongOutput) +
                         llvm::count(kinds, ReductionInput::alongColumns);
     int64_t vectors = std::clamp<int64_t>((o.registers - 2) / perVector, 1,

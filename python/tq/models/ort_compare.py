@@ -155,5 +155,6 @@ def row(name, batch, threads, times, y_ort, y_f32, y_q, real):
             "f32": times["f32"] / o, "8-bit": times["8-bit"] / o,
             "ms": {"ORT": o, "tq f32": times["f32"], "tq 8-bit": times["8-bit"]}}
 
+
 if __name__ == "__main__":
     main()
