@@ -66,11 +66,20 @@ bool hasRegionsToOutline(Operation &op) {
   return op.getNumRegions() != 0 && !op.hasTrait<OpTrait::IsTerminator>();
 }
 
+/// Whether `op` yields a vector: the compute of a kernel, which glue never
+/// does.
+bool computesVectors(Operation &op) {
+  return llvm::any_of(op.getResultTypes(),
+                      [](Type t) { return isa<VectorType>(t); });
+}
+
 /// Control flow of the program rather than one loop nest: an op whose
 /// every region is a single block that is not a loop body (scf.if,
 /// scf.index_switch), or a loop whose body holds several loop nests of
-/// its own (the time loop of a recurrent layer). Its nests are outlined
-/// one by one instead of as one function.
+/// its own and computes no vectors outside them (the time loop of a
+/// recurrent layer; a kernel's row loop, whose few store loops follow the
+/// vectors it computes, is one nest). Its nests are outlined one by one
+/// instead of as one function.
 bool isProgramLevel(Operation &op) {
   if (!isa<LoopLikeOpInterface>(op) && op.getNumRegions() != 0 &&
       llvm::all_of(op.getRegions(),
@@ -79,7 +88,9 @@ bool isProgramLevel(Operation &op) {
     return true;
   for (Region &r : op.getRegions())
     for (Block &block : r)
-      if (llvm::count_if(block, hasRegionsToOutline) >= kMinNestsInProgramLoop)
+      if (llvm::count_if(block, hasRegionsToOutline) >=
+              kMinNestsInProgramLoop &&
+          llvm::none_of(block, computesVectors))
         return true;
   return false;
 }

@@ -178,3 +178,48 @@ func.func @flow(%x: memref<8xf32>, %y: memref<8xf32>, %p: i1) {
   }
   return
 }
+
+// -----
+
+// A loop that computes vectors itself is a kernel, however many store
+// loops follow them (a convolution's row loop: the micro-kernel, then a
+// loop per row of its tile): the whole loop is one function, and nothing
+// of it stays in the unoptimized public function.
+// CHECK-LABEL: func.func private @rows_kernel(
+// CHECK: scf.for
+// CHECK: vector.load
+// CHECK: arith.addf %{{.*}} : vector<8xf32>
+// CHECK-COUNT-4: scf.for
+// CHECK-NOT: func.func private
+// CHECK-LABEL: func.func @rows(
+// CHECK-NOT: scf.for
+// CHECK: call @rows_kernel(%{{.*}}, %{{.*}})
+// CHECK-NEXT: return
+func.func @rows(%x: memref<8x8xf32>, %y: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  scf.for %r = %c0 to %c8 step %c1 {
+    %v = vector.load %x[%r, %c0] : memref<8x8xf32>, vector<8xf32>
+    %w = arith.addf %v, %v : vector<8xf32>
+    scf.for %i = %c0 to %c8 step %c1 {
+      %e = vector.extract %w[%i] : f32 from vector<8xf32>
+      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    }
+    scf.for %i = %c0 to %c8 step %c2 {
+      %e = vector.extract %w[%i] : f32 from vector<8xf32>
+      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    }
+    scf.for %i = %c0 to %c8 step %c3 {
+      %e = vector.extract %w[%i] : f32 from vector<8xf32>
+      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    }
+    scf.for %i = %c1 to %c8 step %c2 {
+      %e = vector.extract %w[%i] : f32 from vector<8xf32>
+      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    }
+  }
+  return
+}
