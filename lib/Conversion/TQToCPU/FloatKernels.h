@@ -182,12 +182,14 @@ struct PaddedPlanes {
 
 /// The images [0, N) in one chunk per thread (as many as the threads, at
 /// most N), each chunk with its own `scratch` buffers (heap allocations,
-/// made once per chunk and freed after it), calling `body` with (n, the
-/// buffers) for each image of the chunk.
+/// made once per chunk and freed after it), calling `prepare` (if given)
+/// with the buffers once per chunk, then `body` with (n, the buffers) for
+/// each image of the chunk.
 void forEachImageWithScratch(
     ImplicitLocOpBuilder &b, int64_t N, int64_t threads,
     ArrayRef<MemRefType> scratch,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body);
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, ValueRange)> prepare = {});
 
 /// The NHWC convolution of few taps (ConvNhwcKernel.cpp).
 void populateConvNhwcKernelPatterns(RewritePatternSet &patterns,

@@ -913,11 +913,11 @@ struct DepthwiseNhwcKernel
     SmallVector<MemRefType> scratchTypes;
     if (copy)
       scratchTypes.push_back(MemRefType::get({xs4[1], xs4[2], CP}, f32));
-    // Image n into `in`: the border with the pad value, then the source
-    // into the interior, channels past C zero.
-    auto copyPadded = [&](ImplicitLocOpBuilder &ib, Value in, Value n) {
+    int64_t H = xs4[1], W = xs4[2];
+    // The border of `in` with the pad value, once per scratch buffer: the
+    // images copied into it overwrite its interior only.
+    auto fillBorder = [&](ImplicitLocOpBuilder &ib, Value in) {
       Location loc = ib.getLoc();
-      int64_t H = xs4[1], W = xs4[2];
       auto fillRows = [&](int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
         if (h0 >= h1 || w0 >= w1)
           return;
@@ -937,6 +937,10 @@ struct DepthwiseNhwcKernel
       fillRows(top + srcH, H, 0, W);
       fillRows(top, top + srcH, 0, left);
       fillRows(top, top + srcH, left + srcW, W);
+    };
+    // Image n into the interior of `in`, channels past C zero.
+    auto copyImage = [&](ImplicitLocOpBuilder &ib, Value in, Value n) {
+      Location loc = ib.getLoc();
       scf::buildLoopNest(
           ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
           ValueRange{idx(ib, srcH), idx(ib, srcW)},
@@ -962,7 +966,7 @@ struct DepthwiseNhwcKernel
         [&](ImplicitLocOpBuilder &ib, Value n, ValueRange scratch) {
           Location loc = ib.getLoc();
           if (copy)
-            copyPadded(ib, scratch[0], n);
+            copyImage(ib, scratch[0], n);
           // The tap at padded row h, column wc (channels from c): from the
           // copy, from the source, or with `guarded` the pad value where it
           // is outside.
@@ -1067,6 +1071,10 @@ struct DepthwiseNhwcKernel
           rows(0, pLo, true);
           rows(pLo, pHi, false);
           rows(pHi, P, true);
+        },
+        [&](ImplicitLocOpBuilder &ib, ValueRange scratch) {
+          if (copy)
+            fillBorder(ib, scratch[0]);
         });
     if (padded && padded->sourceDealloc)
       rw.moveOpBefore(padded->sourceDealloc, op);
@@ -1149,7 +1157,8 @@ template <typename OpT> struct PoolNhwcKernel : FloatKernelPattern<OpT> {
 void mlir::tq::floatkernels::forEachImageWithScratch(
     ImplicitLocOpBuilder &b, int64_t N, int64_t threads,
     ArrayRef<MemRefType> scratch,
-    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body) {
+    llvm::function_ref<void(ImplicitLocOpBuilder &, Value, ValueRange)> body,
+    llvm::function_ref<void(ImplicitLocOpBuilder &, ValueRange)> prepare) {
   int64_t chunks = std::clamp<int64_t>(threads, 1, N),
           per = llvm::divideCeil(N, chunks);
   cpu::buildIndependentLoops(
@@ -1161,6 +1170,8 @@ void mlir::tq::floatkernels::forEachImageWithScratch(
         for (MemRefType t : scratch)
           buffers.push_back(
               memref::AllocOp::create(cb, t, cb.getI64IntegerAttr(64)));
+        if (prepare)
+          prepare(cb, buffers);
         Value lo = arith::MulIOp::create(cb, chunk[0], idx(cb, per));
         Value hi = arith::MinUIOp::create(
             cb, arith::AddIOp::create(cb, lo, idx(cb, per)), idx(cb, N));
