@@ -641,11 +641,19 @@ void KernelEmitter::storeMicroTile(const MicroTile &m, ValueRange acc) {
     b.setInsertionPointToStart(ifOp.thenBlock());
     for (int64_t cc = 0; cc < s.NC; ++cc) {
       Value j = arith::AddIOp::create(b, m.j0, idx(cc * s.L));
+      Value v = acc[r * s.NC + cc];
+      // With whole column blocks every vector is inside: plain loads and
+      // stores (the mask, computed at run time, would stay).
+      if (s.N % (s.NC * s.L) == 0) {
+        if (epilogue)
+          v = epilogue->apply(b, v, ValueRange{m.rowIdx[r]}, j, Value());
+        vector::StoreOp::create(b, v, m.c, ValueRange{m.rowIdx[r], j});
+        continue;
+      }
       Value left = arith::SubIOp::create(
           b, idx(s.N), arith::MinUIOp::create(b, j, idx(s.N)));
       Value mask = vector::CreateMaskOp::create(
           b, VectorType::get({s.L}, b.getI1Type()), ValueRange{left});
-      Value v = acc[r * s.NC + cc];
       if (epilogue)
         v = epilogue->apply(b, v, ValueRange{m.rowIdx[r]}, j, mask);
       vector::MaskedStoreOp::create(b, m.c, ValueRange{m.rowIdx[r], j}, mask,

@@ -35,7 +35,15 @@
 // CHECK: arith.sitofp %{{.*}} : vector<{{8|16}}xi32> to vector<{{8|16}}xf32>
 // CHECK-NEXT: arith.mulf
 // CHECK-NEXT: arith.addf
-// CHECK: vector.maskedstore
+// N = 32 is whole column blocks: every vector of C is inside, stored
+// without a mask.
+// CHECK-NOT: vector.maskedstore
+// CHECK: vector.store %{{.*}} : memref<64x32xf32>, vector<{{8|16}}xf32>
+// CHECK-NOT: vector.maskedstore
+// CHECK-LABEL: func.func @ragged(
+// N = 40 ends inside a block: each vector of C is stored masked to the
+// columns left.
+// CHECK: vector.maskedstore %{{.*}} : memref<64x40xf32>, vector<{{8|16}}xi1>, vector<{{8|16}}xf32>
 // PAR-LABEL: func.func @gemm(
 // PAR: scf.parallel
 // PAR: tq.dot_u8s8
@@ -44,6 +52,12 @@
 func.func @gemm(%a: !A, %b: !B) -> tensor<64x32xf32> {
   %c = tq.matmul %a, %b : !A, !B -> tensor<64x32xf32>
   return %c : tensor<64x32xf32>
+}
+
+!B40 = !tq.tiled<128x40xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+func.func @ragged(%a: !A, %b: !B40) -> tensor<64x40xf32> {
+  %c = tq.matmul %a, %b : !A, !B40 -> tensor<64x40xf32>
+  return %c : tensor<64x40xf32>
 }
 
 // Constant weights are packed when compiling: [panels][K/4][NR*4] bytes.
@@ -123,11 +137,11 @@ func.func @fused_given_steps(%x: tensor<64x128xf32>, %s: tensor<2x4xf32>, %r: i1
 // CHECK-LABEL: func.func @epilogue(
 // CHECK-NOT: linalg.generic
 // CHECK: %[[BIAS:.*]] = bufferization.to_buffer %{{.*}} : tensor<32xf32>
-// CHECK: %[[B:.*]] = vector.maskedload %[[BIAS]]
+// CHECK: %[[B:.*]] = vector.load %[[BIAS]]
 // CHECK-NEXT: %[[S:.*]] = arith.addf %{{.*}}, %[[B]] : vector<{{8|16}}xf32>
 // CHECK-NEXT: %[[Z:.*]] = vector.broadcast
 // CHECK-NEXT: %[[R:.*]] = arith.maximumf %[[S]], %[[Z]]
-// CHECK-NEXT: vector.maskedstore %{{.*}}, %[[R]]
+// CHECK-NEXT: vector.store %[[R]]
 // CHECK-NOT: linalg.generic
 // CHECK: %[[T:.*]] = bufferization.to_tensor
 // CHECK-NOT: linalg.generic
