@@ -183,13 +183,17 @@ Value f32Like(ImplicitLocOpBuilder &b, Value like, APFloat v) {
                    arith::ConstantFloatOp::create(b, b.getF32Type(), v));
 }
 
-/// |x| if x is finite, else 0: what takes part in a tile's max. Element by
-/// element on a vector.
-Value finiteAbs(ImplicitLocOpBuilder &b, Value x) {
+/// A tile's running max |x| over its finite elements, with x: |x| where x
+/// is finite and |x| > acc, else acc. `acc` is never NaN nor -0 (it starts
+/// at +0), so this is maxnum(acc, finite ? |x| : 0) in two compares and a
+/// select (x86 `maxnum` would check acc for NaN as well).
+Value maxFiniteAbs(ImplicitLocOpBuilder &b, Value acc, Value x) {
   Value a = math::AbsFOp::create(b, x);
   Value inf = f32Like(b, x, APFloat::getInf(APFloat::IEEEsingle()));
-  Value finite = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, inf);
-  return arith::SelectOp::create(b, finite, a, f32Like(b, x, APFloat(0.0f)));
+  Value take = arith::AndIOp::create(
+      b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, inf),
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, a, acc));
+  return arith::SelectOp::create(b, take, a, acc);
 }
 
 /// The uniform [0, 1) noise of stochastic rounding for the elements at
@@ -298,19 +302,18 @@ Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
   Value zeroF = f32Like(b, x, APFloat(0.0f));
   Value zeroI =
       splatLike(b, x, arith::ConstantIntOp::create(b, b.getI32Type(), 0));
-  Value mI = arith::FPToSIOp::create(b, i32, m);
   Value inf = f32Like(b, x, APFloat::getInf(APFloat::IEEEsingle()));
-  Value isNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+  // NaN is 0; ±Inf saturates to ±qmax, which it already is (±Inf / step,
+  // with a step of 0 too, clamped to ±qmax); with a step of 0 the rest is
+  // 0. Steps are never NaN or negative (see tileStep and usableStep).
+  Value notNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::ORD, x, x);
   Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
                                       math::AbsFOp::create(b, x), inf);
-  Value pos = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, zeroF);
-  Value sat =
-      arith::SelectOp::create(b, pos, mI, arith::SubIOp::create(b, zeroI, mI));
-  Value stepZero =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, step, zeroF);
-  q = arith::SelectOp::create(b, stepZero, zeroI, q);
-  q = arith::SelectOp::create(b, isInf, sat, q);
-  return arith::SelectOp::create(b, isNaN, zeroI, q);
+  Value stepNotZero =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, step, zeroF);
+  Value keep = arith::AndIOp::create(
+      b, notNaN, arith::OrIOp::create(b, stepNotZero, isInf));
+  return arith::SelectOp::create(b, keep, q, zeroI);
 }
 
 /// 2^k as a double, for |k| < 1022 (built from its exponent bits).
@@ -552,9 +555,7 @@ void emitStepsInMemoryOrderVectors(ImplicitLocOpBuilder &b, Value x,
                     SmallVector<Value> g = tileOf(ib, idx);
                     Value v = loadVector(ib, f32Vec, x, idx, mask);
                     Value z = loadVector(ib, f32Vec, zmax, g, mask);
-                    storeVector(
-                        ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)),
-                        zmax, g, mask);
+                    storeVector(ib, maxFiniteAbs(ib, z, v), zmax, g, mask);
                   });
               scf::YieldOp::create(rb);
             });
@@ -678,9 +679,9 @@ void emitQuantizeInMemoryOrder(ImplicitLocOpBuilder &b, TiledType type, Value x,
     // A tile's elements are spread over the nest: one thread.
     forEachIndex(b, shape, [&](ImplicitLocOpBuilder &ib, ValueRange idx) {
       SmallVector<Value> g = tileOf(ib, idx);
-      Value v = finiteAbs(ib, memref::LoadOp::create(ib, x, idx));
+      Value v = memref::LoadOp::create(ib, x, idx);
       Value z = memref::LoadOp::create(ib, zmax, g);
-      memref::StoreOp::create(ib, arith::MaxNumFOp::create(ib, z, v), zmax, g);
+      memref::StoreOp::create(ib, maxFiniteAbs(ib, z, v), zmax, g);
     });
     forEachIndex(
         b, grid,
@@ -854,9 +855,8 @@ void emitQuantizeChannelsInner(ImplicitLocOpBuilder &b, TiledType type, Value x,
                                          ValueRange{n, mc[0], mc[1]}, mask);
                     SmallVector<Value> at = {g0[0], mc[0], mc[1]};
                     Value z = vector::LoadOp::create(ib, f32Vec, zvec, at);
-                    vector::StoreOp::create(
-                        ib, arith::MaxNumFOp::create(ib, z, finiteAbs(ib, v)),
-                        zvec, at);
+                    vector::StoreOp::create(ib, maxFiniteAbs(ib, z, v), zvec,
+                                            at);
                   });
               scf::YieldOp::create(rb);
             });
@@ -940,8 +940,8 @@ void emitQuantizeTileRows(
                 ImplicitLocOpBuilder ib(l2, nb2);
                 Value v = vector::MaskedLoadOp::create(
                     ib, f32Vec, x, elementIndex(r, c), maskAt(ib, c), zeros);
-                scf::YieldOp::create(ib, ValueRange{arith::MaxNumFOp::create(
-                                             ib, acc2[0], finiteAbs(ib, v))});
+                scf::YieldOp::create(ib,
+                                     ValueRange{maxFiniteAbs(ib, acc2[0], v)});
               });
           scf::YieldOp::create(nb, l, cols.getResults());
         });
@@ -1116,8 +1116,7 @@ void cpu::emitQuantizeTiles(OpBuilder &ob, Location loc, TiledType type,
                       ImplicitLocOpBuilder ib(l2, nb2);
                       Value v =
                           memref::LoadOp::create(ib, x, elementIndex(r, c));
-                      Value mx = arith::MaxNumFOp::create(ib, acc2[0],
-                                                          finiteAbs(ib, v));
+                      Value mx = maxFiniteAbs(ib, acc2[0], v);
                       scf::YieldOp::create(ib, mx);
                     });
                 scf::YieldOp::create(nb, l, cols.getResults());
@@ -1463,10 +1462,9 @@ struct PostprocessLowering : OpConversionPattern<PostprocessOp> {
       memref::StoreOp::create(b, zero, mx, ValueRange{});
       forEachIndex(
           b, type.getShape(), [&](ImplicitLocOpBuilder &b, ValueRange idx) {
-            Value v = finiteAbs(b, memref::LoadOp::create(b, in, idx));
+            Value v = memref::LoadOp::create(b, in, idx);
             Value m = memref::LoadOp::create(b, mx, ValueRange{});
-            memref::StoreOp::create(b, arith::MaxNumFOp::create(b, m, v), mx,
-                                    ValueRange{});
+            memref::StoreOp::create(b, maxFiniteAbs(b, m, v), mx, ValueRange{});
           });
       layer = arith::DivFOp::create(
           b, memref::LoadOp::create(b, mx, ValueRange{}), qmaxOf(b, bits));

@@ -8,7 +8,10 @@
 // CHECK: scf.for
 // CHECK: vector.create_mask
 // CHECK: vector.maskedload %{{.*}} : memref<37x45xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
+// CHECK: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf olt, %[[ABS]]
+// CHECK: arith.cmpf ogt, %[[ABS]]
+// CHECK: arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<16xf32> into f32
 // CHECK: vector.maskedload
 // CHECK: arith.divf %{{.*}} : vector<16xf32>
@@ -32,7 +35,10 @@ func.func @rows(%x: tensor<37x45xf32>) -> !tq.tiled<37x45xi8:8, f32, tile = 16x1
 // CHECK: scf.for
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // CHECK: vector.maskedload %[[X]]
-// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
+// CHECK: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf olt, %[[ABS]]
+// CHECK: arith.cmpf ogt, %[[ABS]]
+// CHECK: arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: vector.maskedstore %{{.*}} : memref<1x1x25xf32>
 // CHECK: arith.divf %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %{{.*}} : memref<2x8x25xi8>
@@ -52,7 +58,10 @@ func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 
 // CHECK-LABEL: func.func @nchw_to_nhwc
 // CHECK-NOT: memref<2x20x3x5xi8>
 // CHECK: %[[Q:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : memref<2x3x5x20xi8> into memref<2x15x20xi8>
-// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
+// CHECK: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf olt, %[[ABS]]
+// CHECK: arith.cmpf ogt, %[[ABS]]
+// CHECK: arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // CHECK: math.roundeven %{{.*}} : vector<16xf32>
 // CHECK: vector.shuffle

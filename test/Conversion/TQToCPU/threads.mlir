@@ -32,7 +32,10 @@ func.func @rows(%x: tensor<37x45xf32>) -> !tq.tiled<37x45xi8:8, f32, tile = 16x1
 // CHECK: %[[LO:.*]] = arith.muli %[[T]], %c8
 // CHECK: scf.for %{{.*}} = %[[LO]] to
 // CHECK: scf.for
-// CHECK: arith.maxnumf %{{.*}} : vector<16xf32>
+// CHECK: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf olt, %[[ABS]]
+// CHECK: arith.cmpf ogt, %[[ABS]]
+// CHECK: arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}} : memref<2x1x25xf32>
 // CHECK: scf.parallel

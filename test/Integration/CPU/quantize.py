@@ -4,7 +4,8 @@
 # bit, for V = 8, 16, 32, 128, widths 2, 4, 8, 12, 16 (fixed and run-time
 # `?`), shapes that are not multiples of the tile, 1xV / Vx1 tiles, 3-D
 # tensors, the directed rounding modes and adversarial data: NaN, ±Inf,
-# all-zero tiles, FLT_MAX, denormals; 4-D tiles split on (N, C) (quantized
+# all-zero tiles, tiles of zeros and ±Inf (step 0, ±qmax), FLT_MAX,
+# denormals; 4-D tiles split on (N, C) (quantized
 # in memory order, or as N x C with one pixel); 4-D and 3-D tiles split on (N, C) with C last (NHWC,
 # in memory order, channels as vectors); and the run-time bit-width search
 # (tq.adaptive_bit_width) against the C++ golden model's.
@@ -38,6 +39,15 @@ def adversarial(shape, tile):
     flat[picks] = np.array(vals[:len(picks)], np.float32)
     # One tile entirely zero.
     x[tuple(slice(0, t) for t in tile) + (Ellipsis,)] = 0.0
+    # The next one down zero but for +Inf, -Inf and NaN: its step is 0 (no
+    # finite element is other than 0), the infinities saturate and NaN is 0.
+    if x.shape[0] > tile[0]:
+        region = (slice(tile[0], 2 * tile[0]),) + tuple(slice(0, t) for t in tile[1:])
+        x[region + (Ellipsis,)] = 0.0
+        inside = np.zeros(x.shape, bool)
+        inside[region + (Ellipsis,)] = True
+        for at, v in zip(np.argwhere(inside)[:3], (np.inf, -np.inf, np.nan)):
+            x[tuple(at)] = v
     return x
 
 
