@@ -25,7 +25,7 @@ using namespace mlir;
 
 namespace {
 
-/// A loop whose body holds this many loop nests is program control flow.
+/// A loop whose body holds this many loops is program control flow.
 constexpr int kMinNestsInProgramLoop = 4;
 
 /// A constant with no operands and no regions: cloned into each kernel
@@ -66,20 +66,15 @@ bool hasRegionsToOutline(Operation &op) {
   return op.getNumRegions() != 0 && !op.hasTrait<OpTrait::IsTerminator>();
 }
 
-/// Whether `op` yields a vector: the compute of a kernel, which glue never
-/// does.
-bool computesVectors(Operation &op) {
-  return llvm::any_of(op.getResultTypes(),
-                      [](Type t) { return isa<VectorType>(t); });
-}
+/// Whether `op` is a loop (scf.for, scf.parallel, scf.forall).
+bool isLoop(Operation &op) { return isa<LoopLikeOpInterface>(op); }
 
 /// Control flow of the program rather than one loop nest: an op whose
 /// every region is a single block that is not a loop body (scf.if,
-/// scf.index_switch), or a loop whose body holds several loop nests of
-/// its own and computes no vectors outside them (the time loop of a
-/// recurrent layer; a kernel's row loop, whose few store loops follow the
-/// vectors it computes, is one nest). Its nests are outlined one by one
-/// instead of as one function.
+/// scf.index_switch), or a loop whose body holds several loops of its own
+/// (the time loop of a recurrent layer, a share of tq-cpu-split-batch; a
+/// kernel's row loop, whose rows are stored under `scf.if`s, is one nest).
+/// Its nests are outlined one by one instead of as one function.
 bool isProgramLevel(Operation &op) {
   if (!isa<LoopLikeOpInterface>(op) && op.getNumRegions() != 0 &&
       llvm::all_of(op.getRegions(),
@@ -88,9 +83,7 @@ bool isProgramLevel(Operation &op) {
     return true;
   for (Region &r : op.getRegions())
     for (Block &block : r)
-      if (llvm::count_if(block, hasRegionsToOutline) >=
-              kMinNestsInProgramLoop &&
-          llvm::none_of(block, computesVectors))
+      if (llvm::count_if(block, isLoop) >= kMinNestsInProgramLoop)
         return true;
   return false;
 }

@@ -181,18 +181,19 @@ func.func @flow(%x: memref<8xf32>, %y: memref<8xf32>, %p: i1) {
 
 // -----
 
-// A loop that computes vectors itself is a kernel, however many store
-// loops follow them (a convolution's row loop: the micro-kernel, then a
-// loop per row of its tile): the whole loop is one function, and nothing
-// of it stays in the unoptimized public function.
+// A loop whose body holds ifs, not loops, is one kernel however many ifs
+// it holds (a convolution's row loop: the micro-kernel, then a guarded
+// store per row of its tile): nothing of it stays in the unoptimized
+// public function.
 // CHECK-LABEL: func.func private @rows_kernel(
 // CHECK: scf.for
 // CHECK: vector.load
 // CHECK: arith.addf %{{.*}} : vector<8xf32>
-// CHECK-COUNT-4: scf.for
+// CHECK-COUNT-4: scf.if
 // CHECK-NOT: func.func private
 // CHECK-LABEL: func.func @rows(
 // CHECK-NOT: scf.for
+// CHECK-NOT: scf.if
 // CHECK: call @rows_kernel(%{{.*}}, %{{.*}})
 // CHECK-NEXT: return
 func.func @rows(%x: memref<8x8xf32>, %y: memref<8x8xf32>) {
@@ -200,25 +201,26 @@ func.func @rows(%x: memref<8x8xf32>, %y: memref<8x8xf32>) {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
   %c8 = arith.constant 8 : index
   scf.for %r = %c0 to %c8 step %c1 {
     %v = vector.load %x[%r, %c0] : memref<8x8xf32>, vector<8xf32>
     %w = arith.addf %v, %v : vector<8xf32>
-    scf.for %i = %c0 to %c8 step %c1 {
-      %e = vector.extract %w[%i] : f32 from vector<8xf32>
-      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    %p0 = arith.cmpi ult, %r, %c4 : index
+    scf.if %p0 {
+      vector.store %w, %y[%r, %c0] : memref<8x8xf32>, vector<8xf32>
     }
-    scf.for %i = %c0 to %c8 step %c2 {
-      %e = vector.extract %w[%i] : f32 from vector<8xf32>
-      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    %p1 = arith.cmpi ult, %r, %c3 : index
+    scf.if %p1 {
+      vector.store %v, %y[%r, %c0] : memref<8x8xf32>, vector<8xf32>
     }
-    scf.for %i = %c0 to %c8 step %c3 {
-      %e = vector.extract %w[%i] : f32 from vector<8xf32>
-      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    %p2 = arith.cmpi ult, %r, %c2 : index
+    scf.if %p2 {
+      vector.store %w, %x[%r, %c0] : memref<8x8xf32>, vector<8xf32>
     }
-    scf.for %i = %c1 to %c8 step %c2 {
-      %e = vector.extract %w[%i] : f32 from vector<8xf32>
-      memref.store %e, %y[%r, %i] : memref<8x8xf32>
+    %p3 = arith.cmpi ult, %r, %c1 : index
+    scf.if %p3 {
+      vector.store %v, %x[%r, %c0] : memref<8x8xf32>, vector<8xf32>
     }
   }
   return
