@@ -914,29 +914,36 @@ struct DepthwiseNhwcKernel
     if (copy)
       scratchTypes.push_back(MemRefType::get({xs4[1], xs4[2], CP}, f32));
     int64_t H = xs4[1], W = xs4[2];
-    // The border of `in` with the pad value, once per scratch buffer: the
-    // images copied into it overwrite its interior only.
+    // The border of `in` with the pad value, once per scratch buffer (the
+    // images copied into it overwrite its interior only): one loop nest
+    // over the pixels, so that the loop over the threads' chunks stays one
+    // kernel (see tq-cpu-outline-kernels).
     auto fillBorder = [&](ImplicitLocOpBuilder &ib, Value in) {
-      Location loc = ib.getLoc();
-      auto fillRows = [&](int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
-        if (h0 >= h1 || w0 >= w1)
-          return;
-        scf::buildLoopNest(ib, loc, ValueRange{idx(ib, h0), idx(ib, w0)},
-                           ValueRange{idx(ib, h1), idx(ib, w1)},
-                           ValueRange{idx(ib, 1), idx(ib, 1)},
-                           [&](OpBuilder &hb, Location l, ValueRange hw) {
-                             ImplicitLocOpBuilder kb(l, hb);
-                             for (int64_t c0 = 0; c0 < CP; c0 += L)
-                               vector::StoreOp::create(
-                                   kb, padV, in,
-                                   ValueRange{hw[0], hw[1], idx(kb, c0)});
-                           });
-      };
-      // The rows above and below, then the columns left and right.
-      fillRows(0, top, 0, W);
-      fillRows(top + srcH, H, 0, W);
-      fillRows(top, top + srcH, 0, left);
-      fillRows(top, top + srcH, left + srcW, W);
+      if (!padded)
+        return;
+      scf::buildLoopNest(
+          ib, ib.getLoc(), ValueRange{idx(ib, 0), idx(ib, 0)},
+          ValueRange{idx(ib, H), idx(ib, W)},
+          ValueRange{idx(ib, 1), idx(ib, 1)},
+          [&](OpBuilder &hb, Location l, ValueRange hw) {
+            ImplicitLocOpBuilder kb(l, hb);
+            auto outside = [&](Value v, int64_t lo, int64_t hi) {
+              return arith::OrIOp::create(
+                  kb,
+                  arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, v,
+                                        idx(kb, lo)),
+                  arith::CmpIOp::create(kb, arith::CmpIPredicate::uge, v,
+                                        idx(kb, hi)));
+            };
+            Value border =
+                arith::OrIOp::create(kb, outside(hw[0], top, top + srcH),
+                                     outside(hw[1], left, left + srcW));
+            auto ifBorder = scf::IfOp::create(kb, border, false);
+            ImplicitLocOpBuilder tb(l, ifBorder.getThenBodyBuilder());
+            for (int64_t c0 = 0; c0 < CP; c0 += L)
+              vector::StoreOp::create(tb, padV, in,
+                                      ValueRange{hw[0], hw[1], idx(tb, c0)});
+          });
     };
     // Image n into the interior of `in`, channels past C zero.
     auto copyImage = [&](ImplicitLocOpBuilder &ib, Value in, Value n) {

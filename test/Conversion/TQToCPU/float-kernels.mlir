@@ -4,6 +4,7 @@
 // RUN: tq-opt %s -tq-cpu-float-kernels=target=avx512 -split-input-file | FileCheck %s --check-prefix=AVX512
 // RUN: not tq-opt %s -tq-cpu-float-kernels=target=sse 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not tq-opt %s -tq-cpu-float-kernels=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: tq-opt %s -tq-cpu-float-kernels="target=avx2 threads=2" -tq-cpu-outline-kernels -split-input-file | FileCheck %s --check-prefix=OUTLINE
 // f32 products and convolutions on buffers become register-blocked
 // kernels: 6 rows x 2 vectors of 8 lanes of C held across the reduction,
 // a fused multiply-add per step (on the generic target, which may lack
@@ -318,11 +319,24 @@ func.func @depthwise_nhwc(%w: memref<3x3x20xf32>, %b: memref<20xf32>, %out: memr
 // (allocated once per thread, its border filled with the pad value once,
 // before the loop over the thread's images, which overwrite the interior
 // only) and the taps read from it unchecked.
+// On 2 threads the loop over the threads' images, with the border's fill
+// and the images in it, is one kernel (4 fill loops made it look like
+// program control flow, left in the public function).
+// OUTLINE-LABEL: func.func private @depthwise_nhwc_border_kernel(
+// OUTLINE: scf.parallel
+// OUTLINE: scf.if
+// OUTLINE: scf.for
+// OUTLINE-LABEL: func.func @depthwise_nhwc_border(
+// OUTLINE-NOT: scf.parallel
+// OUTLINE: call @depthwise_nhwc_border_kernel
 // CHECK-LABEL: func.func @depthwise_nhwc_border
 // CHECK-NOT: memref<2x8x8x16xf32>
 // CHECK: %[[PAD:.*]] = arith.constant dense<0.0{{0*}}e+00> : vector<8xf32>
 // CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x8x16xf32>
-// CHECK-COUNT-8: vector.store %[[PAD]], %[[S]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK-COUNT-2: vector.store %[[PAD]], %[[S]]
 // CHECK-NOT: vector.store %[[PAD]]
 // CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NOT: vector.store %[[PAD]]
