@@ -913,10 +913,10 @@ def TQCPUOutlineKernels : Pass<"tq-cpu-outline-kernels", "::mlir::ModuleOp"> {
     may not inline (`passthrough = ["noinline"]`), and calls it. Control
     flow of the program stays where it is and its nests are outlined one
     by one: the branches of an `scf.if` (an ONNX If on a run-time
-    condition), and a loop whose body holds four or more loops (the time
-    loop of an LSTM or GRU, a share of `tq-cpu-split-batch`; a
-    convolution's row loop, which stores each row of its tile under an
-    `scf.if`, is one kernel). What stays in the public function is glue that runs once
+    condition), and a loop whose body holds four or more nests other than
+    `scf.if`s (the time loop of an LSTM or GRU, a share of
+    `tq-cpu-split-batch`; a convolution's row loop, which stores each row
+    of its tile under an `scf.if`, is one kernel). What stays in the public function is glue that runs once
     per layer (allocations, calls, reshapes); it is marked `optnone`, since
     optimizing it gains nothing and, for a network of hundreds of layers,
     cost more than all the kernels. The values the op uses from

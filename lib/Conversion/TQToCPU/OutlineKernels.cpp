@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -25,7 +26,7 @@ using namespace mlir;
 
 namespace {
 
-/// A loop whose body holds this many loops is program control flow.
+/// A loop whose body holds this many nests is program control flow.
 constexpr int kMinNestsInProgramLoop = 4;
 
 /// A constant with no operands and no regions: cloned into each kernel
@@ -66,12 +67,16 @@ bool hasRegionsToOutline(Operation &op) {
   return op.getNumRegions() != 0 && !op.hasTrait<OpTrait::IsTerminator>();
 }
 
-/// Whether `op` is a loop (scf.for, scf.parallel, scf.forall).
-bool isLoop(Operation &op) { return isa<LoopLikeOpInterface>(op); }
+/// Whether `op` is a nest of its own inside a loop's body: an op with
+/// regions other than an `scf.if` (a kernel's row loop guards each row's
+/// stores with one).
+bool isNest(Operation &op) {
+  return hasRegionsToOutline(op) && !isa<scf::IfOp>(op);
+}
 
 /// Control flow of the program rather than one loop nest: an op whose
 /// every region is a single block that is not a loop body (scf.if,
-/// scf.index_switch), or a loop whose body holds several loops of its own
+/// scf.index_switch), or a loop whose body holds several nests of its own
 /// (the time loop of a recurrent layer, a share of tq-cpu-split-batch; a
 /// kernel's row loop, whose rows are stored under `scf.if`s, is one nest).
 /// Its nests are outlined one by one instead of as one function.
@@ -83,7 +88,7 @@ bool isProgramLevel(Operation &op) {
     return true;
   for (Region &r : op.getRegions())
     for (Block &block : r)
-      if (llvm::count_if(block, isLoop) >= kMinNestsInProgramLoop)
+      if (llvm::count_if(block, isNest) >= kMinNestsInProgramLoop)
         return true;
   return false;
 }

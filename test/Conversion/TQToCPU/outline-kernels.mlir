@@ -181,8 +181,8 @@ func.func @flow(%x: memref<8xf32>, %y: memref<8xf32>, %p: i1) {
 
 // -----
 
-// A loop whose body holds ifs, not loops, is one kernel however many ifs
-// it holds (a convolution's row loop: the micro-kernel, then a guarded
+// A loop whose body holds ifs, not other nests, is one kernel however
+// many ifs it holds (a convolution's row loop: the micro-kernel, then a guarded
 // store per row of its tile): nothing of it stays in the unoptimized
 // public function.
 // CHECK-LABEL: func.func private @rows_kernel(
