@@ -100,6 +100,37 @@ Value loadTap(ImplicitLocOpBuilder &b, Value x, ArrayRef<Value> at, int64_t L,
   return vector::ShuffleOp::create(b, v, v, pick);
 }
 
+/// Stores the vector `padV` over the border of the padded image `in`
+/// (H x W pixels of `channels` channels, a multiple of L), whose interior is
+/// the srcH x srcW pixels from (top, left): one loop nest over the pixels
+/// with an scf.if, so that a loop around it stays one kernel to
+/// tq-cpu-outline-kernels.
+void fillBorder(ImplicitLocOpBuilder &b, Value in, Value padV, int64_t H,
+                int64_t W, int64_t top, int64_t srcH, int64_t left,
+                int64_t srcW, int64_t channels, int64_t L) {
+  scf::buildLoopNest(
+      b, b.getLoc(), ValueRange{idx(b, 0), idx(b, 0)},
+      ValueRange{idx(b, H), idx(b, W)}, ValueRange{idx(b, 1), idx(b, 1)},
+      [&](OpBuilder &hb, Location l, ValueRange hw) {
+        ImplicitLocOpBuilder kb(l, hb);
+        auto outside = [&](Value v, int64_t lo, int64_t hi) {
+          return arith::OrIOp::create(
+              kb,
+              arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, v,
+                                    idx(kb, lo)),
+              arith::CmpIOp::create(kb, arith::CmpIPredicate::uge, v,
+                                    idx(kb, hi)));
+        };
+        Value border = arith::OrIOp::create(kb, outside(hw[0], top, top + srcH),
+                                            outside(hw[1], left, left + srcW));
+        auto ifBorder = scf::IfOp::create(kb, border, false);
+        ImplicitLocOpBuilder tb(l, ifBorder.getThenBodyBuilder());
+        for (int64_t c0 = 0; c0 < channels; c0 += L)
+          vector::StoreOp::create(tb, padV, in,
+                                  ValueRange{hw[0], hw[1], idx(tb, c0)});
+      });
+}
+
 /// The value every element of `op`'s output gets, if `op` is a fill: a
 /// linalg.fill, or an op with no inputs whose body yields a value defined
 /// outside it (the `linalg.map` a bufferized `tensor.pad` fills with).
@@ -355,30 +386,9 @@ LogicalResult rewriteChannelsLast(linalg::Conv2DNgchwGfchwOp op,
         Value in = scratch[0], res = scratch[1];
         // The border, with the pad value.
         if (padded) {
-          Value padV = vector::BroadcastOp::create(ib, vF32, padded->padValue);
-          scf::buildLoopNest(
-              ib, loc, ValueRange{idx(ib, 0), idx(ib, 0)},
-              ValueRange{idx(ib, H), idx(ib, W)},
-              ValueRange{idx(ib, 1), idx(ib, 1)},
-              [&](OpBuilder &hb, Location l, ValueRange hw) {
-                ImplicitLocOpBuilder kb(l, hb);
-                auto outside = [&](Value v, int64_t lo, int64_t hi) {
-                  return arith::OrIOp::create(
-                      kb,
-                      arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, v,
-                                            idx(kb, lo)),
-                      arith::CmpIOp::create(kb, arith::CmpIPredicate::uge, v,
-                                            idx(kb, hi)));
-                };
-                Value border =
-                    arith::OrIOp::create(kb, outside(hw[0], top, top + srcH),
-                                         outside(hw[1], left, left + srcW));
-                auto ifBorder = scf::IfOp::create(kb, border, false);
-                ImplicitLocOpBuilder tb(l, ifBorder.getThenBodyBuilder());
-                for (int64_t c0 = 0; c0 < GP; c0 += L)
-                  vector::StoreOp::create(
-                      tb, padV, in, ValueRange{hw[0], hw[1], idx(tb, c0)});
-              });
+          fillBorder(ib, in,
+                     vector::BroadcastOp::create(ib, vF32, padded->padValue), H,
+                     W, top, srcH, left, srcW, GP, L);
         }
         // The planes, transposed into the interior: rows past the last
         // channel repeat it, and land in the channels past G.
@@ -918,32 +928,9 @@ struct DepthwiseNhwcKernel
     // images copied into it overwrite its interior only): one loop nest
     // over the pixels, so that the loop over the threads' chunks stays one
     // kernel (see tq-cpu-outline-kernels).
-    auto fillBorder = [&](ImplicitLocOpBuilder &ib, Value in) {
-      if (!padded)
-        return;
-      scf::buildLoopNest(
-          ib, ib.getLoc(), ValueRange{idx(ib, 0), idx(ib, 0)},
-          ValueRange{idx(ib, H), idx(ib, W)},
-          ValueRange{idx(ib, 1), idx(ib, 1)},
-          [&](OpBuilder &hb, Location l, ValueRange hw) {
-            ImplicitLocOpBuilder kb(l, hb);
-            auto outside = [&](Value v, int64_t lo, int64_t hi) {
-              return arith::OrIOp::create(
-                  kb,
-                  arith::CmpIOp::create(kb, arith::CmpIPredicate::ult, v,
-                                        idx(kb, lo)),
-                  arith::CmpIOp::create(kb, arith::CmpIPredicate::uge, v,
-                                        idx(kb, hi)));
-            };
-            Value border =
-                arith::OrIOp::create(kb, outside(hw[0], top, top + srcH),
-                                     outside(hw[1], left, left + srcW));
-            auto ifBorder = scf::IfOp::create(kb, border, false);
-            ImplicitLocOpBuilder tb(l, ifBorder.getThenBodyBuilder());
-            for (int64_t c0 = 0; c0 < CP; c0 += L)
-              vector::StoreOp::create(tb, padV, in,
-                                      ValueRange{hw[0], hw[1], idx(tb, c0)});
-          });
+    auto fillPadding = [&](ImplicitLocOpBuilder &ib, Value in) {
+      if (padded)
+        fillBorder(ib, in, padV, H, W, top, srcH, left, srcW, CP, L);
     };
     // Image n into the interior of `in`, channels past C zero.
     auto copyImage = [&](ImplicitLocOpBuilder &ib, Value in, Value n) {
@@ -1081,7 +1068,7 @@ struct DepthwiseNhwcKernel
         },
         [&](ImplicitLocOpBuilder &ib, ValueRange scratch) {
           if (copy)
-            fillBorder(ib, scratch[0]);
+            fillPadding(ib, scratch[0]);
         });
     if (padded && padded->sourceDealloc)
       rw.moveOpBefore(padded->sourceDealloc, op);
