@@ -463,6 +463,10 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     s.N = K;
     s.kt = ct;
     s.KT = R * S * CT;
+    if (C % ct != 0) {
+      s.tailPeriod = CT;
+      s.tailK = C % ct;
+    }
     s.K = s.KT * ct;
     s.tileMA = 1;
     s.tileNB = tw.getTileShape()[0];

@@ -22,8 +22,9 @@
 // 3. the micro-kernel: MR rows × NR columns of f32 accumulators held in
 //    registers across all K-tiles; per K-tile, MR × NR/L int32 accumulators
 //    start from cmp, take kt4/4 `vpdpbusd` steps (the A value broadcast from
-//    memory), are converted to f32, multiplied by the scale product and
-//    added, in increasing t, as the reference does (mul then add, no FMA).
+//    memory; a short K-tile's stop after its values), are converted to f32,
+//    multiplied by the scale product and added, in increasing t, as the
+//    reference does (mul then add, no FMA).
 //
 // i16 containers (N > 8) take `vpmaddwd` on x86, the generic kernel
 // elsewhere.
@@ -572,8 +573,42 @@ SmallVector<Value> KernelEmitter::partialSums(ImplicitLocOpBuilder &ib,
   int64_t unroll = steps <= 8 ? steps : (steps % 4 == 0 ? 4 : 2);
   if (!s.nibbles && steps > 8 && steps % 4 != 0)
     unroll = 1;
-  if (unroll == steps)
-    return run(ib, lo, steps, iacc);
+  // A short K-tile stops after its values: A is 0 past them, so the steps
+  // left add nothing (a 40-channel input: 2 steps of its second K-tile
+  // instead of 8).
+  Value isTail;
+  int64_t tailSteps = steps;
+  if (skipTail) {
+    tailSteps = llvm::divideCeil(s.tailK, s.group());
+    if (unroll != steps)
+      tailSteps = llvm::alignTo(tailSteps, unroll);
+    if (tailSteps < steps)
+      isTail = arith::CmpIOp::create(
+          ib, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(ib, t, cIndex(ib, s.tailPeriod)),
+          cIndex(ib, s.tailPeriod - 1));
+  }
+  if (unroll == steps) {
+    if (!isTail)
+      return run(ib, lo, steps, iacc);
+    SmallVector<Value> head = run(ib, lo, tailSteps, iacc);
+    auto rest = scf::IfOp::create(
+        ib, isTail,
+        [&](OpBuilder &nb, Location loc) {
+          scf::YieldOp::create(nb, loc, head);
+        },
+        [&](OpBuilder &nb, Location loc) {
+          ImplicitLocOpBuilder kb(loc, nb);
+          scf::YieldOp::create(
+              kb, run(kb, arith::AddIOp::create(kb, lo, cIndex(kb, tailSteps)),
+                      steps - tailSteps, head));
+        });
+    return SmallVector<Value>(rest.getResults().begin(),
+                              rest.getResults().end());
+  }
+  if (isTail)
+    hi = arith::SelectOp::create(
+        ib, isTail, arith::AddIOp::create(ib, lo, cIndex(ib, tailSteps)), hi);
   auto kLoop = scf::ForOp::create(
       ib, lo, hi, cIndex(ib, unroll), iacc,
       [&](OpBuilder &nb, Location loc, Value g, ValueRange acc) {
@@ -682,6 +717,10 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
     std::tie(m.ap, m.cmp) = packA(a, fused);
   }
   m.bp = packedB ? packedB : packB(bData);
+  // Packed A (and im2col's copy) hold zeros past a short K-tile's values;
+  // A read in place or quantized by blocks is not known to.
+  skipTail =
+      s.tailPeriod > 0 && s.tailK > 0 && !gathered && !fused && !s.nibbles;
   m.colSteps = columnSteps(sb);
   if (!fused && !m.colSteps && !gathered)
     m.products = scaleProducts(sa, sb);
@@ -824,6 +863,10 @@ KernelShape matmul::kernelShape(MatmulOp op, TiledType ta, TiledType tb,
   int64_t tkA = s.transA ? ta.getTileShape()[0] : ta.getTileShape()[1];
   s.kt = std::min(s.K, tkA);
   s.KT = llvm::divideCeil(s.K, s.kt);
+  if (s.K % s.kt != 0) {
+    s.tailPeriod = s.KT;
+    s.tailK = s.K % s.kt;
+  }
   s.tileMA = s.transA ? ta.getTileShape()[1] : ta.getTileShape()[0];
   s.tileNB = s.transB ? tb.getTileShape()[0] : tb.getTileShape()[1];
   chooseKernel(s, ta, tb, options);

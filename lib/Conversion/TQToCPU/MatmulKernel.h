@@ -45,6 +45,10 @@ struct KernelShape {
   int64_t NC = 2; // vectors per row of the micro-tile
   int64_t MR;     // rows of the micro-tile
   int64_t threads = 1;
+  /// K-tiles t with t % tailPeriod == tailPeriod - 1 hold tailK values and
+  /// zeros after them (a matmul's last K-tile, a convolution's last C-tile
+  /// of each tap); 0: every K-tile is whole.
+  int64_t tailPeriod = 0, tailK = 0;
   /// Weights of at most 4 bits packed two per byte (VNNI, constant B):
   /// byte (k/8, n, k%4) holds k-groups 2h (low nibble) and 2h+1 (high), in
   /// offset binary w + 8.
@@ -198,6 +202,9 @@ private:
   const KernelShape &s;
   /// Rows of A per block (a multiple of MR), set by emit().
   int64_t blockRows = 0;
+  /// Whether the dot steps of a short K-tile past its tailK values are
+  /// skipped (set by emit(): packed A holds zeros there).
+  bool skipTail = false;
 
   Value idx(int64_t v) { return cIndex(b, v); }
   /// Logical K index of packed position kp (may be >= K: padding).

@@ -60,6 +60,24 @@ func.func @ragged(%a: !A, %b: !B40) -> tensor<64x40xf32> {
   return %c : tensor<64x40xf32>
 }
 
+// K = 40: the second K-tile holds 8 values and zeros after them in packed
+// A. Each K-tile's first 2 steps (24 dot products of the 6 x 2 micro-tile)
+// come first; the 6 steps left run for the first K-tile only.
+// CHECK-LABEL: func.func @short_k(
+// AVX512: %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// AVX512-COUNT-24: tq.dot_u8s8
+// AVX512-NEXT: scf.if %[[LAST]] -> (vector<16xi32>
+// AVX512-NEXT: scf.yield
+// AVX512-NEXT: } else {
+// AVX512-COUNT-72: tq.dot_u8s8
+// AVX512-NEXT: scf.yield
+!A40 = !tq.tiled<64x40xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+!BK40 = !tq.tiled<40x32xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+func.func @short_k(%a: !A40, %b: !BK40) -> tensor<64x32xf32> {
+  %c = tq.matmul %a, %b : !A40, !BK40 -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}
+
 // Constant weights are packed when compiling: [panels][K/4][NR*4] bytes.
 // CHECK-LABEL: func.func @const_weights(
 // 3 in offset binary is 0x83 (-125); the generic kernel keeps signs.
