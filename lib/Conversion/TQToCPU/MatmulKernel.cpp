@@ -668,33 +668,58 @@ SmallVector<Value> KernelEmitter::scaleAndAdd(ImplicitLocOpBuilder &ib,
 }
 
 void KernelEmitter::storeMicroTile(const MicroTile &m, ValueRange acc) {
-  for (int64_t r = 0; r < s.MR; ++r) {
-    Value inRows = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                         m.rowIdx[r], idx(s.M));
-    auto ifOp = scf::IfOp::create(b, inRows, /*withElse=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    for (int64_t cc = 0; cc < s.NC; ++cc) {
-      Value j = arith::AddIOp::create(b, m.j0, idx(cc * s.L));
-      Value v = acc[r * s.NC + cc];
-      // With whole column blocks every vector is inside: plain loads and
-      // stores (the mask, computed at run time, would stay).
-      if (s.N % (s.NC * s.L) == 0) {
-        if (epilogue)
-          v = epilogue->apply(b, v, ValueRange{m.rowIdx[r]}, j, Value());
-        vector::StoreOp::create(b, v, m.c, ValueRange{m.rowIdx[r], j});
-        continue;
+  // Rows past M (when M is not a whole number of micro-tiles) are dropped;
+  // vectors past N masked off. A micro-tile inside N (all but the last
+  // column panel) takes plain loads and stores: a mask, computed at run
+  // time, would stay.
+  auto storeRows = [&](OpBuilder &ob, Location loc, bool masked) {
+    ImplicitLocOpBuilder sb(loc, ob);
+    for (int64_t r = 0; r < s.MR; ++r) {
+      OpBuilder::InsertionGuard g(sb);
+      if (s.Mp() != s.M) {
+        Value inRows = arith::CmpIOp::create(sb, arith::CmpIPredicate::ult,
+                                             m.rowIdx[r], idx(s.M));
+        auto ifOp = scf::IfOp::create(sb, inRows, /*withElse=*/false);
+        sb.setInsertionPointToStart(ifOp.thenBlock());
       }
-      Value left = arith::SubIOp::create(
-          b, idx(s.N), arith::MinUIOp::create(b, j, idx(s.N)));
-      Value mask = vector::CreateMaskOp::create(
-          b, VectorType::get({s.L}, b.getI1Type()), ValueRange{left});
-      if (epilogue)
-        v = epilogue->apply(b, v, ValueRange{m.rowIdx[r]}, j, mask);
-      vector::MaskedStoreOp::create(b, m.c, ValueRange{m.rowIdx[r], j}, mask,
-                                    v);
+      for (int64_t cc = 0; cc < s.NC; ++cc) {
+        Value j = arith::AddIOp::create(sb, m.j0, cIndex(sb, cc * s.L));
+        Value v = acc[r * s.NC + cc];
+        if (!masked) {
+          if (epilogue)
+            v = epilogue->apply(sb, v, ValueRange{m.rowIdx[r]}, j, Value());
+          vector::StoreOp::create(sb, v, m.c, ValueRange{m.rowIdx[r], j});
+          continue;
+        }
+        Value left = arith::SubIOp::create(
+            sb, cIndex(sb, s.N),
+            arith::MinUIOp::create(sb, j, cIndex(sb, s.N)));
+        Value mask = vector::CreateMaskOp::create(
+            sb, VectorType::get({s.L}, sb.getI1Type()), ValueRange{left});
+        if (epilogue)
+          v = epilogue->apply(sb, v, ValueRange{m.rowIdx[r]}, j, mask);
+        vector::MaskedStoreOp::create(sb, m.c, ValueRange{m.rowIdx[r], j}, mask,
+                                      v);
+      }
     }
+  };
+  if (s.N % s.NR() == 0) {
+    storeRows(b, b.getLoc(), /*masked=*/false);
+    return;
   }
+  Value inside = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ule, arith::AddIOp::create(b, m.j0, idx(s.NR())),
+      idx(s.N));
+  scf::IfOp::create(
+      b, inside,
+      [&](OpBuilder &ob, Location loc) {
+        storeRows(ob, loc, /*masked=*/false);
+        scf::YieldOp::create(ob, loc);
+      },
+      [&](OpBuilder &ob, Location loc) {
+        storeRows(ob, loc, /*masked=*/true);
+        scf::YieldOp::create(ob, loc);
+      });
 }
 
 Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,

@@ -41,8 +41,15 @@
 // CHECK: vector.store %{{.*}} : memref<64x32xf32>, vector<{{8|16}}xf32>
 // CHECK-NOT: vector.maskedstore
 // CHECK-LABEL: func.func @ragged(
-// N = 40 ends inside a block: each vector of C is stored masked to the
+// N = 40 ends inside the second column panel: the micro-tiles of the first
+// store their vectors as they are, the last panel's are masked to the
 // columns left.
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ule, %{{.*}}, %c40 : index
+// CHECK-NEXT: scf.if %[[INSIDE]] {
+// CHECK-NOT: vector.maskedstore
+// CHECK: vector.store %{{.*}} : memref<64x40xf32>, vector<{{8|16}}xf32>
+// CHECK-NOT: vector.maskedstore
+// CHECK: } else {
 // CHECK: vector.maskedstore %{{.*}} : memref<64x40xf32>, vector<{{8|16}}xi1>, vector<{{8|16}}xf32>
 // PAR-LABEL: func.func @gemm(
 // PAR: scf.parallel
