@@ -16,9 +16,16 @@ whole processes on 2 threads at half speed, for tens of seconds at a time,
 which one round (or the median of three) can report, and a row's 1- and
 2-thread figures, taken in the same rounds, see the same moments. Each
 model is imported and quantized once per batch size.
+
+At batch 64 each round also runs tq 8-bit on 1 thread pinned to each of
+the first two CPUs (`taskset`): the slower CPU sets the time of 2
+threads, each of which runs half of the batch, so the line under the
+table gives the speed-up the two CPUs allow, 2 x the faster's time over
+the slower's, next to the one measured.
 """
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -76,7 +83,8 @@ def summarize(rows):
     how many rows meet the speed targets (8-bit at most 1.0x ORT at batch 1,
     0.5x at batch 64; f32 at most 1.25x); the same for the real model
     (8-bit at most 0.7x); then the thread scaling of the bundled models at
-    batch 64 (target: 2 threads at least 1.8x faster than 1)."""
+    batch 64 (target: 2 threads at least 1.8x faster than 1), and the
+    speed-up the two CPUs allow (tq 8-bit pinned to each)."""
     print()
     real = [r for r in rows if r["real"]]
     rows = [r for r in rows if not r["real"]]
@@ -107,6 +115,14 @@ def summarize(rows):
                          + (f" ({sum(v >= 1.8 for v in sp)} of {len(sp)} at or above 1.8)"
                             if variant != "ORT" else ""))
         print("- batch 64, 1 thread's time / 2 threads': " + "; ".join(parts))
+    # The two CPUs' speeds, tq 8-bit on 1 thread pinned to each.
+    cpus = [r for r in rows if r["batch"] == 64 and r["threads"] == 1 and r["pinned"]]
+    if cpus:
+        print("- batch 64, tq 8-bit on 1 thread pinned to each of the two CPUs, and the "
+              "speed-up on 2 threads that they allow (2 x the faster's time / the "
+              "slower's): " + ", ".join(
+                  f"{r['name']} {r['pinned'][0]:.3f} and {r['pinned'][1]:.3f} ms "
+                  f"({2 * min(r['pinned']) / max(r['pinned']):.2f})" for r in cpus))
 
 
 def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False):
@@ -123,7 +139,17 @@ def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False
     np.save(xin, x)
     rounds = {t: {"ORT": [], "f32": [], "8-bit": []} for t in threads}
     ys = {}
+    # tq 8-bit on 1 thread pinned to each of two CPUs (see the docstring).
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    pinned = {c: [] for c in cpus} if (
+        batch >= 64 and not real and 2 in threads and len(cpus) == 2
+        and shutil.which("taskset")) else {}
     for _ in range(ROUNDS):
+        for c in pinned:
+            text = flow.run("taskset", "-c", c, os.path.join(bindir, "tq-run"),
+                            quantized, f"--input={xin}", "--repeat=200",
+                            "--num-threads=1")
+            pinned[c].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
         for t in threads:
             outputs, ms = ort.run(model, {feed: x}, repeat=200, threads=t)
             rounds[t]["ORT"].append(ms)
@@ -136,8 +162,11 @@ def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False
                 rounds[t][variant].append(
                     float(re.search(r"median ([0-9.]+) ms", text).group(1)))
                 ys[t, variant] = np.load(y_path)
-    return [row(name, batch, t, {k: min(v) for k, v in rounds[t].items()},
+    rows = [row(name, batch, t, {k: min(v) for k, v in rounds[t].items()},
                 ys[t, "ORT"], ys[t, "f32"], ys[t, "8-bit"], real) for t in threads]
+    for r in rows:
+        r["pinned"] = [min(v) for v in pinned.values()]
+    return rows
 
 
 def row(name, batch, threads, times, y_ort, y_f32, y_q, real):
