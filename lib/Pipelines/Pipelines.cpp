@@ -136,6 +136,7 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   } else {
     pm.addPass(createConvertLinalgToLoopsPass());
   }
+  pm.addPass(createTQCPUSelectClamps());
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createCSEPass());
   ConvertSCFToOpenMPPassOptions omp;

@@ -41,6 +41,12 @@ def report_targets(targets):
           f"{' '.join(skipped) or 'none'}")
 
 
+def bits_differ(got, want):
+    """Where two f32 arrays hold different bits, any NaN matching any NaN."""
+    return (got.view(np.uint32) != want.view(np.uint32)) & \
+        ~(np.isnan(got) & np.isnan(want))
+
+
 class Runner:
     def __init__(self, tq_run, workdir=None):
         self.tool = tq_run

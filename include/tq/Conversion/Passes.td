@@ -490,6 +490,37 @@ def TQCPUShareLoops : Pass<"tq-cpu-share-loops"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def TQCPUSelectClamps : Pass<"tq-cpu-select-clamps"> {
+  let summary = "A maximumf or minimumf with a constant as a compare and a select";
+  let description = [{
+    `arith.maximumf` and `arith.minimumf` propagate NaN and order -0 below
+    +0. With a constant operand, LLVM lowers one into three x86
+    instructions: a `vmaxps` (or `vminps`), a NaN compare and a blend. For
+    a constant c that is not NaN the same bits take two, a compare and a
+    select:
+
+    - `maximumf(x, c)` is `x > c or x unordered ? x : c` when c is not -0
+      (where x == c both give c: with c = +0 and x = -0, +0);
+    - `minimumf(x, c)` is `x < c or x unordered ? x : c` when c is not +0.
+
+    ReLU, Clip, HardSigmoid and HardSwish clamp this way in the kernels'
+    epilogues. `tq-to-cpu` runs this pass once every linalg op is loops,
+    as the passes before it read the clamps (tq-cpu-mark-nonnegative).
+    For example,
+
+    ```mlir
+    %r = arith.maximumf %x, %zero : vector<16xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %gt = arith.cmpf ugt, %x, %zero : vector<16xf32>
+    %r = arith.select %gt, %x, %zero : vector<16xi1>, vector<16xf32>
+    ```
+  }];
+}
+
 def TQCPUInlineAllocaScopes : Pass<"tq-cpu-inline-alloca-scopes"> {
   let summary = "Inline the allocation scopes around the OpenMP loop bodies";
   let description = [{

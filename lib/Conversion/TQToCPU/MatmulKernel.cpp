@@ -703,8 +703,8 @@ void KernelEmitter::storeMicroTile(const MicroTile &m, ValueRange acc) {
       }
     }
   };
-  if (s.N % s.NR() == 0) {
-    storeRows(b, b.getLoc(), /*masked=*/false);
+  if (s.N % s.NR() == 0 || s.panels() == 1) {
+    storeRows(b, b.getLoc(), /*masked=*/s.N % s.NR() != 0);
     return;
   }
   Value inside = arith::CmpIOp::create(
@@ -743,7 +743,8 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   }
   m.bp = packedB ? packedB : packB(bData);
   // Packed A (and im2col's copy) hold zeros past a short K-tile's values;
-  // A read in place or quantized by blocks is not known to.
+  // A read in place or quantized by blocks is not known to. With nibbles
+  // the steps go in pairs, which an odd count would split.
   skipTail =
       s.tailPeriod > 0 && s.tailK > 0 && !gathered && !fused && !s.nibbles;
   m.colSteps = columnSteps(sb);

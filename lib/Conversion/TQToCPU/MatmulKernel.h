@@ -203,7 +203,8 @@ private:
   /// Rows of A per block (a multiple of MR), set by emit().
   int64_t blockRows = 0;
   /// Whether the dot steps of a short K-tile past its tailK values are
-  /// skipped (set by emit(): packed A holds zeros there).
+  /// skipped (set by emit(): packed A holds zeros there; not with nibbles,
+  /// whose steps go in pairs).
   bool skipTail = false;
 
   Value idx(int64_t v) { return cIndex(b, v); }

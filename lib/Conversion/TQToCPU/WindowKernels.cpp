@@ -924,10 +924,8 @@ struct DepthwiseNhwcKernel
     if (copy)
       scratchTypes.push_back(MemRefType::get({xs4[1], xs4[2], CP}, f32));
     int64_t H = xs4[1], W = xs4[2];
-    // The border of `in` with the pad value, once per scratch buffer (the
-    // images copied into it overwrite its interior only): one loop nest
-    // over the pixels, so that the loop over the threads' chunks stays one
-    // kernel (see tq-cpu-outline-kernels).
+    // The border of `in` with the pad value, once per scratch buffer: the
+    // images copied into it overwrite its interior only.
     auto fillPadding = [&](ImplicitLocOpBuilder &ib, Value in) {
       if (padded)
         fillBorder(ib, in, padV, H, W, top, srcH, left, srcW, CP, L);

@@ -142,7 +142,7 @@ def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False
     # tq 8-bit on 1 thread pinned to each of two CPUs (see the docstring).
     cpus = sorted(os.sched_getaffinity(0))[:2]
     pinned = {c: [] for c in cpus} if (
-        batch >= 64 and not real and 2 in threads and len(cpus) == 2
+        batch >= 64 and not real and {1, 2} <= set(threads) and len(cpus) == 2
         and shutil.which("taskset")) else {}
     for _ in range(ROUNDS):
         for c in pinned:

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from tq.cpu import Runner, host_targets, report_targets
+from tq.cpu import Runner, bits_differ, host_targets, report_targets
 
 cpu = Runner(sys.argv[1])
 TARGETS = host_targets(sys.argv[1])
@@ -59,8 +59,7 @@ def check(name, src, inputs, want, want_fused=None):
             cases += 1
             # Same bits, NaN payloads aside (which NaN an add returns
             # depends on the operand order the hardware sees).
-            differ = (got.view(np.uint32) != w.view(np.uint32)) & \
-                ~(np.isnan(got) & np.isnan(w))
+            differ = bits_differ(got, w)
             if differ.any():
                 failures += 1
                 bad = np.flatnonzero(differ)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from tq.cpu import Runner, host_targets, report_targets
+from tq.cpu import Runner, bits_differ, host_targets, report_targets
 
 cpu = Runner(sys.argv[1])
 TARGETS = host_targets(sys.argv[1])
@@ -78,8 +78,7 @@ func.func @main(%x: {tx}, %b: {tb}) -> {to} {{
         for threads in (1, 2):
             got, = cpu.run(src, [x, bias], target=target, threads=threads)
             cases += 1
-            differ = (got.view(np.uint32) != want.view(np.uint32)) & \
-                ~(np.isnan(got) & np.isnan(want))
+            differ = bits_differ(got, want)
             if differ.any():
                 failures += 1
                 i = np.flatnonzero(differ)[0]

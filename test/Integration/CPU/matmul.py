@@ -131,6 +131,9 @@ case(20, 36, 40, 16, bits=(4, 4), const_b=True, trans_b=True, extreme=True)
 case(17, 18, 40, 16, bits=(12, 8))
 case(9, 20, 130, 128, bits=(16, 8), extreme=True)
 case(30, 40, 256, 128, extreme=True)
+# K-tiles of 32 steps in a loop by 4, the last one's stopping after 11
+# (K = 300: 44 values), next to extreme values.
+case(7, 130, 300, 128, extreme=True, threads=(1, 2))
 case(64, 96, 128, 32, threads=(2,))
 # At most one vector of columns and 7 to 12 rows (5 on AVX2 and generic):
 # one micro-tile of one vector per row, also with nibbles.

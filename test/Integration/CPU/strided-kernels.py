@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from tq.cpu import Runner, host_targets, report_targets
+from tq.cpu import Runner, bits_differ, host_targets, report_targets
 
 cpu = Runner(sys.argv[1])
 TARGETS = host_targets(sys.argv[1])
@@ -44,8 +44,7 @@ def check(name, src, inputs, wants):
                            outputs=len(wants))
             for k, (got, want) in enumerate(zip(gots, wants)):
                 cases += 1
-                differ = (got.view(np.uint32) != want.view(np.uint32)) & \
-                    ~(np.isnan(got) & np.isnan(want))
+                differ = bits_differ(got, want)
                 if differ.any():
                     failures += 1
                     bad = np.flatnonzero(differ)

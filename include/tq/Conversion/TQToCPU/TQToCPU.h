@@ -105,6 +105,10 @@ void populateCPUFloatKernelPatterns(RewritePatternSet &patterns,
 /// reduction, with their contiguous output loop moved innermost.
 void populateCPULoopOrderPatterns(RewritePatternSet &patterns);
 
+/// Patterns of tq-cpu-select-clamps: a maximumf or minimumf with a
+/// constant as a compare and a select.
+void populateCPUSelectClampsPatterns(RewritePatternSet &patterns);
+
 namespace cpu {
 /// On a linalg.pooling_nchw_max: its input holds no -0, every value NaN or
 /// at least +0 (tq-cpu-mark-nonnegative).
