@@ -244,4 +244,4 @@ print(f"matmul cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases per target: 43, mismatches: 0
+# CHECK: matmul cases per target: 45, mismatches: 0
