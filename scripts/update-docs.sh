@@ -22,6 +22,9 @@
 #                   OpenBLAS (tq-bench cpu-matmul, about three minutes)
 #   profile         docs/CPU.md: where the Fashion CNN's time goes
 #                   (bench-profile.sh)
+#                   These three keep a table per instruction set: NAME
+#                   from an AVX-512 VNNI host, NAME-avx2 (or
+#                   NAME-generic) from others.
 #   mobilenet       docs/ONNX.md: the MobileNet-style CNN against
 #                   onnxruntime (tq.models.mobilenet compare)
 #   wakeword        docs/ONNX.md: the openWakeWord models and Silero VAD
@@ -48,10 +51,28 @@ sections=("$@")
 scripts/install-deps.sh base node train >/dev/null
 export PYTHONPATH=python:build/python
 
+# The kernels' instruction set on this host: avx512 (AVX-512 VNNI), avx2 or
+# generic.
+isa() {
+  if grep -qw avx512_vnni /proc/cpuinfo; then
+    echo avx512
+  elif grep -qw avx2 /proc/cpuinfo; then
+    echo avx2
+  else
+    echo generic
+  fi
+}
+
 machine() {
   local cpu
   cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
-  echo "$cpu, $(nproc) cores"
+  echo "$cpu, $(nproc) cores, $(isa)"
+}
+
+# The timed CPU sections keep one table per instruction set: on an AVX-512
+# VNNI host NAME, elsewhere NAME-avx2 or NAME-generic.
+per_isa() {
+  if [ "$(isa)" = avx512 ]; then echo "$1"; else echo "$1-$(isa)"; fi
 }
 
 # replace FILE NAME: the section NAME of FILE gets standard input.
@@ -101,11 +122,11 @@ for s in "${sections[@]}"; do
       generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.compile_time build ;;
     ort)
       modules=$(/usr/bin/python3 -c 'import tq.ort; print(tq.ort.install())')
-      generate docs/CPU.md "$s" /usr/bin/python3 -m tq.models.ort_compare build "$modules" ;;
+      generate docs/CPU.md "$(per_isa "$s")" /usr/bin/python3 -m tq.models.ort_compare build "$modules" ;;
     cpu-matmul)
-      generate docs/CPU.md "$s" build/bin/tq-bench cpu-matmul --peers --int4 ;;
+      generate docs/CPU.md "$(per_isa "$s")" build/bin/tq-bench cpu-matmul --peers --int4 ;;
     profile)
-      generate docs/CPU.md "$s" /usr/bin/python3 -m tq.models.profile build fashion_cnn ;;
+      generate docs/CPU.md "$(per_isa "$s")" /usr/bin/python3 -m tq.models.profile build fashion_cnn ;;
     mobilenet)
       generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.mobilenet compare build ;;
     wakeword)

@@ -137,6 +137,10 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
     pm.addPass(createConvertLinalgToLoopsPass());
   }
   pm.addPass(createTQCPUSelectClamps());
+  // Without AVX-512 a masked store is microcode (f32, i32) or a branch per
+  // lane (i8).
+  if (parseCPUTarget(o.target) != CPUTarget::avx512)
+    pm.addPass(createTQCPUSplitMaskedStores());
   pm.addPass(loopNestCanonicalizer());
   pm.addPass(createCSEPass());
   ConvertSCFToOpenMPPassOptions omp;

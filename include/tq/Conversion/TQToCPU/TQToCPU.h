@@ -109,6 +109,10 @@ void populateCPULoopOrderPatterns(RewritePatternSet &patterns);
 /// constant as a compare and a select.
 void populateCPUSelectClampsPatterns(RewritePatternSet &patterns);
 
+/// Patterns of tq-cpu-split-masked-stores: a 1-D masked store with a
+/// constant_mask or create_mask as unmasked stores of its active lanes.
+void populateCPUSplitMaskedStoresPatterns(RewritePatternSet &patterns);
+
 namespace cpu {
 /// On a linalg.pooling_nchw_max: its input holds no -0, every value NaN or
 /// at least +0 (tq-cpu-mark-nonnegative).
