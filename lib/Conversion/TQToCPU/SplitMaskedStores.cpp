@@ -58,6 +58,13 @@ struct SplitMaskedStore : OpRewritePattern<vector::MaskedStoreOp> {
     auto type = cast<VectorType>(store.getValueToStore().getType());
     if (type.getRank() != 1 || type.isScalable())
       return rewriter.notifyMatchFailure(store, "not a fixed 1-D vector");
+    // The pieces are stored at the next indices of the innermost dim: its
+    // elements must be whole bytes, one after the other.
+    if (store.getIndices().empty() ||
+        !store.getMemRefType().isLastDimUnitStride() ||
+        type.getElementTypeBitWidth() % 8 != 0)
+      return rewriter.notifyMatchFailure(
+          store, "not a unit-stride innermost dim of whole bytes");
     int64_t lanes = type.getNumElements();
     Operation *mask = store.getMask().getDefiningOp();
     std::optional<int64_t> count;
@@ -78,12 +85,11 @@ struct SplitMaskedStore : OpRewritePattern<vector::MaskedStoreOp> {
     // One case per count: the count clamped to [0, lanes] as create_mask
     // takes it, all lanes in the default region.
     Location loc = store.getLoc();
-    Value n = arith::MinSIOp::create(
-        rewriter, loc,
-        arith::MaxSIOp::create(
-            rewriter, loc, runTimeCount,
-            arith::ConstantIndexOp::create(rewriter, loc, 0)),
-        arith::ConstantIndexOp::create(rewriter, loc, lanes));
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value atLeastZero =
+        arith::MaxSIOp::create(rewriter, loc, runTimeCount, zero);
+    Value all = arith::ConstantIndexOp::create(rewriter, loc, lanes);
+    Value n = arith::MinSIOp::create(rewriter, loc, atLeastZero, all);
     SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, lanes));
     auto sw = scf::IndexSwitchOp::create(rewriter, loc, TypeRange{}, n, cases,
                                          cases.size());
