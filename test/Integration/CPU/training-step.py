@@ -3,7 +3,7 @@
 # tq-training-step (SPEC T7) on ONNX models, run by tq-run:
 #  1. the f32 step against torch autograd and torch.optim.SGD (momentum 0.9,
 #     weight decay) on the same weights and batch: the loss, the logits, the
-#     new parameters and momenta agree to 2e-6 + 1e-5·|x|;
+#     new parameters and momenta agree to 2e-6 + 1e-5·|x| + 1e-6·max|x|;
 #  2. the gradient against central finite differences of the loss along
 #     random directions (relative error below 2e-2 in f32);
 #  3. the 8-bit step (tq-quantize, V×V tiles): the same bits on the CPU and
@@ -66,7 +66,12 @@ def initializers(path):
 
 
 def close(got, want):
-    return np.all(np.abs(got - want) <= 2e-6 + 1e-5 * np.abs(want))
+    # An element that is a small sum of large terms (a gradient near
+    # cancellation) also gets 1e-6 of the tensor's largest value: about
+    # 8 ulps of it, the rounding that summing in another order (8 or 16
+    # lanes, torch's kernels) can move it by.
+    scale = float(np.abs(want).max()) if np.size(want) else 0.0
+    return np.all(np.abs(got - want) <= 2e-6 + 1e-5 * np.abs(want) + 1e-6 * scale)
 
 
 class Extra(torch.nn.Module):
