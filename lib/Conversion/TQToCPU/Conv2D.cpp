@@ -403,8 +403,9 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
 /// image (Q divides MR, MR divides P·Q). Takes the most such rows whose
 /// accumulators (f32 and int32, NC vectors each), B's NC vectors and A's
 /// broadcast fit the registers (up to twice chooseKernel's rows), with one
-/// vector per row when the filters fit one, or when no tile of two is
-/// aligned (3 × 3 outputs: 9 rows, each panel of filters in turn); keeps
+/// vector per row when the filters fit one, when panels of two vectors
+/// would compute more columns than panels of one, or when no tile of two
+/// is aligned (3 × 3 outputs: 9 rows, each panel of filters in turn); keeps
 /// chooseKernel's shape if none has at least 2/3 of its rows.
 void alignRows(KernelShape &s, const ConvGeometry &g, GatheredA &ga,
                const CPUCodegenOptions &o) {
@@ -414,7 +415,14 @@ void alignRows(KernelShape &s, const ConvGeometry &g, GatheredA &ga,
   int64_t P = g.P, Q = g.Q;
   // Two vectors per row when the filters need them, else (or when no such
   // tile is aligned) one: twice the rows, each panel of filters in turn.
-  for (int64_t NC = s.N <= s.L ? 1 : 2; NC >= 1; --NC) {
+  // Two vectors per row only when the filters need them and the last
+  // panel of two would not compute more columns than panels of one (24
+  // filters on 8 lanes: 32 against 24).
+  auto columns = [&](int64_t nc) {
+    return llvm::divideCeil(s.N, nc * s.L) * nc * s.L;
+  };
+  bool wide = s.N > s.L && columns(2) <= columns(1);
+  for (int64_t NC = wide ? 2 : 1; NC >= 1; --NC) {
     int64_t most = std::min((isa.registers - NC - 1) / (2 * NC), 2 * isa.rows);
     for (int64_t mr = most; mr * 3 >= isa.rows * 2; --mr) {
       if (Q % mr != 0 && (mr % Q != 0 || P * Q % mr != 0))

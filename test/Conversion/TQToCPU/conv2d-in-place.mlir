@@ -136,6 +136,25 @@ func.func @whole_rows(%x: !tq.tiled<1x4x4x16xi8:8, f32, tile = 16x16, dims = [0,
 
 // -----
 
+// 24 filters: on AVX2 (8 lanes) panels of two vectors would compute 32
+// columns, panels of one 24, so one vector per row and micro-tiles of a
+// whole output row of 6 (6 f32 accumulators), each of the 3 panels in
+// turn; on AVX-512 one panel of 16 lanes or two both compute 32: two
+// vectors per row, 6 rows.
+// ROWS-LABEL: func.func @filters_24
+// ROWS: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// ROWS-AVX2-LABEL: func.func @filters_24
+// ROWS-AVX2: scf.for %{{.*}} = %c0 to %c12 step %c6 {
+// ROWS-AVX2: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// ROWS-AVX2-NOT: vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+func.func @filters_24(%x: !tq.tiled<1x2x6x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                      %w: !tq.tiled<24x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<1x2x6x24xf32> {
+  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<1x2x6x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<24x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<1x2x6x24xf32>
+  return %0 : tensor<1x2x6x24xf32>
+}
+
+// -----
+
 // Rows of 3, 9 in all, 2 vectors of filters: no such micro-tile of 4 to 7
 // rows of two vectors on AVX-512, so one of the whole image's 9 rows of
 // one vector, for each panel of 16 filters in turn (rows past the first

@@ -123,6 +123,11 @@ case((3, 8, 5, 16), (12, 3, 3, 16), 16, stride=(2, 1), pad=(1, 1, 1, 1))
 # of one vector, each panel of 16 filters in turn (the last one masked).
 case((16, 4, 4, 64), (32, 4, 4, 64), 16, pad=(1, 1, 1, 1))
 case((4, 5, 5, 32), (20, 3, 3, 32), 16, threads=2)
+# 24 filters (the wake-word embedding's 1 x 3 convolutions): on AVX2 three
+# panels of one vector (two of two would compute 32 columns), micro-tiles
+# of a whole output row of 6.
+case((2, 3, 6, 24), (24, 1, 3, 24), 32, pad=(0, 1, 0, 1))
+case((3, 4, 30, 24), (24, 3, 1, 24), 32, pad=(1, 0, 1, 0), threads=2)
 
 
 def adversarial(n, h, w, c, k, r, s, v):
@@ -176,4 +181,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 32, mismatches: 0
+# CHECK: conv cases per target: 34, mismatches: 0
