@@ -121,6 +121,7 @@ for s in "${sections[@]}"; do
       scripts/fetch-models.sh >/dev/null 2>&1 || true
       generate docs/ONNX.md "$s" /usr/bin/python3 -m tq.models.compile_time build ;;
     ort)
+      scripts/fetch-models.sh >/dev/null 2>&1 || true
       modules=$(/usr/bin/python3 -c 'import tq.ort; print(tq.ort.install())')
       generate docs/CPU.md "$(per_isa "$s")" /usr/bin/python3 -m tq.models.ort_compare build "$modules" ;;
     cpu-matmul)

