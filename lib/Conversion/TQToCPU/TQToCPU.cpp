@@ -830,52 +830,78 @@ void emitQuantizeChannelsInner(ImplicitLocOpBuilder &b, TiledType type, Value x,
       b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
   Value zvec = cpu::allocBuffer(b, b.getLoc(), {G0, M, CV * kQuantizeLanes},
                                 b.getF32Type());
-  // Pass 1, per row tile (shared among the threads): the lane-wise maxima,
-  // then each tile's max and step.
+  // Pass 1, per row tile and block of pixels (shared among the threads):
+  // the lane-wise maxima, then each tile's max and step. With fewer row
+  // tiles than threads (a small batch), the pixels are split into blocks
+  // so that every thread has some.
+  int64_t MB =
+      threads > G0 ? std::min<int64_t>(M, llvm::divideCeil(threads, G0)) : 1;
+  int64_t Mb = llvm::divideCeil(M, MB);
   cpu::buildIndependentLoops(
-      b, b.getLoc(), ValueRange{index(b, 0)}, ValueRange{index(b, G0)},
-      ValueRange{index(b, 1)}, threads,
-      [&](OpBuilder &nb, Location loc, ValueRange g0) {
+      b, b.getLoc(), ValueRange{index(b, 0), index(b, 0)},
+      ValueRange{index(b, G0), index(b, MB)},
+      ValueRange{index(b, 1), index(b, 1)}, threads,
+      [&](OpBuilder &nb, Location loc, ValueRange gm) {
         ImplicitLocOpBuilder tb(loc, nb);
-        forEachIndex(tb, {M, CV}, [&](ImplicitLocOpBuilder &ib, ValueRange mc) {
-          Value c = arith::MulIOp::create(ib, mc[1], index(ib, kQuantizeLanes));
-          vector::StoreOp::create(ib, zeros, zvec, ValueRange{g0[0], mc[0], c});
+        Value g0 = gm[0];
+        Value mlo = arith::MulIOp::create(tb, gm[1], index(tb, Mb));
+        Value mhi = arith::MinSIOp::create(
+            tb, arith::AddIOp::create(tb, mlo, index(tb, Mb)), index(tb, M));
+        // The body for each pixel m of the block.
+        auto forEachPixel =
+            [&](ImplicitLocOpBuilder &pb,
+                function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+              scf::ForOp::create(
+                  pb, mlo, mhi, index(pb, 1), ValueRange{},
+                  [&](OpBuilder &fb, Location fl, Value mi, ValueRange) {
+                    ImplicitLocOpBuilder ib(fl, fb);
+                    body(ib, mi);
+                    scf::YieldOp::create(ib);
+                  });
+            };
+        forEachPixel(tb, [&](ImplicitLocOpBuilder &ib, Value mi) {
+          for (int64_t k = 0; k < CV; ++k)
+            vector::StoreOp::create(
+                ib, zeros, zvec,
+                ValueRange{g0, mi, index(ib, k * kQuantizeLanes)});
         });
-        Value lo = arith::MulIOp::create(tb, g0[0], index(tb, t0));
+        Value lo = arith::MulIOp::create(tb, g0, index(tb, t0));
         Value hi = arith::MinSIOp::create(
             tb, arith::AddIOp::create(tb, lo, index(tb, t0)), index(tb, N));
         scf::ForOp::create(
             tb, lo, hi, index(tb, 1), ValueRange{},
             [&](OpBuilder &fb, Location fl, Value n, ValueRange) {
               ImplicitLocOpBuilder rb(fl, fb);
-              forEachVector(
-                  rb, {M, C}, 1,
-                  [&](ImplicitLocOpBuilder &ib, ValueRange mc, Value mask) {
-                    Value v = loadVector(ib, f32Vec, x,
-                                         ValueRange{n, mc[0], mc[1]}, mask);
-                    SmallVector<Value> at = {g0[0], mc[0], mc[1]};
-                    Value z = vector::LoadOp::create(ib, f32Vec, zvec, at);
-                    vector::StoreOp::create(ib, maxFiniteAbs(ib, z, v), zvec,
-                                            at);
-                  });
+              forEachPixel(rb, [&](ImplicitLocOpBuilder &pb, Value mi) {
+                forEachVector(
+                    pb, {C}, 1,
+                    [&](ImplicitLocOpBuilder &ib, ValueRange c, Value mask) {
+                      Value v = loadVector(ib, f32Vec, x,
+                                           ValueRange{n, mi, c[0]}, mask);
+                      SmallVector<Value> at = {g0, mi, c[0]};
+                      Value z = vector::LoadOp::create(ib, f32Vec, zvec, at);
+                      vector::StoreOp::create(ib, maxFiniteAbs(ib, z, v), zvec,
+                                              at);
+                    });
+              });
               scf::YieldOp::create(rb);
             });
         int64_t perTile = G1 == 1 ? CV : t1 / kQuantizeLanes;
-        forEachIndex(tb, {M}, [&](ImplicitLocOpBuilder &ib, ValueRange mi) {
+        forEachPixel(tb, [&](ImplicitLocOpBuilder &ib, Value mi) {
           for (int64_t g1 = 0; g1 < G1; ++g1) {
             Value z;
             for (int64_t k = g1 * perTile; k < std::min(CV, (g1 + 1) * perTile);
                  ++k) {
               Value v = vector::LoadOp::create(
                   ib, f32Vec, zvec,
-                  ValueRange{g0[0], mi[0], index(ib, k * kQuantizeLanes)});
+                  ValueRange{g0, mi, index(ib, k * kQuantizeLanes)});
               z = z ? arith::MaxNumFOp::create(ib, z, v).getResult() : v;
             }
             Value tileMax = vector::ReductionOp::create(
                 ib, vector::CombiningKind::MAXNUMF, z);
             memref::StoreOp::create(
                 ib, tileStep(ib, tileMax, m, type.getScaleKind()), steps,
-                ValueRange{g0[0], mi[0], index(ib, g1)});
+                ValueRange{g0, mi, index(ib, g1)});
           }
         });
       });

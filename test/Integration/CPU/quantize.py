@@ -157,6 +157,10 @@ quantize_case((19, 20, 1, 1), "i16", 12, (8, 8), (0, 1), dynamic=True, scale="po
 # threads.
 quantize_case((37, 5, 7, 40), "i8", 8, (32, 32), (0, 3))
 quantize_case((64, 7, 7, 24), "i8", 8, (32, 32), (0, 3), threads=2)
+# Fewer row tiles than threads (one image; 2 images on 3 threads): pass 1
+# is shared by blocks of pixels too (63 pixels in blocks of 32, 9 in 3).
+quantize_case((1, 9, 7, 24), "i8", 8, (32, 32), (0, 3), threads=2)
+quantize_case((2, 3, 3, 40), "i8", 8, (32, 32), (0, 3), threads=3)
 quantize_case((10, 3, 5, 6), "i8", 8, (8, 8), (0, 3))
 quantize_case((33, 4, 130), "i8", 4, (16, 16), (0, 2), scale="pow2")
 quantize_case((19, 3, 3, 48), "i16", 12, (16, 16), (0, 3), dynamic=True)
@@ -372,4 +376,4 @@ print(f"quantize cases: {cases - looped} and {looped // len(TARGETS)} per target
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 212 and 4 per target, mismatches: 0
+# CHECK: quantize cases: 218 and 4 per target, mismatches: 0
