@@ -88,7 +88,8 @@ void mlir::tq::buildToCPUPipeline(OpPassManager &pm,
   // The elementwise chains fused first, so that a tq.matmul applies the
   // whole chain after it (bias, activation) as it stores.
   pm.addPass(createTQCPUFuseElementwise());
-  // Before a tq.conv2d takes the ReLU before a pooling as its epilogue.
+  // Before a tq.conv2d takes the ReLU before a pooling as its epilogue, and
+  // before the products whose quantized inputs it marks are lowered.
   pm.addPass(createTQCPUMarkNonNegative());
   pm.addPass(createConvertTQToCPU(o.getConvertTQToCPUOptions()));
   pm.addPass(loopNestCanonicalizer());

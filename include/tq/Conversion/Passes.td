@@ -130,12 +130,15 @@ def ConvertTQToCPU : Pass<"convert-tq-to-cpu", "::mlir::ModuleOp"> {
 }
 
 def ConvertTQCPUIntrinsics : Pass<"convert-tq-cpu-intrinsics"> {
-  let summary = "Lower tq.dot_u8s8 and tq.dot_i16 to the x86 intrinsics";
+  let summary = "Lower the tq.dot_* products to the x86 intrinsics";
   let description = [{
     Replaces each `tq.dot_u8s8` with `llvm.call_intrinsic
-    "llvm.x86.avx512.vpdpbusd.512"` (16 lanes) or `.256` (8 lanes), and
+    "llvm.x86.avx512.vpdpbusd.512"` (16 lanes) or `.256` (8 lanes);
     each `tq.dot_i16` with `llvm.x86.avx2.pmadd.wd` (8 lanes) or
-    `llvm.x86.avx512.pmaddw.d.512` (16 lanes) followed by an add. Runs
+    `llvm.x86.avx512.pmaddw.d.512` (16 lanes) followed by an add; and
+    each `tq.dot_u8s8_pairs` with `llvm.x86.avx2.pmadd.ub.sw` (or
+    `llvm.x86.avx512.pmaddubs.w.512`), the same `pmaddwd` with ones and an
+    add. Runs
     in `tq-to-cpu` after buffer deallocation, which does not accept the
     intrinsic call (its memory effects are unknown to MLIR).
   }];
@@ -240,7 +243,8 @@ def TQCPUFuseElementwise : Pass<"tq-cpu-fuse-elementwise"> {
 }
 
 def TQCPUMarkNonNegative : Pass<"tq-cpu-mark-nonnegative"> {
-  let summary = "Mark the max poolings of ReLU outputs";
+  let summary =
+      "Mark the max poolings of ReLU outputs, and the products of their bytes";
   let description = [{
     `arith.maximumf` orders -0 below +0 and propagates NaN; x86 has no
     instruction for it, and LLVM expands each one into six. A ReLU's
@@ -256,6 +260,15 @@ def TQCPUMarkNonNegative : Pass<"tq-cpu-mark-nonnegative"> {
     same bits as `maximumf` on such values, in three instructions. In the
     Fashion CNN (8-bit, batch 64, 1 thread) the model went from 0.94 to
     0.87 ms.
+
+    It also marks each `tq.conv2d` and `tq.matmul` whose input (the lhs) is
+    the `tq.quantize` of such a tensor (a ReLU's output, or a max pooling,
+    a transpose or a reshape of one: NaN quantizes to 0), so that none of
+    its quantized values is negative. Without VNNI (`avx2`), the kernel then
+    multiplies its bytes as they are with `vpmaddubsw` (`tq.dot_u8s8_pairs`),
+    four values per int32 lane where `vpmaddwd` takes two, and needs no
+    int16 copy of them. The attribute is a promise: a marked product whose
+    input holds a negative value computes wrong sums on AVX2.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

@@ -413,11 +413,10 @@ void alignRows(KernelShape &s, const ConvGeometry &g, GatheredA &ga,
   if (!isa.registers)
     return;
   int64_t P = g.P, Q = g.Q;
-  // Two vectors per row when the filters need them, else (or when no such
-  // tile is aligned) one: twice the rows, each panel of filters in turn.
-  // Two vectors per row only when the filters need them and the last
-  // panel of two would not compute more columns than panels of one (24
-  // filters on 8 lanes: 32 against 24).
+  // Two vectors per row when the filters need them and the last panel of
+  // two would not compute more columns than panels of one (24 filters on 8
+  // lanes: 32 against 24); else (or when no such tile is aligned) one:
+  // twice the rows, each panel of filters in turn.
   auto columns = [&](int64_t nc) {
     return llvm::divideCeil(s.N, nc * s.L) * nc * s.L;
   };
@@ -478,6 +477,7 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     s.K = s.KT * ct;
     s.tileMA = 1;
     s.tileNB = tw.getTileShape()[0];
+    s.nonNegativeA = op->hasAttr(cpu::kNonNegativeInputAttr);
     chooseKernel(s, tx, tw, options);
 
     ImplicitLocOpBuilder b(op.getLoc(), rw);

@@ -1,12 +1,12 @@
 //===- KernelTargets.cpp - what the GEMM kernel needs of each target ------===//
 //
 // The instruction sets the kernel is generated for (avx512, avxvnni, avx2,
-// generic: lanes and register file), and the three ways it forms int32
-// partial sums (DotTarget): `vpdpbusd`, `vpmaddwd` and portable
-// multiply-add. KernelEmitter asks these for the packing of B, the element
-// A is packed as, and the instructions of one k step, so it has no branch
-// per target (as Triton's TargetInfo keeps target differences out of its
-// lowerings).
+// generic: lanes and register file), and the four ways it forms int32
+// partial sums (DotTarget): `vpdpbusd`, `vpmaddubsw` with `vpmaddwd`,
+// `vpmaddwd` and portable multiply-add. KernelEmitter asks these for the
+// packing of B, the element A is packed as, and the instructions of one k step,
+// so it has no branch per target (as Triton's TargetInfo keeps target
+// differences out of its lowerings).
 //
 //===----------------------------------------------------------------------===//
 #include "MatmulKernel.h"
@@ -40,7 +40,7 @@ namespace {
 /// `vpdpbusd`: four k per int32 lane, u8 × s8. The weights go on the
 /// unsigned side in offset binary (w + 128), the activations keep their
 /// sign, and the offset is paid back per row and K-tile (cmp).
-struct VNNIDot final : DotTarget {
+struct VNNIDot : DotTarget {
   int64_t group() const override { return 4; }
   int64_t packValue(int64_t w) const override { return int8_t(w ^ 0x80); }
   Value packValue(ImplicitLocOpBuilder &b, Value w) const override {
@@ -71,11 +71,34 @@ struct VNNIDot final : DotTarget {
   Value dot(ImplicitLocOpBuilder &b, Value acc, Value a,
             Value bv) const override {
     // The packed weights are the unsigned operand.
+    return byteDot<DotU8S8Op>(b, acc, bv, a);
+  }
+
+protected:
+  /// acc + the dot `DotOp` of `u` (unsigned) and `s` (signed), each L
+  /// words seen as 4·L bytes.
+  template <typename DotOp>
+  static Value byteDot(ImplicitLocOpBuilder &b, Value acc, Value u, Value s) {
     auto bytes = VectorType::get(
         {4 * cast<VectorType>(acc.getType()).getNumElements()}, b.getI8Type());
-    return DotU8S8Op::create(b, acc.getType(), acc,
-                             vector::BitCastOp::create(b, bytes, bv),
-                             vector::BitCastOp::create(b, bytes, a));
+    return DotOp::create(b, acc.getType(), acc,
+                         vector::BitCastOp::create(b, bytes, u),
+                         vector::BitCastOp::create(b, bytes, s));
+  }
+};
+
+/// `vpmaddubsw`, then `vpmaddwd` with ones: four k per int32 lane, packed
+/// as for `vpdpbusd`, for A whose bytes are not negative (the unsigned
+/// side) and signed weights as they are, without an offset. No pair sum
+/// saturates (2 · 127 · 128 < 2^15), so the sums are exact.
+struct PairsDot final : VNNIDot {
+  int64_t packValue(int64_t w) const override { return w; }
+  Value packValue(ImplicitLocOpBuilder &b, Value w) const override { return w; }
+  int64_t offset(bool nibbles) const override { return 0; }
+  Value dot(ImplicitLocOpBuilder &b, Value acc, Value a,
+            Value bv) const override {
+    // A's bytes are the unsigned operand.
+    return byteDot<DotU8S8PairsOp>(b, acc, a, bv);
   }
 };
 
@@ -144,11 +167,14 @@ struct MulDot final : DotTarget {
 
 const DotTarget &matmul::getDotTarget(KernelShape::Dot dot) {
   static const VNNIDot vnni;
+  static const PairsDot pairs;
   static const MaddDot madd;
   static const MulDot mul;
   switch (dot) {
   case KernelShape::Dot::vnni:
     return vnni;
+  case KernelShape::Dot::pairs:
+    return pairs;
   case KernelShape::Dot::madd:
     return madd;
   case KernelShape::Dot::mul:

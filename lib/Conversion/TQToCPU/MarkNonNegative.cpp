@@ -1,13 +1,15 @@
-//===- MarkNonNegative.cpp - max poolings of ReLU outputs -----------------===//
+//===- MarkNonNegative.cpp - what is known not to be negative -------------===//
 //
 // See the description of tq-cpu-mark-nonnegative in tq/Conversion/Passes.td.
 //
 //===----------------------------------------------------------------------===//
 #include "tq/Conversion/Passes.h"
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
+#include "tq/Dialect/TQ/IR/TQ.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::tq {
@@ -46,27 +48,57 @@ bool isNonNegative(Value v, int depth = 0) {
   return false;
 }
 
-/// Whether the tensor `t` is the result of a linalg.generic whose body
-/// yields a non-negative value for it (isNonNegative).
-bool isNonNegativeTensor(Value t) {
-  auto g = t.getDefiningOp<linalg::GenericOp>();
-  if (!g)
+/// Whether the tensor `t` holds no -0 and every value is NaN or at least +0:
+/// the result of a linalg.generic whose body yields such a value for it
+/// (isNonNegative) or one of its such inputs as it is (a transpose); a max
+/// pooling of such a tensor; or a reshape of one.
+bool isNonNegativeTensor(Value t, int depth = 0) {
+  if (depth > 8)
     return false;
-  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
-  return isNonNegative(yield.getOperand(cast<OpResult>(t).getResultNumber()));
+  Operation *def = t.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto g = dyn_cast<linalg::GenericOp>(def)) {
+    auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+    Value v = yield.getOperand(cast<OpResult>(t).getResultNumber());
+    if (isNonNegative(v))
+      return true;
+    // An input's element as it is, every element of the result written
+    // (parallel loops, the result's map a permutation: a transpose).
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == g.getBody() &&
+           arg.getArgNumber() < g.getNumDpsInputs() &&
+           g.getNumLoops() == g.getNumParallelLoops() &&
+           g.getIndexingMapMatchingResult(cast<OpResult>(t)).isPermutation() &&
+           isNonNegativeTensor(g.getDpsInputs()[arg.getArgNumber()], depth + 1);
+  }
+  if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>(def))
+    return isNonNegativeTensor(cast<linalg::LinalgOp>(def).getDpsInputs()[0],
+                               depth + 1);
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+    return isNonNegativeTensor(def->getOperand(0), depth + 1);
+  return false;
 }
 
 struct TQCPUMarkNonNegativePass
     : mlir::tq::impl::TQCPUMarkNonNegativeBase<TQCPUMarkNonNegativePass> {
   void runOnOperation() override {
-    getOperation()->walk([](Operation *op) {
-      if (!isa<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>(op))
+    MLIRContext *ctx = &getContext();
+    getOperation()->walk([&](Operation *op) {
+      if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>(op)) {
+        auto pool = cast<linalg::LinalgOp>(op);
+        if (pool.hasPureTensorSemantics() &&
+            isNonNegativeTensor(pool.getDpsInputs()[0]))
+          op->setAttr(mlir::tq::cpu::kNonNegativeInputAttr, UnitAttr::get(ctx));
         return;
-      auto pool = cast<linalg::LinalgOp>(op);
-      if (pool.hasPureTensorSemantics() &&
-          isNonNegativeTensor(pool.getDpsInputs()[0]))
-        op->setAttr(mlir::tq::cpu::kNonNegativeInputAttr,
-                    UnitAttr::get(op->getContext()));
+      }
+      // A product whose input is quantized from such a tensor (NaN
+      // quantizes to 0): none of its values is negative.
+      if (!isa<mlir::tq::Conv2DOp, mlir::tq::MatmulOp>(op))
+        return;
+      auto q = op->getOperand(0).getDefiningOp<mlir::tq::QuantizeOp>();
+      if (q && isNonNegativeTensor(q.getInput()))
+        op->setAttr(mlir::tq::cpu::kNonNegativeInputAttr, UnitAttr::get(ctx));
     });
   }
 };

@@ -15,10 +15,12 @@
 //    (w + 128, unsigned), the operand order `vpdpbusd` wants (u8 × s8): the
 //    weights go on the unsigned side and the activations keep their sign,
 //    the offset is paid back through cmp. A constant B is packed at compile
-//    time. Without VNNI (AVX2, and i16 containers on any x86 target),
-//    `vpmaddwd` takes pairs of k: Bp[panel][k/2][NR·2] in int16, and A is
-//    packed as int16. The generic kernel uses Bp[panel][k][NR] with signed
-//    values;
+//    time. Without VNNI (AVX2), bytes of A known not to be negative take
+//    `vpmaddubsw` then `vpmaddwd` with ones: the same layout with the
+//    weights signed on the signed side, no offset. Other A without VNNI
+//    (and i16 containers on any x86 target) take `vpmaddwd` on pairs of k:
+//    Bp[panel][k/2][NR·2] in int16, and A is packed as int16. The generic
+//    kernel uses Bp[panel][k][NR] with signed values;
 // 3. the micro-kernel: MR rows × NR columns of f32 accumulators held in
 //    registers across all K-tiles; per K-tile, MR × NR/L int32 accumulators
 //    start from cmp, take kt4/4 `vpdpbusd` steps (the A value broadcast from
@@ -846,17 +848,23 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
 }
 
 /// The kernel for the target and the operands' containers: vpdpbusd when
-/// both are bytes and the target has VNNI, vpmaddwd on the other x86
-/// targets, and a micro-tile of MR rows × (2 vectors of L lanes) sized to
-/// the register file (AVX-512: 32 vector registers; AVX2: 16), or of up to
-/// twice the rows × 1 vector for a product at most one vector wide.
+/// both are bytes and the target has VNNI, vpmaddubsw when they are bytes
+/// and A is not negative, vpmaddwd on the other x86 targets, and a micro-tile
+/// of MR rows × (2 vectors of L lanes) sized to the register file (AVX-512: 32
+/// vector registers; AVX2: 16), or of up to twice the rows × 1 vector for a
+/// product at most one vector wide.
 void matmul::chooseKernel(KernelShape &s, TiledType a, TiledType b,
                           const CPUCodegenOptions &o) {
   bool bytes = TiledToTensorsConverter::containerType(a).getWidth() == 8 &&
                TiledToTensorsConverter::containerType(b).getWidth() == 8;
   ISAInfo isa = getISAInfo(o.target);
   using Dot = KernelShape::Dot;
-  s.dot = isa.byteDot && bytes ? Dot::vnni : isa.wordDot ? Dot::madd : Dot::mul;
+  // Without VNNI, bytes known not to be negative (a ReLU's) take
+  // `vpmaddubsw`: four k per step where `vpmaddwd` takes two.
+  s.dot = isa.byteDot && bytes                     ? Dot::vnni
+          : isa.wordDot && bytes && s.nonNegativeA ? Dot::pairs
+          : isa.wordDot                            ? Dot::madd
+                                                   : Dot::mul;
   s.L = isa.lanes;
   s.kt4 = llvm::alignTo(s.kt, s.group());
   s.MR = std::min(s.M, isa.rows);
@@ -895,6 +903,7 @@ KernelShape matmul::kernelShape(MatmulOp op, TiledType ta, TiledType tb,
   }
   s.tileMA = s.transA ? ta.getTileShape()[1] : ta.getTileShape()[0];
   s.tileNB = s.transB ? tb.getTileShape()[0] : tb.getTileShape()[1];
+  s.nonNegativeA = op->hasAttr(cpu::kNonNegativeInputAttr);
   chooseKernel(s, ta, tb, options);
   return s;
 }

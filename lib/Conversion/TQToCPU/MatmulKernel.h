@@ -38,9 +38,13 @@ struct KernelShape {
   int64_t tileNB; // B's tile extent along N
   bool transA, transB, bf16;
   /// How the int32 partial sums are formed: `vpdpbusd` (4 k per lane,
-  /// weights in offset binary), `vpmaddwd` (2 k per lane, both operands
-  /// int16) or portable multiply-add (1 k).
-  enum class Dot { vnni, madd, mul } dot = Dot::mul;
+  /// weights in offset binary), `vpmaddubsw` then `vpmaddwd` with ones (4 k
+  /// per lane, A's bytes not negative, weights signed), `vpmaddwd` (2 k per
+  /// lane, both operands int16) or portable multiply-add (1 k).
+  enum class Dot { vnni, pairs, madd, mul } dot = Dot::mul;
+  /// Whether every value of A is known not to be negative (the op's
+  /// tq.nonnegative_input, set by tq-cpu-mark-nonnegative).
+  bool nonNegativeA = false;
   int64_t L;      // int32 lanes per vector
   int64_t NC = 2; // vectors per row of the micro-tile
   int64_t MR;     // rows of the micro-tile
@@ -88,7 +92,8 @@ struct IndexMath {
 /// packed B (groups of `group()` k per column), what A is packed as, and
 /// the instructions of one k step, for the NC vectors of L lanes of a
 /// micro-tile row. One per instruction family (KernelTargets.cpp): VNNI
-/// (`vpdpbusd`), `vpmaddwd`, portable multiply-add.
+/// (`vpdpbusd`), `vpmaddubsw` with `vpmaddwd` (A not negative), `vpmaddwd`,
+/// portable multiply-add.
 class DotTarget {
 public:
   virtual ~DotTarget();
@@ -127,7 +132,7 @@ struct ISAInfo {
   int64_t lanes;     // int32 / f32 lanes per vector
   int64_t rows;      // micro-tile rows whose accumulators fit the registers
   bool byteDot;      // vpdpbusd (u8 x s8)
-  bool wordDot;      // vpmaddwd (i16 x i16)
+  bool wordDot;      // vpmaddwd (i16 x i16) and vpmaddubsw (u8 x s8 pairs)
   int64_t registers; // vector registers (0: LLVM splits the vectors)
 };
 ISAInfo getISAInfo(CPUTarget target);
@@ -269,8 +274,9 @@ private:
 };
 
 /// The kernel for the target and the operands' containers: vpdpbusd when
-/// both are bytes and the target has VNNI, vpmaddwd on the other x86
-/// targets, and a micro-tile of MR rows × (2 vectors of L lanes) sized to
+/// both are bytes and the target has VNNI, vpmaddubsw when they are bytes
+/// and A is not negative (KernelShape::nonNegativeA), vpmaddwd on the other
+/// x86 targets, and a micro-tile of MR rows × (2 vectors of L lanes) sized to
 /// the register file (AVX-512: 32 vector registers; AVX2: 16), or of up to
 /// twice the rows × 1 vector for a product at most one vector wide.
 void chooseKernel(KernelShape &s, TiledType a, TiledType b,

@@ -1779,7 +1779,8 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
       return signalPassFailure();
     }
     WalkResult checked = module.walk([](Operation *op) {
-      if (isa<TQDialect>(op->getDialect()) && !isa<DotU8S8Op, DotI16Op>(op) &&
+      if (isa<TQDialect>(op->getDialect()) &&
+          !isa<DotU8S8Op, DotU8S8PairsOp, DotI16Op>(op) &&
           failed(checkSupported(op)))
         return WalkResult::interrupt();
       if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
@@ -1794,7 +1795,7 @@ struct ConvertTQToCPU : mlir::tq::impl::ConvertTQToCPUBase<ConvertTQToCPU> {
     TiledToTensorsConverter converter;
     ConversionTarget legal(*ctx);
     legal.addIllegalDialect<TQDialect>();
-    legal.addLegalOp<DotU8S8Op, DotI16Op>();
+    legal.addLegalOp<DotU8S8Op, DotU8S8PairsOp, DotI16Op>();
     legal.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     legal.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return converter.isSignatureLegal(f.getFunctionType()) &&

@@ -45,6 +45,27 @@ func.func @padded(%x: !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>
 
 // -----
 
+// An input known not to be negative (tq.nonnegative_input, a ReLU's) on
+// AVX2 takes vpmaddubsw on its bytes as they are: four values per lane, no
+// int16 copy and no row sums (the weights are not offset); unpadded, the
+// input is read where it is. AVX-512 keeps vpdpbusd.
+// CHECK-LABEL: func.func @nonnegative
+// CHECK: tq.dot_u8s8 %
+// CHECK-NOT: tq.dot_u8s8_pairs
+// AVX2-LABEL: func.func @nonnegative
+// AVX2-NOT: memref.alloc() {{.*}}xi16>
+// AVX2-NOT: memref.alloc() {{.*}}xi32>
+// AVX2: vector.load %{{.*}} : memref<512xi8>, vector<4xi8>
+// AVX2: tq.dot_u8s8_pairs %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
+// AVX2-NOT: tq.dot_i16
+func.func @nonnegative(%x: !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                       %w: !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x2x2x32xf32> {
+  %0 = tq.conv2d %x, %w {tq.nonnegative_input} : !tq.tiled<2x4x4x16xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<32x3x3x16xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x2x2x32xf32>
+  return %0 : tensor<2x2x2x32xf32>
+}
+
+// -----
+
 // Without padding, the input and its steps are read as they are; only the
 // row sums are computed, four C-tiles of 16 bytes per 64-byte vector: one
 // dot with ones (four bytes per lane), two shuffles within each C-tile's

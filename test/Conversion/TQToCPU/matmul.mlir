@@ -228,3 +228,19 @@ func.func @transposed_b(%a: !A, %b: !BT) -> tensor<64x32xf32> {
   %c = tq.matmul %a, %b {transpose_b} : !A, !BT -> tensor<64x32xf32>
   return %c : tensor<64x32xf32>
 }
+
+// A known not to be negative (tq.nonnegative_input), on AVX2 vpmaddubsw on
+// A's bytes as they are (no int16 copy), B packed in groups of 4 k as for
+// VNNI but not offset (no xori, no row sums). Other targets are unchanged.
+// AVX2-LABEL: func.func @nonnegative_a(
+// AVX2-NOT: xori
+// AVX2-NOT: arith.extsi %{{.*}} : i8 to i16
+// AVX2: tq.dot_u8s8_pairs %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
+// AVX2-NOT: tq.dot_i16
+// AVX512-LABEL: func.func @nonnegative_a(
+// AVX512: arith.xori
+// AVX512: tq.dot_u8s8 %
+func.func @nonnegative_a(%a: !A, %b: !BT) -> tensor<64x32xf32> {
+  %c = tq.matmul %a, %b {transpose_b, tq.nonnegative_input} : !A, !BT -> tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
+}

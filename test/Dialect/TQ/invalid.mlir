@@ -1,6 +1,22 @@
 // RUN: tq-opt %s -split-input-file -verify-diagnostics
 // One case per op verifier message.
 
+func.func @dot_lanes(%acc: vector<4xi32>, %b: vector<16xi8>) {
+  // expected-error @+1 {{expects 8 or 16 int32 lanes (vpmaddubsw on ymm or zmm), got 4}}
+  %0 = tq.dot_u8s8_pairs %acc, %b, %b : vector<4xi32>, vector<16xi8>
+  return
+}
+
+// -----
+
+func.func @dot_bytes(%acc: vector<8xi32>, %b: vector<16xi8>) {
+  // expected-error @+1 {{expects 4 bytes per lane: 32 i8 operands for 8 lanes}}
+  %0 = tq.dot_u8s8_pairs %acc, %b, %b : vector<8xi32>, vector<16xi8>
+  return
+}
+
+// -----
+
 func.func @f0(%x: tensor<64x64xf32>) {
   // expected-error @+1 {{input shape 64x64 does not match the tiled shape 64x128}}
   %0 = tq.quantize %x : tensor<64x64xf32> -> !tq.tiled<64x128xi8:8, f32, tile = 32x32, dims = [0, 1]>

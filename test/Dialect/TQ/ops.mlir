@@ -119,3 +119,16 @@ func.func @adaptive_bit_width(%x: tensor<64x128xf32>) {
   %1 = tq.adaptive_bit_width %x for !tq.tiled<64x128xi8:per_tile, f32, tile = 32x32, dims = [0, 1]> {low = 0.01 : f32, high = 0.05 : f32, max = 8, far_step = 4, far_margin = 0.1 : f32} : tensor<64x128xf32> -> tensor<2x4xi32>
   return
 }
+
+// The CPU kernels' dot products (tq-to-cpu emits them).
+// CHECK-LABEL: func.func @dots
+// CHECK: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32>, vector<64xi8>
+// CHECK: tq.dot_u8s8_pairs %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
+// CHECK: tq.dot_i16 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<16xi16>
+func.func @dots(%acc16: vector<16xi32>, %b64: vector<64xi8>, %acc8: vector<8xi32>,
+                %b32: vector<32xi8>, %h16: vector<16xi16>) {
+  %0 = tq.dot_u8s8 %acc16, %b64, %b64 : vector<16xi32>, vector<64xi8>
+  %1 = tq.dot_u8s8_pairs %acc8, %b32, %b32 : vector<8xi32>, vector<32xi8>
+  %2 = tq.dot_i16 %acc8, %h16, %h16 : vector<8xi32>, vector<16xi16>
+  return
+}

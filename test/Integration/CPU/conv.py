@@ -5,8 +5,9 @@
 # of the tile or smaller than it (gathered by im2col), whole C-tiles (read
 # in place), strides, dilations, asymmetric padding, a constant filter
 # packed at compile time, 2 threads (a constant filter and an argument),
-# and operands at the edges (extreme int8 values, zero, huge, tiny,
-# infinite and NaN steps).
+# operands at the edges (extreme int8 values, zero, huge, tiny,
+# infinite and NaN steps), and inputs marked not negative (vpmaddubsw on
+# avx2).
 import sys
 
 import numpy as np
@@ -33,12 +34,16 @@ def dense(values):
 
 
 def case(xshape, wshape, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0),
-         const=False, threads=1, data=None, bits=8):
+         const=False, threads=1, data=None, bits=8, nonneg=False):
     """`data`: the quantized operands (qx, sx, qw, sw) as given, else
-    quantized from normal samples to `bits` (int16 containers above 8)."""
+    quantized from normal samples to `bits` (int16 containers above 8).
+    `nonneg`: the input's values are not negative, and the op says so
+    (tq.nonnegative_input: vpmaddubsw on AVX2)."""
     global failures, cases
     if data is None:
         x = rng.standard_normal(xshape).astype(np.float32)
+        if nonneg:
+            x = np.maximum(x, 0)
         w = rng.standard_normal(wshape).astype(np.float32)
         qx, sx, _, _ = ref.quantize(x, (v, v), (0, 3), bits, "scaled")
         qw, sw, _, _ = ref.quantize(w, (v, v), (0, 3), bits, "scaled")
@@ -51,7 +56,8 @@ def case(xshape, wshape, v, stride=(1, 1), dilation=(1, 1), pad=(0, 0, 0, 0),
     out = f"tensor<{'x'.join(map(str, want.shape))}xf32>"
     attrs = (f"{{strides = array<i64: {stride[0]}, {stride[1]}>, "
              f"dilations = array<i64: {dilation[0]}, {dilation[1]}>, "
-             f"padding = array<i64: {', '.join(map(str, pad))}>}}")
+             f"padding = array<i64: {', '.join(map(str, pad))}>"
+             + (", tq.nonnegative_input" if nonneg else "") + "}")
     if const:
         grid = "x".join(map(str, sw.shape))
         scales = f'dense<"0x{sw.astype("<f4").tobytes().hex()}"> : tensor<{grid}xf32>'
@@ -170,6 +176,20 @@ case((32, 3, 3, 64), (16, 1, 1, 64), 32, threads=2,
 # kernel stops after them), next to extreme operands.
 case((32, 5, 5, 40), (20, 3, 3, 40), 32, pad=(1, 1, 1, 1),
      data=adversarial(32, 5, 5, 40, 20, 3, 3, 32))
+# Inputs not negative (a ReLU's), marked so: on AVX2 vpmaddubsw on the
+# bytes as they are (no int16 copy), read in place, padded, gathered by
+# im2col (C of 12 in tiles of 8), on 2 threads, a constant filter; and at
+# the largest pair sums: inputs of 127 against weights of 127, -127 and
+# -128 (2 x 127 x 128 = 32512, still below int16's saturation).
+case((4, 6, 6, 16), (24, 3, 3, 16), 16, nonneg=True)
+case((3, 7, 7, 32), (20, 3, 3, 32), 32, pad=(1, 1, 1, 1), nonneg=True, threads=2)
+case((2, 5, 5, 12), (8, 3, 3, 12), 8, pad=(1, 0, 1, 0), nonneg=True, const=True)
+qx, sx, qw, sw = adversarial(32, 5, 5, 32, 20, 3, 3, 16)
+qx = np.abs(qx)
+qx[2:6] = 127
+qw[2, :, :, :] = -128
+qw[3, :, :, 1::2] = -128
+case((32, 5, 5, 32), (20, 3, 3, 32), 16, pad=(1, 1, 1, 1), nonneg=True, data=(qx, sx, qw, sw))
 # Windows wholly in the padding (0, whatever the steps at the border),
 # next to infinite and NaN steps at the input's corners.
 qx, sx, qw, sw = adversarial(17, 3, 3, 16, 8, 3, 3, 16)
@@ -181,4 +201,4 @@ print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 34, mismatches: 0
+# CHECK: conv cases per target: 38, mismatches: 0

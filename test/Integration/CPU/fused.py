@@ -23,11 +23,17 @@ failures = cases = 0
 
 
 def case(M, N, K, v, scale="f32", dynamic=False, bits=8, threads=(1,),
-         given=False, refresh=None, epilogue=None):
+         given=False, refresh=None, epilogue=None, relu=False):
+    """`relu`: the quantized lhs is a ReLU's output (a linalg.generic), which
+    tq-cpu-mark-nonnegative marks: vpmaddubsw on avx2."""
     global failures, cases
     form = {"f32": "scaled", "pow2": "pow2"}[scale]
     x = (rng.standard_normal((M, K)) * 3).astype(np.float32)
     x[0, 1] = np.inf
+    if relu:
+        x[1, 0] = np.nan
+        x[1, 1] = -0.0
+        x[2, :] = -np.inf
     w = rng.standard_normal((K, N)).astype(np.float32)
     width = "?" if dynamic else str(bits)
     ta = (f"!tq.tiled<{M}x{K}xi8:{width}, f32, tile = {v}x{v}, dims = [0, 1], "
@@ -83,14 +89,31 @@ def case(M, N, K, v, scale="f32", dynamic=False, bits=8, threads=(1,),
       linalg.yield %t : f32
   }} -> {out_ty}
   return %r : {out_ty}"""
+    head = ""
+    lhs = "%x"
+    if relu:
+        head = f"""%ex = tensor.empty() : tensor<{M}x{K}xf32>
+  %z = arith.constant 0.0 : f32
+  %xr = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>,
+      affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}}
+      ins(%x : tensor<{M}x{K}xf32>) outs(%ex : tensor<{M}x{K}xf32>) {{
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.maximumf %a, %z : f32
+      linalg.yield %m : f32
+  }} -> tensor<{M}x{K}xf32>
+  """
+        lhs = "%xr"
     src = f"""
 func.func @main(%x: tensor<{M}x{K}xf32>, %w: tensor<{K}x{N}xf32>{extra}) -> {out_ty} {{
-  %qa = tq.quantize %x{use} : tensor<{M}x{K}xf32> -> {ta}
+  {head}%qa = tq.quantize {lhs}{use} : tensor<{M}x{K}xf32> -> {ta}
   %qb = tq.quantize %w : tensor<{K}x{N}xf32> -> {tb}
   %c = tq.matmul %qa, %qb : {ta}, {tb} -> tensor<{M}x{N}xf32>
   {tail}
 }}
 """
+    if relu:
+        # IEEE maximum: NaN stays NaN, -0 becomes +0.
+        x = np.where(np.isnan(x), x, np.maximum(x, np.float32(0)))
     qa, sa, _, _ = ref.quantize(x, (v, v), (0, 1), bits, form,
                                 steps=None if refresh else steps)
     qb, sb, _, _ = ref.quantize(w, (v, v), (0, 1), 8, form)
@@ -128,8 +151,14 @@ case(37, 50, 64, 16, given=True, refresh=False)
 case(37, 50, 64, 16, threads=(1, 2), epilogue="bias_relu")
 case(100, 40, 128, 8, threads=(2,), epilogue="residual")
 case(70, 33, 256, 128, dynamic=True, bits=6, epilogue="residual")
+# A ReLU's output as the lhs (NaN, -0, -inf among it), quantized in the
+# loop nest: marked not negative, vpmaddubsw on avx2; on 2 threads, with
+# given steps, and with a bias and ReLU after.
+case(37, 50, 64, 16, relu=True, threads=(1, 2))
+case(37, 50, 64, 16, relu=True, given=True)
+case(9, 70, 96, 32, relu=True, epilogue="bias_relu")
 print(f"fused cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: fused cases per target: 16, mismatches: 0
+# CHECK: fused cases per target: 20, mismatches: 0

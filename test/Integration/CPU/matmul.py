@@ -1,7 +1,8 @@
 # RUN: %python %s tq-run | FileCheck %s
 # tq.matmul compiled by tq-to-cpu and run on every SIMD path of this
 # machine (avx512 and avxvnni: vpdpbusd on 16 / 8 lanes; avx2: vpmaddwd on
-# int16 pairs; generic vectors), bit
+# int16 pairs, or vpmaddubsw on the bytes of an A marked not negative;
+# generic vectors), bit
 # for bit against the numpy reference (T5, T7): C = A·B, dX = dY·Wᵀ
 # (transpose_b), dW = Xᵀ·dY (transpose_a); V = 8, 16, 32, 128 with shapes
 # that are not multiples of V; widths 2, 4, 8 (i8), 12 and 16 (i16 with an
@@ -53,17 +54,23 @@ def f32_attr(values):
 
 
 def case(M, N, K, v, bits=(8, 8), trans_a=False, trans_b=False, bf16=False,
-         const_b=False, targets=TARGETS, threads=(1,), extreme=False):
+         const_b=False, targets=TARGETS, threads=(1,), extreme=False, nonneg=False):
+    """`nonneg`: A's values are not negative (|A|), and the op says so
+    (tq.nonnegative_input: vpmaddubsw on AVX2)."""
     global failures, cases
     a_shape = (K, M) if trans_a else (M, K)
     b_shape = (N, K) if trans_b else (K, N)
     qa, sa = operand(a_shape, bits[0], (v, v), extreme)
+    if nonneg:
+        qa = np.abs(qa)
     qb, sb = operand(b_shape, bits[1], (v, v), extreme)
     ta = tiled(a_shape, storage_of(bits[0]), bits[0], (v, v))
     tb = tiled(b_shape, storage_of(bits[1]), bits[1], (v, v))
     attrs = [n for n, on in (("transpose_a", trans_a), ("transpose_b", trans_b)) if on]
     if bf16:
         attrs.append("scale_product = #tq.scale_product<bf16>")
+    if nonneg:
+        attrs.append("tq.nonnegative_input")
     attr = " {" + ", ".join(attrs) + "}" if attrs else ""
     out = f"tensor<{M}x{N}xf32>"
     if const_b:
@@ -139,6 +146,13 @@ case(64, 96, 128, 32, threads=(2,))
 # one micro-tile of one vector per row, also with nibbles.
 case(9, 16, 64, 16, bits=(8, 4), const_b=True, extreme=True)
 case(5, 12, 40, 8, threads=(1, 2))
+# A not negative, marked so (vpmaddubsw on AVX2): B packed at run time and
+# transposed, constant, a short last K-tile, Aᵀ, 2 threads, and extreme
+# values (every A 127 against weights of ±127: the largest pair sums).
+case(20, 36, 48, 16, trans_b=True, nonneg=True)
+case(45, 70, 96, 32, const_b=True, threads=(1, 2), nonneg=True)
+case(25, 19, 33, 8, trans_a=True, nonneg=True)
+case(9, 70, 128, 32, trans_b=True, threads=(1, 2), extreme=True, nonneg=True)
 
 
 
@@ -244,4 +258,4 @@ print(f"matmul cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases per target: 45, mismatches: 0
+# CHECK: matmul cases per target: 51, mismatches: 0

@@ -114,8 +114,11 @@ void populateCPUSelectClampsPatterns(RewritePatternSet &patterns);
 void populateCPUSplitMaskedStoresPatterns(RewritePatternSet &patterns);
 
 namespace cpu {
-/// On a linalg.pooling_nchw_max: its input holds no -0, every value NaN or
-/// at least +0 (tq-cpu-mark-nonnegative).
+/// On a linalg.pooling_nchw_max or pooling_nhwc_max: its input holds no
+/// -0, every value NaN or at least +0. On a tq.conv2d or tq.matmul: no
+/// value of its input (the lhs) is negative, as a tq.quantize of such a
+/// tensor gives (tq-cpu-mark-nonnegative; a kernel on AVX2 multiplies
+/// the bytes as unsigned, and a negative one gives wrong sums).
 constexpr StringLiteral kNonNegativeInputAttr = "tq.nonnegative_input";
 
 /// Emits the quantization of one tile-grid: `x` (f32 memref) into `q`

@@ -857,19 +857,31 @@ LogicalResult AdaptiveBitWidthOp::verify() {
 #include "tq/Dialect/TQ/IR/TQOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
-// DotU8S8Op
+// DotU8S8Op, DotU8S8PairsOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult DotU8S8Op::verify() {
-  int64_t lanes = getAcc().getType().getNumElements();
+/// 8 or 16 int32 lanes of `acc`, 4 bytes of `lhs` per lane; `instruction`
+/// names the x86 instruction in the message.
+static LogicalResult verifyByteDot(Operation *op, VectorType acc,
+                                   VectorType lhs, StringRef instruction) {
+  int64_t lanes = acc.getNumElements();
   if (lanes != 8 && lanes != 16)
-    return emitOpError("expects 8 or 16 int32 lanes (vpdpbusd on ymm or "
-                       "zmm), got ")
-           << lanes;
-  if (getLhs().getType().getNumElements() != 4 * lanes)
-    return emitOpError("expects 4 bytes per lane: ")
+    return op->emitOpError("expects 8 or 16 int32 lanes (")
+           << instruction << " on ymm or zmm), got " << lanes;
+  if (lhs.getNumElements() != 4 * lanes)
+    return op->emitOpError("expects 4 bytes per lane: ")
            << 4 * lanes << " i8 operands for " << lanes << " lanes";
   return success();
+}
+
+LogicalResult DotU8S8Op::verify() {
+  return verifyByteDot(*this, getAcc().getType(), getLhs().getType(),
+                       "vpdpbusd");
+}
+
+LogicalResult DotU8S8PairsOp::verify() {
+  return verifyByteDot(*this, getAcc().getType(), getLhs().getType(),
+                       "vpmaddubsw");
 }
 
 //===----------------------------------------------------------------------===//

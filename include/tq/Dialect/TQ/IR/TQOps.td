@@ -496,6 +496,35 @@ def TQ_DotU8S8Op : TQ_Op<"dot_u8s8", [Pure,
   let hasVerifier = 1;
 }
 
+def TQ_DotU8S8PairsOp : TQ_Op<"dot_u8s8_pairs", [Pure,
+    AllTypesMatch<["acc", "result"]>, AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "4-way u8 x s8 dot product through saturated int16 pair sums";
+  let description = [{
+    For each int32 lane `l`:
+    `result[l] = acc[l] + sat16(p(4l) + p(4l+1)) + sat16(p(4l+2) + p(4l+3))`
+    where `p(i) = zext(lhs[i]) · sext(rhs[i])` and `sat16` clamps to
+    [-32768, 32767]; the final adds wrap on overflow. This is x86's
+    `vpmaddubsw`, then `vpmaddwd` with ones and `vpaddd` (AVX2 on 8 lanes,
+    AVX-512 BW on 16). With `lhs` in [0, 127] and any `rhs` no pair sum
+    saturates (2 · 127 · 128 = 32512), and the result is `tq.dot_u8s8`'s:
+    `convert-tq-to-cpu` emits it on AVX2 only for activations known not to
+    be negative (`tq.nonnegative_input`). `convert-tq-cpu-intrinsics` turns
+    it into the LLVM intrinsics.
+
+    ```mlir
+    %r = tq.dot_u8s8_pairs %acc, %u, %s : vector<8xi32>, vector<32xi8>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [I32]>:$acc,
+                       VectorOfRankAndType<[1], [I8]>:$lhs,
+                       VectorOfRankAndType<[1], [I8]>:$rhs);
+  let results = (outs VectorOfRankAndType<[1], [I32]>:$result);
+  let assemblyFormat = [{
+    $acc `,` $lhs `,` $rhs attr-dict `:` type($acc) `,` type($lhs)
+  }];
+  let hasVerifier = 1;
+}
+
 def TQ_DotI16Op : TQ_Op<"dot_i16", [Pure,
     AllTypesMatch<["acc", "result"]>, AllTypesMatch<["lhs", "rhs"]>]> {
   let summary = "2-way int16 dot product accumulated into int32 lanes";
