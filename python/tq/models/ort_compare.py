@@ -33,6 +33,7 @@ import tempfile
 import numpy as np
 
 from tq.models import digits, fashion
+from tq.models.wakeword import CHUNK, HEADS, WINDOW
 from tq.ort import ORT
 from tq.ppu import Flow
 
@@ -146,12 +147,9 @@ def real_models(models):
       its quiet bins)."""
     rng = np.random.default_rng(0)
     m = lambda f: os.path.join(models, f)  # noqa: E731
-    windows = rng.uniform(0, 4, (64, 76, 32, 1)).astype(np.float32)
-    chunk = (rng.standard_normal((1, 1280)) * 0.1).astype(np.float32)
+    windows = rng.uniform(0, 4, (64, WINDOW, 32, 1)).astype(np.float32)
+    chunk = (rng.standard_normal((1, CHUNK)) * 0.1).astype(np.float32)
     state = np.zeros((2, 1, 64), np.float32)
-    heads = [("alexa_v0.1", "onnx::Flatten_0", 16), ("hey_mycroft_v0.1", "onnx::Flatten_0", 16),
-             ("hey_rhasspy_v0.1", "onnx::Flatten_0", 16), ("timer_v0.1", "onnx::Flatten_0", 34),
-             ("weather_v0.1", "onnx::Flatten_0", 22), ("hey_jarvis_v0.1", "x.1", 16)]
     for batch in (1, 64):
         yield "wakeword embedding", [Stage(m("embedding_model.onnx"),
                                            {"input_1": np.ascontiguousarray(windows[:batch])})]
@@ -160,8 +158,8 @@ def real_models(models):
     yield "wakeword pipeline per frame", [
         Stage(m("melspectrogram.onnx"), {"input": chunk}, float8=True),
         Stage(m("embedding_model.onnx"), {"input_1": windows[:1]})] + [
-        Stage(m(f"{h}.onnx"), {feed: rng.standard_normal((1, w, 96)).astype(np.float32)})
-        for h, feed, w in heads]
+        Stage(m(head), {feed: rng.standard_normal((1, w, 96)).astype(np.float32)})
+        for head, (feed, w) in HEADS.items()]
 
 
 def compare(flow, bindir, ort, name, stages, threads, real=False):
