@@ -680,16 +680,28 @@ Value cpu::emitQuantizeChannelsLast(ImplicitLocOpBuilder &b, TiledType type,
 
 namespace {
 
+/// The rows of a tile at one pixel up to which emitQuantizeChannelsInner
+/// quantizes pixel by pixel: as many rows of x at once as the hardware
+/// prefetchers follow (one at batch 1).
+constexpr int64_t kPixelByPixelRows = 4;
+/// Pixels whose steps it computes before their values: enough
+/// independent chains of max and division to fill the pipelines, few
+/// enough that their values are still in L1.
+constexpr int64_t kPixelGroup = 16;
+
 /// emitQuantizeTiles for a tensor split on its first and last dims with
 /// dims between them (an NHWC activation split on (N, C)): a tile is then
-/// t0 rows far apart of a few channels, one tile per pixel. Both passes
-/// walk x in memory order instead, the channels kQuantizeLanes at a time:
-/// the lane-wise maxima of each (row tile, pixel) into a buffer of vectors,
-/// each tile's max across its lanes, its step; then the values, each
-/// vector with the step of its channels' tile. Needs t1 to be a whole
-/// number of vectors, or one tile across the channels. max is exact in any
-/// order and the values are quantized element by element: the same bits
-/// as tile by tile.
+/// t0 rows far apart of a few channels, one tile per pixel. Needs t1 to be
+/// a whole number of vectors of kQuantizeLanes, or one tile across the
+/// channels. max is exact in any order and the values are quantized
+/// element by element: the same bits as tile by tile, either way:
+/// - with few rows per tile (kPixelByPixelRows: a small batch), pixel by
+///   pixel: each tile's max in registers, its step, then its values, while
+///   the pixel's channels are in L1;
+/// - else both passes walk x in memory order, the channels kQuantizeLanes
+///   at a time: the lane-wise maxima of each (row tile, pixel) into a
+///   buffer of vectors, each tile's max across its lanes, its step; then
+///   the values, each vector with the step of its channels' tile.
 void emitQuantizeChannelsInner(ImplicitLocOpBuilder &b, TiledType type, Value x,
                                Value q, Value steps, Value m,
                                RoundingMode rounding, Value seed,
@@ -710,14 +722,34 @@ void emitQuantizeChannelsInner(ImplicitLocOpBuilder &b, TiledType type, Value x,
   int64_t CV = llvm::divideCeil(C, kQuantizeLanes);
   SmallVector<int64_t> shape = {N, M, C};
   auto f32Vec = VectorType::get({kQuantizeLanes}, b.getF32Type());
+  auto qVec = VectorType::get({kQuantizeLanes},
+                              cast<MemRefType>(q.getType()).getElementType());
   Value zeros = arith::ConstantOp::create(
       b, DenseElementsAttr::get(f32Vec, APFloat(0.0f)));
-  Value zvec = cpu::allocBuffer(b, b.getLoc(), {G0, M, CV * kQuantizeLanes},
-                                b.getF32Type());
-  // Pass 1, per row tile and block of pixels (shared among the threads):
-  // the lane-wise maxima, then each tile's max and step. With fewer row
-  // tiles than threads (a small batch), the pixels are split into blocks
-  // so that every thread has some.
+  // The maxima are finite and not negative (maxFiniteAbs): no NaN checks.
+  auto nnan = arith::FastMathFlags::nnan;
+  bool pixelByPixel = std::min(N, t0) <= kPixelByPixelRows;
+  // Vector k of the channels: its mask past C (null for a whole vector).
+  auto maskOf = [&](ImplicitLocOpBuilder &ib, int64_t k) -> Value {
+    int64_t valid = std::min<int64_t>(C - k * kQuantizeLanes, kQuantizeLanes);
+    if (valid == kQuantizeLanes)
+      return Value();
+    return vector::ConstantMaskOp::create(
+        ib, VectorType::get({kQuantizeLanes}, ib.getI1Type()),
+        ArrayRef<int64_t>{valid});
+  };
+  // The vectors of tile g1's channels.
+  int64_t perTile = G1 == 1 ? CV : t1 / kQuantizeLanes;
+  auto tileVectors = [&](int64_t g1) {
+    return llvm::seq<int64_t>(g1 * perTile, std::min(CV, (g1 + 1) * perTile));
+  };
+  Value zvec;
+  if (!pixelByPixel)
+    zvec = cpu::allocBuffer(b, b.getLoc(), {G0, M, CV * kQuantizeLanes},
+                            b.getF32Type());
+  // Per row tile and block of pixels (shared among the threads). With
+  // fewer row tiles than threads (a small batch), the pixels are split
+  // into blocks so that every thread has some.
   int64_t MB =
       threads > G0 ? std::min<int64_t>(M, llvm::divideCeil(threads, G0)) : 1;
   int64_t Mb = llvm::divideCeil(M, MB);
@@ -731,27 +763,120 @@ void emitQuantizeChannelsInner(ImplicitLocOpBuilder &b, TiledType type, Value x,
         Value mlo = arith::MulIOp::create(tb, gm[1], index(tb, Mb));
         Value mhi = arith::MinSIOp::create(
             tb, arith::AddIOp::create(tb, mlo, index(tb, Mb)), index(tb, M));
-        // The body for each pixel m of the block.
+        Value lo = arith::MulIOp::create(tb, g0, index(tb, t0));
+        Value hi = arith::MinSIOp::create(
+            tb, arith::AddIOp::create(tb, lo, index(tb, t0)), index(tb, N));
+        // The body for each pixel m in [from, to) (by default, the block).
         auto forEachPixel =
             [&](ImplicitLocOpBuilder &pb,
-                function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+                function_ref<void(ImplicitLocOpBuilder &, Value)> body,
+                Value from = Value(), Value to = Value()) {
               scf::ForOp::create(
-                  pb, mlo, mhi, index(pb, 1), ValueRange{},
+                  pb, from ? from : mlo, to ? to : mhi, index(pb, 1),
+                  ValueRange{},
                   [&](OpBuilder &fb, Location fl, Value mi, ValueRange) {
                     ImplicitLocOpBuilder ib(fl, fb);
                     body(ib, mi);
                     scf::YieldOp::create(ib);
                   });
             };
+        // The max of vectors `z` (lane-wise maxima of one tile) and its step.
+        auto storeStep = [&](ImplicitLocOpBuilder &ib, ArrayRef<Value> z,
+                             Value mi, int64_t g1) {
+          Value all = z.front();
+          for (Value v : z.drop_front())
+            all = arith::MaxNumFOp::create(ib, all, v, nnan);
+          Value tileMax = vector::ReductionOp::create(
+              ib, vector::CombiningKind::MAXNUMF, all, nnan);
+          Value step = tileStep(ib, tileMax, m, type.getScaleKind());
+          memref::StoreOp::create(ib, step, steps,
+                                  ValueRange{g0, mi, index(ib, g1)});
+          return step;
+        };
+        if (pixelByPixel) {
+          auto at = [&](ImplicitLocOpBuilder &ib, Value n, Value mi,
+                        int64_t k) {
+            return SmallVector<Value>{n, mi, index(ib, k * kQuantizeLanes)};
+          };
+          // Groups of pixels: the steps of the group, each tile's chain of
+          // max, reduction and division independent of the others', then
+          // its values, from L1.
+          scf::ForOp::create(
+              tb, mlo, mhi, index(tb, kPixelGroup), ValueRange{},
+              [&](OpBuilder &gb, Location gl, Value first, ValueRange) {
+                ImplicitLocOpBuilder pb(gl, gb);
+                Value last = arith::MinSIOp::create(
+                    pb,
+                    arith::AddIOp::create(pb, first, index(pb, kPixelGroup)),
+                    mhi);
+                forEachPixel(
+                    pb,
+                    [&](ImplicitLocOpBuilder &ib, Value mi) {
+                      for (int64_t g1 = 0; g1 < G1; ++g1) {
+                        SmallVector<Value> init(tileVectors(g1).size(), zeros);
+                        auto maxima = scf::ForOp::create(
+                            ib, lo, hi, index(ib, 1), init,
+                            [&](OpBuilder &fb, Location fl, Value n,
+                                ValueRange z) {
+                              ImplicitLocOpBuilder rb(fl, fb);
+                              SmallVector<Value> next;
+                              for (auto [i, k] :
+                                   llvm::enumerate(tileVectors(g1)))
+                                next.push_back(maxFiniteAbs(
+                                    rb, z[i],
+                                    loadVector(rb, f32Vec, x, at(rb, n, mi, k),
+                                               maskOf(rb, k))));
+                              scf::YieldOp::create(rb, next);
+                            });
+                        SmallVector<Value> z(maxima.getResults());
+                        storeStep(ib, z, mi, g1);
+                      }
+                    },
+                    first, last);
+                forEachPixel(
+                    pb,
+                    [&](ImplicitLocOpBuilder &ib, Value mi) {
+                      for (int64_t g1 = 0; g1 < G1; ++g1) {
+                        Value step = memref::LoadOp::create(
+                            ib, steps, ValueRange{g0, mi, index(ib, g1)});
+                        scf::ForOp::create(
+                            ib, lo, hi, index(ib, 1), ValueRange{},
+                            [&](OpBuilder &fb, Location fl, Value n,
+                                ValueRange) {
+                              ImplicitLocOpBuilder rb(fl, fb);
+                              for (int64_t k : tileVectors(g1)) {
+                                SmallVector<Value> idx = at(rb, n, mi, k);
+                                Value mask = maskOf(rb, k);
+                                Value v = loadVector(rb, f32Vec, x, idx, mask);
+                                Value noise =
+                                    rounding == RoundingMode::stochastic
+                                        ? stochasticNoise(
+                                              rb, seed,
+                                              laneIndices(rb, idx, shape))
+                                        : Value();
+                                Value qi = quantizeValue(rb, v, step, m,
+                                                         rounding, noise);
+                                storeVector(
+                                    rb, arith::TruncIOp::create(rb, qVec, qi),
+                                    q, idx, mask);
+                              }
+                              scf::YieldOp::create(rb);
+                            });
+                      }
+                    },
+                    first, last);
+                scf::YieldOp::create(pb);
+              });
+          return;
+        }
+        // Pass 1: the lane-wise maxima of each pixel's tiles in zvec, the
+        // rows of the row tile in memory order, then each tile's step.
         forEachPixel(tb, [&](ImplicitLocOpBuilder &ib, Value mi) {
           for (int64_t k = 0; k < CV; ++k)
             vector::StoreOp::create(
                 ib, zeros, zvec,
                 ValueRange{g0, mi, index(ib, k * kQuantizeLanes)});
         });
-        Value lo = arith::MulIOp::create(tb, g0, index(tb, t0));
-        Value hi = arith::MinSIOp::create(
-            tb, arith::AddIOp::create(tb, lo, index(tb, t0)), index(tb, N));
         scf::ForOp::create(
             tb, lo, hi, index(tb, 1), ValueRange{},
             [&](OpBuilder &fb, Location fl, Value n, ValueRange) {
@@ -770,25 +895,19 @@ void emitQuantizeChannelsInner(ImplicitLocOpBuilder &b, TiledType type, Value x,
               });
               scf::YieldOp::create(rb);
             });
-        int64_t perTile = G1 == 1 ? CV : t1 / kQuantizeLanes;
         forEachPixel(tb, [&](ImplicitLocOpBuilder &ib, Value mi) {
           for (int64_t g1 = 0; g1 < G1; ++g1) {
-            Value z;
-            for (int64_t k = g1 * perTile; k < std::min(CV, (g1 + 1) * perTile);
-                 ++k) {
-              Value v = vector::LoadOp::create(
+            SmallVector<Value> z;
+            for (int64_t k : tileVectors(g1))
+              z.push_back(vector::LoadOp::create(
                   ib, f32Vec, zvec,
-                  ValueRange{g0, mi, index(ib, k * kQuantizeLanes)});
-              z = z ? arith::MaxNumFOp::create(ib, z, v).getResult() : v;
-            }
-            Value tileMax = vector::ReductionOp::create(
-                ib, vector::CombiningKind::MAXNUMF, z);
-            memref::StoreOp::create(
-                ib, tileStep(ib, tileMax, m, type.getScaleKind()), steps,
-                ValueRange{g0, mi, index(ib, g1)});
+                  ValueRange{g0, mi, index(ib, k * kQuantizeLanes)}));
+            storeStep(ib, z, mi, g1);
           }
         });
       });
+  if (pixelByPixel)
+    return;
   // Pass 2: the values, each vector's channels in one tile.
   emitQuantizeVectors(
       b, x, q, m, rounding, seed, threads, shape,

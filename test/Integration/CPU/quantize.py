@@ -91,8 +91,9 @@ def ref_seed(seed, offset):
 
 
 def quantize_case(shape, storage, bits, tile, dims, rounding="nearest_even",
-                  dynamic=False, scale="f32", seed=None, threads=1, offset=None):
-    x = adversarial(shape, tile)
+                  dynamic=False, scale="f32", seed=None, threads=1, offset=None,
+                  data=adversarial):
+    x = data(shape, tile)
     ty = tiled(shape, storage, "?" if dynamic else bits, tile, dims, scale)
     fty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
     bits_arg, quantize = quantize_op(fty, ty, dynamic, rounding, seed, offset)
@@ -157,10 +158,58 @@ quantize_case((19, 20, 1, 1), "i16", 12, (8, 8), (0, 1), dynamic=True, scale="po
 # threads.
 quantize_case((37, 5, 7, 40), "i8", 8, (32, 32), (0, 3))
 quantize_case((64, 7, 7, 24), "i8", 8, (32, 32), (0, 3), threads=2)
-# Fewer row tiles than threads (one image; 2 images on 3 threads): pass 1
-# is shared by blocks of pixels too (63 pixels in blocks of 32, 9 in 3).
-quantize_case((1, 9, 7, 24), "i8", 8, (32, 32), (0, 3), threads=2)
-quantize_case((2, 3, 3, 40), "i8", 8, (32, 32), (0, 3), threads=3)
+
+
+def nhwc_adversarial(shape, tile):
+    """adversarial's values for a tensor split on its first and last dims
+    (N x pixels x C): a tile is then rows [n0, n0 + t0) x channels
+    [c0, c0 + t1) at one pixel. At pixel 0 the first tile is all zero, at
+    pixel 1 zero but for +Inf, -Inf and NaN (step 0), at pixel 2 only
+    subnormals (an f32 step of max / qmax rounds to 0: the values are 0)."""
+    x = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)).astype(np.float32)
+    flat = x.reshape(-1)
+    picks = rng.choice(flat.size, size=min(flat.size, 10), replace=False)
+    flat[picks] = np.array([np.nan, np.inf, -np.inf, 3.4e38, -3.4e38, 1e-45, -2e-44,
+                            0.0, 1e30, -1e-30][:len(picks)], np.float32)
+    n, c = min(shape[0], tile[0]), min(shape[-1], tile[1])
+    pix = x.reshape(shape[0], -1, shape[-1])
+    pix[:n, 0, :c] = 0.0
+    pix[:n, 1, :c] = 0.0
+    pix[0, 1, 0], pix[n - 1, 1, c - 1], pix[0, 1, c // 2] = np.inf, -np.inf, np.nan
+    pix[:n, 2, :c] = np.float32(1e-45) * rng.integers(-3, 4, (n, c)).astype(np.float32)
+    return x
+
+
+# A small batch (at most 4 rows of a tile at each pixel) is quantized pixel
+# by pixel, each tile's steps then its values: one row, 3 rows, row tiles
+# of 4 and 3 rows (4 x 4 tiles), 1 x 16 tiles, channels below the lanes (6,
+# tiles of 8) and across tile and lane ends (130 in tiles of 16, 40 in
+# 1 x 16), pow2 steps of both kinds, a
+# run-time 12-bit width, stochastic rounding, 2 threads; the same bits as
+# the reference. Fewer row tiles than threads (one image; 2 images on 3
+# threads): the pixels are shared in blocks (63 pixels in blocks of 32, 9 in
+# 3). Then 5 rows, and the cases above with this data, in memory order.
+quantize_case((1, 9, 7, 24), "i8", 8, (32, 32), (0, 3), threads=2,
+              data=nhwc_adversarial)
+quantize_case((2, 3, 3, 40), "i8", 8, (32, 32), (0, 3), threads=3,
+              data=nhwc_adversarial)
+quantize_case((3, 5, 40), "i8", 8, (32, 32), (0, 2), data=nhwc_adversarial)
+quantize_case((7, 3, 3, 4), "i8", 8, (4, 4), (0, 3), threads=2,
+              data=nhwc_adversarial)
+quantize_case((2, 6, 5, 6), "i8", 4, (8, 8), (0, 3), data=nhwc_adversarial)
+quantize_case((5, 3, 3, 40), "i8", 8, (1, 16), (0, 3), data=nhwc_adversarial)
+quantize_case((1, 4, 130), "i8", 8, (16, 16), (0, 2), scale="pow2",
+              data=nhwc_adversarial)
+quantize_case((2, 3, 3, 72), "i8", 6, (32, 32), (0, 3), scale="pow2_f32",
+              data=nhwc_adversarial)
+quantize_case((3, 4, 3, 48), "i16", 12, (16, 16), (0, 3), dynamic=True,
+              data=nhwc_adversarial)
+quantize_case((4, 5, 5, 40), "i8", 4, (32, 32), (0, 3), "stochastic", seed=9,
+              threads=2, data=nhwc_adversarial)
+quantize_case((5, 3, 4, 20), "i8", 8, (8, 8), (0, 3), data=nhwc_adversarial)
+quantize_case((37, 5, 7, 40), "i8", 8, (32, 32), (0, 3), data=nhwc_adversarial)
+quantize_case((70, 3, 3, 48), "i8", 4, (32, 32), (0, 3), "stochastic", seed=9,
+              threads=2, data=nhwc_adversarial)
 quantize_case((10, 3, 5, 6), "i8", 8, (8, 8), (0, 3))
 quantize_case((33, 4, 130), "i8", 4, (16, 16), (0, 2), scale="pow2")
 quantize_case((19, 3, 3, 48), "i16", 12, (16, 16), (0, 3), dynamic=True)
@@ -376,4 +425,4 @@ print(f"quantize cases: {cases - looped} and {looped // len(TARGETS)} per target
 # CHECK: adaptive V=16 thresholds 0.002..0.01 from 8 bits: {{9|1[0-6]}} bits
 # CHECK: adaptive V=16 thresholds 0.05..0.2 from 8 bits: {{[2-7]}} bits
 # CHECK-NOT: MISMATCH
-# CHECK: quantize cases: 218 and 4 per target, mismatches: 0
+# CHECK: quantize cases: 251 and 4 per target, mismatches: 0
