@@ -187,22 +187,21 @@ Value quantizeValue(ImplicitLocOpBuilder &b, Value x, Value step, Value m,
     v = math::RoundEvenOp::create(b, v);
     break;
   }
-  Value q = arith::FPToSIOp::create(b, i32, v);
-  Value zeroF = f32Like(b, x, APFloat(0.0f));
-  Value zeroI =
-      splatLike(b, x, arith::ConstantIntOp::create(b, b.getI32Type(), 0));
-  Value inf = f32Like(b, x, APFloat::getInf(APFloat::IEEEsingle()));
   // NaN is 0; ±Inf saturates to ±qmax, which it already is (±Inf / step,
   // with a step of 0 too, clamped to ±qmax); with a step of 0 the rest is
-  // 0. Steps are never NaN or negative (see tileStep and usableStep).
-  Value notNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::ORD, x, x);
-  Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                      math::AbsFOp::create(b, x), inf);
-  Value stepNotZero =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, step, zeroF);
-  Value keep = arith::AndIOp::create(
-      b, notNaN, arith::OrIOp::create(b, stepNotZero, isInf));
-  return arith::SelectOp::create(b, keep, q, zeroI);
+  // 0. Steps are never NaN or negative (see tileStep and usableStep). So
+  // the value is kept where |x| >= (step != 0 ? 0 : Inf), an ordered
+  // compare (false for NaN), and is 0 elsewhere, before the conversion:
+  // one compare per element, the threshold one per step.
+  Value inf = f32Like(b, x, APFloat::getInf(APFloat::IEEEsingle()));
+  Value zeroF = f32Like(b, x, APFloat(0.0f));
+  Value threshold = arith::SelectOp::create(
+      b, arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, step, zeroF),
+      zeroF, inf);
+  Value keep = arith::CmpFOp::create(b, arith::CmpFPredicate::OGE,
+                                     math::AbsFOp::create(b, x), threshold);
+  return arith::FPToSIOp::create(b, i32,
+                                 arith::SelectOp::create(b, keep, v, zeroF));
 }
 
 /// 2^k as a double, for |k| < 1022 (built from its exponent bits).
