@@ -76,10 +76,10 @@ Value f32Like(ImplicitLocOpBuilder &b, Value like, APFloat v) {
 Value cpu::maxFiniteAbs(ImplicitLocOpBuilder &b, Value acc, Value x) {
   Value a = math::AbsFOp::create(b, x);
   Value inf = f32Like(b, x, APFloat::getInf(APFloat::IEEEsingle()));
-  Value take = arith::AndIOp::create(
-      b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, inf),
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, a, acc));
-  return arith::SelectOp::create(b, take, a, acc);
+  Value finite = arith::SelectOp::create(
+      b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, inf), a,
+      f32Like(b, x, APFloat(0.0f)));
+  return arith::MaxNumFOp::create(b, acc, finite, arith::FastMathFlags::nnan);
 }
 
 namespace {

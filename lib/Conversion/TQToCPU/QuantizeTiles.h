@@ -25,10 +25,11 @@ void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
                   int64_t threads = 1);
 /// qmax = 2^(bits-1) - 1 as f32, from an i32 bit width.
 Value qmaxOf(ImplicitLocOpBuilder &b, Value bits);
-/// A tile's running max |x| over its finite elements, with x: |x| where x
-/// is finite and |x| > acc, else acc. `acc` is never NaN nor -0 (it starts
-/// at +0), so this is maxnum(acc, finite ? |x| : 0) in two compares and a
-/// select (x86 `maxnum` would check acc for NaN as well).
+/// A tile's running max |x| over its finite elements, with x:
+/// max(acc, x finite ? |x| : 0). Neither is NaN (`acc` starts at +0), so
+/// the max needs no NaN check (x86 `maxps`), and is a plain operation, not
+/// a select of `acc` (which LLVM would make a masked store when `acc` is
+/// loaded and stored back: microcode on AVX2).
 Value maxFiniteAbs(ImplicitLocOpBuilder &b, Value acc, Value x);
 /// The i32 seed of an op's stochastic rounding: its `seed` attribute's low
 /// 32 bits plus its run-time `offset` (an i32, or none), modulo 2^32; none
