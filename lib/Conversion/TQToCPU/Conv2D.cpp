@@ -189,13 +189,13 @@ Value flatten(ImplicitLocOpBuilder &b, Value v) {
 }
 
 /// Whether emitDotRowSums applies to `pixels` pixels of C int8 channels:
-/// the target's dot takes four bytes, a vector of them holds whole C-tiles
-/// and the pixels are a whole number of vectors.
+/// the target's dot takes four bytes, the C-tiles are whole, a vector of
+/// bytes holds whole C-tiles and the pixels are a whole number of vectors.
 bool dotRowSumsApply(const ConvGeometry &g, const KernelShape &s,
                      int64_t pixels) {
   int64_t bytes = 4 * s.L;
   return s.target().group() == 4 && g.xElem.isInteger(8) && g.ct % 4 == 0 &&
-         bytes % g.ct == 0 && pixels * g.C % bytes == 0;
+         g.C % g.ct == 0 && bytes % g.ct == 0 && pixels * g.C % bytes == 0;
 }
 
 /// The row sums of A read where it is, `x` (the input, or its copy with a
@@ -293,8 +293,9 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
   // The sums by the dot product, after the copy if there is one.
   bool dotSums = sums && dotRowSumsApply(g, s, N * Hp * Wp);
   if (xp != x || (sums && !dotSums)) {
-    // A C-tile in vectors of at most 64 values.
-    int64_t vw = std::gcd(ct, int64_t(64));
+    // The channels in vectors of at most 64 values, each inside one C-tile
+    // (the last may be short).
+    int64_t vw = std::gcd(std::gcd(ct, C), int64_t(64));
     auto vX = VectorType::get({vw}, g.xElem);
     Value zeros = arith::ConstantOp::create(
         b, vX,
@@ -306,42 +307,43 @@ GatheredA gatherInPlace(ImplicitLocOpBuilder &b, const ConvGeometry &g,
         [&](OpBuilder &ob, Location loc, ValueRange nh) {
           ImplicitLocOpBuilder rb(loc, ob);
           auto c = [&](int64_t v) { return cIndex(rb, v); };
-          scf::buildLoopNest(
-              rb, loc, ValueRange{c(0), c(0)}, ValueRange{c(Wp), c(CT)},
-              ValueRange{c(1), c(1)},
-              [&](OpBuilder &nb, Location l, ValueRange wt) {
+          scf::ForOp::create(
+              rb, c(0), c(Wp), c(1), ValueRange{},
+              [&](OpBuilder &nb, Location l, Value wp, ValueRange) {
                 ImplicitLocOpBuilder ib(l, nb);
-                auto [hc, wc, valid] = source(ib, nh[1], wt[0]);
-                Value sum;
-                for (int64_t k = 0; k < ct; k += vw) {
-                  Value ch = arith::AddIOp::create(
-                      ib, arith::MulIOp::create(ib, wt[1], cIndex(ib, ct)),
-                      cIndex(ib, k));
-                  Value v = arith::SelectOp::create(
-                      ib, valid,
-                      vector::LoadOp::create(ib, vX, x,
-                                             ValueRange{nh[0], hc, wc, ch}),
-                      zeros);
-                  if (xp != x) {
-                    Value stored = v;
-                    if (aElem != g.xElem)
-                      stored = arith::ExtSIOp::create(
-                          ib, VectorType::get({vw}, aElem), v);
-                    vector::StoreOp::create(
-                        ib, stored, xp, ValueRange{nh[0], nh[1], wt[0], ch});
+                auto [hc, wc, valid] = source(ib, nh[1], wp);
+                for (int64_t t = 0; t < CT; ++t) {
+                  Value sum;
+                  for (int64_t k = t * ct; k < std::min(C, (t + 1) * ct);
+                       k += vw) {
+                    Value ch = cIndex(ib, k);
+                    Value v = arith::SelectOp::create(
+                        ib, valid,
+                        vector::LoadOp::create(ib, vX, x,
+                                               ValueRange{nh[0], hc, wc, ch}),
+                        zeros);
+                    if (xp != x) {
+                      Value stored = v;
+                      if (aElem != g.xElem)
+                        stored = arith::ExtSIOp::create(
+                            ib, VectorType::get({vw}, aElem), v);
+                      vector::StoreOp::create(ib, stored, xp,
+                                              ValueRange{nh[0], nh[1], wp, ch});
+                    }
+                    if (!sums || dotSums)
+                      continue;
+                    Value part = vector::ReductionOp::create(
+                        ib, vector::CombiningKind::ADD,
+                        arith::ExtSIOp::create(ib, VectorType::get({vw}, i32),
+                                               v));
+                    sum = sum ? arith::AddIOp::create(ib, sum, part) : part;
                   }
-                  if (!sums || dotSums)
-                    continue;
-                  Value part = vector::ReductionOp::create(
-                      ib, vector::CombiningKind::ADD,
-                      arith::ExtSIOp::create(ib, VectorType::get({vw}, i32),
-                                             v));
-                  sum = sum ? arith::AddIOp::create(ib, sum, part) : part;
+                  if (sums && !dotSums)
+                    memref::StoreOp::create(
+                        ib, arith::MulIOp::create(ib, sum, negOffset), sums,
+                        ValueRange{nh[0], nh[1], wp, cIndex(ib, t)});
                 }
-                if (sums && !dotSums)
-                  memref::StoreOp::create(
-                      ib, arith::MulIOp::create(ib, sum, negOffset), sums,
-                      ValueRange{nh[0], nh[1], wt[0], wt[1]});
+                scf::YieldOp::create(ib);
               });
         });
   }
@@ -490,7 +492,9 @@ struct Conv2DLowering : KernelPattern<Conv2DOp> {
     // gatherInPlace), or gathered into a copy (im2col).
     GatheredA gathered;
     Value a, sa;
-    if (C % ct == 0 && ct % s.group() == 0) {
+    // (With fewer channels in the last C-tile, the kernel's steps must end
+    // exactly at them: the next pixel's channels follow.)
+    if (ct % s.group() == 0 && (C % ct == 0 || s.tailExact())) {
       gathered = gatherInPlace(b, geometry, s, adaptor.getInput()[0],
                                adaptor.getInput()[1]);
       alignRows(s, geometry, gathered, options);

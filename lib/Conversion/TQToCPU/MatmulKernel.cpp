@@ -571,19 +571,17 @@ SmallVector<Value> KernelEmitter::partialSums(ImplicitLocOpBuilder &ib,
     return acc;
   };
   // Short K-tiles are unrolled whole, so that the scaling of one K-tile
-  // overlaps the dot products of the next; long ones by 4.
-  int64_t unroll = steps <= 8 ? steps : (steps % 4 == 0 ? 4 : 2);
-  if (!s.nibbles && steps > 8 && steps % 4 != 0)
-    unroll = 1;
-  // A short K-tile stops after its values: A is 0 past them, so the steps
-  // left add nothing (a 40-channel input: 2 steps of its second K-tile
-  // instead of 8).
+  // overlaps the dot products of the next; long ones by 4
+  // (KernelShape::unroll).
+  int64_t unroll = s.unroll();
+  // A short K-tile stops after its values: A is 0 past them (or, read in
+  // place, the steps end exactly there: KernelShape::tailExact), so the
+  // steps left add nothing (a 40-channel input: 2 steps of its second
+  // K-tile instead of 8).
   Value isTail;
   int64_t tailSteps = steps;
   if (skipTail) {
-    tailSteps = llvm::divideCeil(s.tailK, s.group());
-    if (unroll != steps)
-      tailSteps = llvm::alignTo(tailSteps, unroll);
+    tailSteps = s.tailSteps();
     if (tailSteps < steps)
       isTail = arith::CmpIOp::create(
           ib, arith::CmpIPredicate::eq,
@@ -745,10 +743,14 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   }
   m.bp = packedB ? packedB : packB(bData);
   // Packed A (and im2col's copy) hold zeros past a short K-tile's values;
-  // A read in place or quantized by blocks is not known to. With nibbles
-  // the steps go in pairs, which an odd count would split.
-  skipTail =
-      s.tailPeriod > 0 && s.tailK > 0 && !gathered && !fused && !s.nibbles;
+  // A quantized by blocks is not known to, and A read in place holds the
+  // next pixel's channels there: its K-tiles are whole, or its short ones'
+  // steps end at their values (Conv2D.cpp), which they must skip to. With
+  // nibbles the steps go in pairs, which an odd count would split.
+  bool tail = s.tailPeriod > 0 && s.tailK > 0;
+  assert((!gathered || !tail || (s.tailExact() && !s.nibbles)) &&
+         "a convolution read in place ends its short K-tiles exactly");
+  skipTail = tail && !fused && !s.nibbles;
   m.colSteps = columnSteps(sb);
   if (!fused && !m.colSteps && !gathered)
     m.products = scaleProducts(sa, sb);

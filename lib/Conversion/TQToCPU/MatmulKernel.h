@@ -63,6 +63,28 @@ struct KernelShape {
   /// k values per int32 lane of one dot step.
   int64_t group() const;
   int64_t NR() const { return NC * L; }
+  /// k steps of a K-tile (kt4 values).
+  int64_t steps() const { return kt4 / group(); }
+  /// The steps the micro-kernel unrolls: a short K-tile's all, else 4, or
+  /// when 4 does not divide them 1 (nibbles: 2, they go in pairs).
+  int64_t unroll() const {
+    int64_t n = steps();
+    if (n <= 8)
+      return n;
+    if (n % 4 == 0)
+      return 4;
+    return nibbles ? 2 : 1;
+  }
+  /// The steps of a K-tile that holds tailK values and zeros after them
+  /// (see tailPeriod), in whole unrolled groups.
+  int64_t tailSteps() const {
+    int64_t n = llvm::divideCeil(tailK, group());
+    return unroll() == steps() ? n : llvm::alignTo(n, unroll());
+  }
+  /// Whether those steps read exactly the tailK values: A may then hold
+  /// anything after them (a convolution's input read in place, whose next
+  /// pixel follows its last C-tile).
+  bool tailExact() const { return tailSteps() * group() == tailK; }
   int64_t Mp() const { return llvm::divideCeil(M, MR) * MR; }
   int64_t Kp() const { return KT * kt4; }
   int64_t panels() const { return llvm::divideCeil(N, NR()); }

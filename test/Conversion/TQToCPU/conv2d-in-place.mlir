@@ -103,13 +103,41 @@ func.func @unpadded(%x: !tq.tiled<2x4x4x32xi8:8, f32, tile = 16x16, dims = [0, 3
 
 // -----
 
-// A partial C-tile (20 channels in tiles of 16) is gathered by im2col.
+// A partial C-tile (20 channels in tiles of 16) is read in place too: the
+// steps of its short K-tile end at its 4 channels (one vpdpbusd step, two
+// vpmaddwd ones), before the next pixel's. The copy with the zero border
+// and the row sums go by C-tile, 4 channels at a time, the last tile short.
 // CHECK-LABEL: func.func @partial_tile
-// CHECK: memref.alloc() {{.*}} : memref<32x288xi8>
-// CHECK: memref.alloc() {{.*}} : memref<32x18xf32>
+// CHECK-NOT: memref<32x288xi8>
+// CHECK: memref.alloc() {{.*}} : memref<2x6x6x20xi8>
+// CHECK: memref.alloc() {{.*}} : memref<2x6x6x2xi32>
+// CHECK-COUNT-5: vector.load %{{.*}} : memref<2x4x4x20xi8>, vector<4xi8>
+// CHECK-NOT: vector.load %{{.*}} : memref<2x4x4x20xi8>
+// CHECK: return
+// AVX2-LABEL: func.func @partial_tile
+// AVX2-NOT: memref<32x288xi8>
+// AVX2: memref.alloc() {{.*}} : memref<2x6x6x20xi16>
 func.func @partial_tile(%x: !tq.tiled<2x4x4x20xi8:8, f32, tile = 16x16, dims = [0, 3]>,
                         %w: !tq.tiled<8x3x3x20xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x4x4x8xf32> {
   %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<2x4x4x20xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<8x3x3x20xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x8xf32>
+  return %0 : tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// 18 channels in tiles of 16: the short K-tile's 2 channels are half a
+// vpdpbusd step, which would read 2 bytes of the next pixel, so they are
+// gathered by im2col; with vpmaddwd (2 per step) they end exactly: in
+// place.
+// CHECK-LABEL: func.func @partial_tile_im2col
+// CHECK: memref.alloc() {{.*}} : memref<32x288xi8>
+// CHECK: memref.alloc() {{.*}} : memref<32x18xf32>
+// AVX2-LABEL: func.func @partial_tile_im2col
+// AVX2-NOT: memref<32x288xi8>
+// AVX2: memref.alloc() {{.*}} : memref<2x6x6x18xi16>
+func.func @partial_tile_im2col(%x: !tq.tiled<2x4x4x18xi8:8, f32, tile = 16x16, dims = [0, 3]>,
+                               %w: !tq.tiled<8x3x3x18xi8:8, f32, tile = 16x16, dims = [0, 3]>) -> tensor<2x4x4x8xf32> {
+  %0 = tq.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : !tq.tiled<2x4x4x18xi8:8, f32, tile = 16x16, dims = [0, 3]>, !tq.tiled<8x3x3x18xi8:8, f32, tile = 16x16, dims = [0, 3]> -> tensor<2x4x4x8xf32>
   return %0 : tensor<2x4x4x8xf32>
 }
 

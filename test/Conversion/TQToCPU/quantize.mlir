@@ -10,8 +10,8 @@
 // CHECK: vector.maskedload %{{.*}} : memref<37x45xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
 // CHECK: arith.cmpf olt, %[[ABS]]
-// CHECK: arith.cmpf ogt, %[[ABS]]
-// CHECK: arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: %[[FINITE:.*]] = arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: arith.maxnumf %{{.*}}, %[[FINITE]] fastmath<nnan> : vector<16xf32>
 // CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<16xf32> into f32
 // CHECK: vector.maskedload
 // CHECK: arith.divf %{{.*}} : vector<16xf32>
@@ -37,8 +37,8 @@ func.func @rows(%x: tensor<37x45xf32>) -> !tq.tiled<37x45xi8:8, f32, tile = 16x1
 // CHECK: vector.maskedload %[[X]]
 // CHECK: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
 // CHECK: arith.cmpf olt, %[[ABS]]
-// CHECK: arith.cmpf ogt, %[[ABS]]
-// CHECK: arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: %[[FINITE:.*]] = arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: arith.maxnumf %{{.*}}, %[[FINITE]] fastmath<nnan> : vector<16xf32>
 // CHECK: vector.maskedstore %{{.*}} : memref<1x1x25xf32>
 // CHECK: arith.divf %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %{{.*}} : memref<2x8x25xi8>
@@ -60,8 +60,8 @@ func.func @nchw(%x: tensor<2x8x5x5xf32>) -> !tq.tiled<2x8x5x5xi8:8, f32, tile = 
 // CHECK: %[[Q:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : memref<2x3x5x20xi8> into memref<2x15x20xi8>
 // CHECK: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
 // CHECK: arith.cmpf olt, %[[ABS]]
-// CHECK: arith.cmpf ogt, %[[ABS]]
-// CHECK: arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: %[[FINITE:.*]] = arith.select %{{.*}}, %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: arith.maxnumf %{{.*}}, %[[FINITE]] fastmath<nnan> : vector<16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // CHECK: math.roundeven %{{.*}} : vector<16xf32>
 // CHECK: vector.shuffle

@@ -2,8 +2,9 @@
 # tq.conv2d compiled by tq-to-cpu (an implicit GEMM on the matmul kernel)
 # and run on every SIMD path, bit for bit against the numpy reference (T5):
 # NHWC input split on (N, C), KRSC filter split on (K, C), C not a multiple
-# of the tile or smaller than it (gathered by im2col), whole C-tiles (read
-# in place), strides, dilations, asymmetric padding, a constant filter
+# of the tile or smaller than it, whole C-tiles (read in place), short last
+# C-tiles (read in place where the kernel's steps end at their channels,
+# else gathered by im2col), strides, dilations, asymmetric padding, a constant filter
 # packed at compile time, 2 threads (a constant filter and an argument),
 # operands at the edges (extreme int8 values, zero, huge, tiny,
 # infinite and NaN steps), and inputs marked not negative (vpmaddubsw on
@@ -197,8 +198,23 @@ sx[:, 0, 0, :] = np.inf
 sx[:, 2, 2, :] = np.nan
 case((17, 3, 3, 16), (8, 3, 3, 16), 16, pad=(3, 3, 3, 3), data=(qx, sx, qw, sw))
 
+# A short last C-tile is read in place when the kernel's steps end at its
+# channels (KernelShape::tailExact; the next pixel's channels follow them),
+# else gathered by im2col: 48 and 72 channels in tiles of 32 (the wake-word
+# embedding's 1x3 and 3x1 layers), 24 in 16 with a constant filter, 20 in
+# 16 not negative (one vpmaddubsw step), 18 in 16 (one vpmaddwd step; half
+# a vpdpbusd one and of the portable kernel's unrolled four: im2col there),
+# 21 in 16 (5 channels: im2col everywhere).
+case((2, 6, 16, 48), (24, 1, 3, 48), 32, pad=(0, 1, 0, 1), threads=2)
+case((3, 8, 4, 72), (16, 3, 1, 72), 32)
+case((4, 5, 5, 24), (12, 3, 3, 24), 16, pad=(1, 1, 1, 1), const=True)
+case((2, 5, 5, 20), (8, 3, 3, 20), 16, pad=(1, 1, 1, 1), nonneg=True)
+case((2, 7, 6, 18), (8, 3, 3, 18), 16, stride=(2, 1), dilation=(1, 2), pad=(1, 1, 1, 1),
+     threads=2)
+case((3, 6, 6, 21), (8, 3, 3, 21), 16, pad=(1, 1, 1, 1))
+
 print(f"conv cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: conv cases per target: 38, mismatches: 0
+# CHECK: conv cases per target: 44, mismatches: 0
