@@ -253,7 +253,8 @@ void emitDotRowSums(ImplicitLocOpBuilder &b, const ConvGeometry &g,
 
 /// A read where it is. Over the input with its zero border (xp), the
 /// values of K-tile (r·S + s)·CT + t of row (n, p, q) are the channels
-/// [t·ct, (t + 1)·ct) of pixel (p·sh + r·dh, q·sw + s·dw) of image n: a
+/// [t·ct, min((t + 1)·ct, C)) of pixel (p·sh + r·dh, q·sw + s·dw) of image
+/// n (a short last C-tile when KernelShape::tailExact): a
 /// row's offset plus a K-tile's. The steps and the row sums (one per pixel
 /// and C-tile, 0 in the border) are laid out over the same padded pixels.
 /// One pass over the input makes the copy when the input is padded or
@@ -443,9 +444,9 @@ void alignRows(KernelShape &s, const ConvGeometry &g, GatheredA &ga,
 /// tq.conv2d as the matmul kernel on an implicit GEMM: rows (n, p, q),
 /// columns k, reduction (r, s, c) with one K-tile per (r, s, C-tile), in
 /// the reference's order. A is read in place from the input when its
-/// K-tiles are whole groups of the dot's values (gatherInPlace), else
-/// gathered (im2col); the filter is B, packed at compile time when
-/// constant.
+/// K-tiles are whole groups of the dot's values and its short last C-tile,
+/// if any, ends where the kernel's steps do (gatherInPlace), else gathered
+/// (im2col); the filter is B, packed at compile time when constant.
 struct Conv2DLowering : KernelPattern<Conv2DOp> {
   using KernelPattern::KernelPattern;
 

@@ -230,8 +230,9 @@ private:
   /// Rows of A per block (a multiple of MR), set by emit().
   int64_t blockRows = 0;
   /// Whether the dot steps of a short K-tile past its tailK values are
-  /// skipped (set by emit(): packed A holds zeros there; not with nibbles,
-  /// whose steps go in pairs).
+  /// skipped (set by emit(): packed A holds zeros there, A read in place
+  /// the next pixel's channels, which tailExact steps never reach; not with
+  /// nibbles, whose steps go in pairs).
   bool skipTail = false;
 
   Value idx(int64_t v) { return cIndex(b, v); }

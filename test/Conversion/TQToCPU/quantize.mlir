@@ -146,3 +146,39 @@ func.func @tiled_parts(%x: tensor<64x32xf32>) -> (tensor<64x32xi8>, tensor<2x1xf
   %d = tq.dequantize %t : !tq.tiled<64x32xi8:8, f32, tile = 32x32, dims = [0, 1]> -> tensor<64x32xf32>
   return %v, %s, %d : tensor<64x32xi8>, tensor<2x1xf32>, tensor<64x32xf32>
 }
+
+// -----
+
+// An NHWC activation split on (N, C) with one row per tile at each pixel
+// (batch 1) is quantized pixel by pixel, in groups of 16 pixels: each
+// tile's lane-wise maxima in registers (no buffer of them), reduced
+// without NaN checks, its step stored; then the group's values.
+// CHECK-LABEL: func.func @nhwc_pixels
+// CHECK-NOT: memref.alloc() {{.*}} : memref<1x12x32xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK: vector.load %{{.*}} : memref<1x12x24xf32>, vector<16xf32>
+// CHECK: vector.reduction <maxnumf>, %{{.*}} fastmath<nnan> : vector<16xf32> into f32
+// CHECK: memref.store %{{.*}} : memref<1x12x1xf32>
+// CHECK: arith.divf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<1x12x24xi8>, vector<16xi8>
+func.func @nhwc_pixels(%x: tensor<1x3x4x24xf32>) -> !tq.tiled<1x3x4x24xi8:8, f32, tile = 32x32, dims = [0, 3]> {
+  %q = tq.quantize %x : tensor<1x3x4x24xf32> -> !tq.tiled<1x3x4x24xi8:8, f32, tile = 32x32, dims = [0, 3]>
+  return %q : !tq.tiled<1x3x4x24xi8:8, f32, tile = 32x32, dims = [0, 3]>
+}
+
+// -----
+
+// With more rows per tile (37 images in tiles of 32), both passes walk x
+// in memory order: the lane-wise maxima of each (row tile, pixel) in a
+// buffer, then each tile's step, then the values.
+// CHECK-LABEL: func.func @nhwc_memory_order
+// CHECK: %[[Z:.*]] = memref.alloc() {{.*}} : memref<2x4x32xf32>
+// CHECK: vector.load %{{.*}} : memref<37x4x24xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[Z]]
+// CHECK: vector.reduction <maxnumf>, %{{.*}} fastmath<nnan> : vector<16xf32> into f32
+// CHECK: vector.store %{{.*}} : memref<37x4x24xi8>, vector<16xi8>
+func.func @nhwc_memory_order(%x: tensor<37x2x2x24xf32>) -> !tq.tiled<37x2x2x24xi8:8, f32, tile = 32x32, dims = [0, 3]> {
+  %q = tq.quantize %x : tensor<37x2x2x24xf32> -> !tq.tiled<37x2x2x24xi8:8, f32, tile = 32x32, dims = [0, 3]>
+  return %q : !tq.tiled<37x2x2x24xi8:8, f32, tile = 32x32, dims = [0, 3]>
+}
