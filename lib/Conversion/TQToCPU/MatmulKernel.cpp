@@ -508,7 +508,7 @@ SmallVector<Value> KernelEmitter::partialSums(ImplicitLocOpBuilder &ib,
           ib, vI32, DenseElementsAttr::get(vI32, APInt(32, 0)));
     iacc.append(s.NC, start);
   }
-  int64_t steps = s.kt4 / s.group();
+  int64_t steps = s.steps();
   Value lo = arith::MulIOp::create(ib, t, cIndex(ib, steps));
   Value hi = arith::AddIOp::create(ib, lo, cIndex(ib, steps));
   // Gathered, step g of row r reads from aStart[r] + g·group.
