@@ -339,14 +339,42 @@ Value KernelEmitter::packB(Value bData) {
 
 void KernelEmitter::widenRows(Value a, Value ap, Value rowBegin, Value rowEnd) {
   Type i16 = b.getI16Type();
-  scf::buildLoopNest(b, b.getLoc(), ValueRange{rowBegin, idx(0)},
-                     ValueRange{rowEnd, idx(s.K)}, ValueRange{idx(1), idx(1)},
-                     [&](OpBuilder &nb, Location loc, ValueRange iv) {
-                       ImplicitLocOpBuilder ib(loc, nb);
-                       Value v = memref::LoadOp::create(ib, a, iv);
-                       memref::StoreOp::create(
-                           ib, arith::ExtSIOp::create(ib, i16, v), ap, iv);
-                     });
+  // Bytes kWidenLanes at a time (one `vpmovsxbw` each) when A's rows are
+  // contiguous, the rest of each row one by one.
+  constexpr int64_t kWidenLanes = 16;
+  auto aType = cast<MemRefType>(a.getType());
+  int64_t whole =
+      aType.isLastDimUnitStride() ? s.K / kWidenLanes * kWidenLanes : 0;
+  auto i8Vec = VectorType::get({kWidenLanes}, aType.getElementType());
+  auto i16Vec = VectorType::get({kWidenLanes}, i16);
+  scf::ForOp::create(
+      b, rowBegin, rowEnd, idx(1), ValueRange{},
+      [&](OpBuilder &rb, Location loc, Value i, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, rb);
+        if (whole > 0)
+          scf::ForOp::create(
+              ib, idx(0), idx(whole), idx(kWidenLanes), ValueRange{},
+              [&](OpBuilder &vb, Location vl, Value k, ValueRange) {
+                ImplicitLocOpBuilder kb(vl, vb);
+                Value v =
+                    vector::LoadOp::create(kb, i8Vec, a, ValueRange{i, k});
+                vector::StoreOp::create(kb,
+                                        arith::ExtSIOp::create(kb, i16Vec, v),
+                                        ap, ValueRange{i, k});
+                scf::YieldOp::create(kb);
+              });
+        if (whole < s.K)
+          scf::ForOp::create(
+              ib, idx(whole), idx(s.K), idx(1), ValueRange{},
+              [&](OpBuilder &sb, Location sl, Value k, ValueRange) {
+                ImplicitLocOpBuilder kb(sl, sb);
+                Value v = memref::LoadOp::create(kb, a, ValueRange{i, k});
+                memref::StoreOp::create(kb, arith::ExtSIOp::create(kb, i16, v),
+                                        ap, ValueRange{i, k});
+                scf::YieldOp::create(kb);
+              });
+        scf::YieldOp::create(ib);
+      });
 }
 
 std::pair<Value, Value> KernelEmitter::packA(Value a,

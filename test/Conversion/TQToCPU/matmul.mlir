@@ -24,9 +24,12 @@
 // AVX512: vector.store %{{.*}} : memref<1x32x128xi8>, vector<128xi8>
 // AVX512: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32>, vector<64xi8>
 // VNNI256: tq.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
-// A is widened to int16 once; B's bytes as they are loaded, in pairs of k.
+// A is widened to int16 once, 16 bytes at a time; B's bytes as they are
+// loaded, in pairs of k.
 // AVX2-NOT: tq.dot_u8s8
-// AVX2: arith.extsi %{{.*}} : i8 to i16
+// AVX2: vector.load %{{.*}} : memref<64x128xi8>, vector<16xi8>
+// AVX2-NEXT: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2-NEXT: vector.store %{{.*}} : memref<64x128xi16>, vector<16xi16>
 // AVX2: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
 // AVX2: tq.dot_i16 %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<16xi16>
 // GENERIC-NOT: tq.dot_u8s8
@@ -126,7 +129,7 @@ func.func @int4_weights(%a: !A) -> tensor<64x32xf32> {
 // CHECK: math.roundeven
 // CHECK: scf.for
 // AVX512: tq.dot_u8s8
-// AVX2: arith.extsi %{{.*}} : i8 to i16
+// AVX2: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
 // AVX2: tq.dot_i16
 // PAR-LABEL: func.func @fused_quantize(
 // PAR: scf.parallel

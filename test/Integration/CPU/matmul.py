@@ -124,6 +124,9 @@ case(9, 70, 128, 32, trans_b=True, threads=(1, 2), extreme=True)
 # interleaved; panels past N (36 and 70 columns) masked.
 case(20, 36, 48, 16, threads=(1, 2))
 case(9, 70, 64, 32, threads=(1, 2))
+# A widened for vpmaddwd 16 bytes at a time, the rest of each row (K = 24:
+# 8 bytes) one by one, with extreme values.
+case(21, 19, 24, 8, threads=(1, 2), extreme=True)
 case(25, 19, 33, 8, trans_a=True, trans_b=True)
 case(20, 36, 40, 16, bf16=True)
 case(45, 70, 96, 32, const_b=True, threads=(1, 2))
@@ -258,4 +261,4 @@ print(f"matmul cases per target: {cases // len(TARGETS)}, "
       f"mismatches: {failures}")
 # CHECK: targets: {{.*}}generic; not on this host:
 # CHECK-NOT: MISMATCH
-# CHECK: matmul cases per target: 51, mismatches: 0
+# CHECK: matmul cases per target: 53, mismatches: 0
