@@ -987,7 +987,8 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 
 // A single-channel NHWC convolution (tq-cpu-channels-last's form of a first
 // layer), its bias and ReLU, then a max pooling: each image's pixels in
-// blocks of 8, per tap one broadcast input per pixel times the filter
+// blocks (of 4 on AVX2: 8 accumulators of its 16 registers; of 8 on
+// AVX-512, one vector each), per tap one broadcast input per pixel times the filter
 // vectors (12 filters: a whole vector and a masked one), stored through the
 // epilogue into a scratch buffer that is pooled at once; the whole output
 // is never written. The 2x2 windows of stride 2 do not overlap down the
@@ -1001,7 +1002,7 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 // CHECK: %[[P0:.*]] = arith.muli %[[PW]], %c2
 // CHECK: scf.for %[[I:.*]] = %c0 to %c2 step %c1
 // CHECK: %[[P:.*]] = arith.addi %[[P0]], %[[I]]
-// CHECK: scf.for %[[Q:.*]] = %c0 to %c8 step %c8
+// CHECK: scf.for %[[Q:.*]] = %c0 to %c8 step %c4
 // CHECK: vector.load %{{.*}}[%c0, %c0, %c0, %c0] : memref<3x3x1x12xf32>, vector<8xf32>
 // CHECK: vector.maskedload %{{.*}}[%c0, %c0, %c0, %c8], {{.*}} : memref<3x3x1x12xf32>
 // CHECK: memref.load %{{.*}}[%{{.*}}, %[[P]], %[[Q]], %c0] : memref<2x10x10x1xf32>
@@ -1017,6 +1018,9 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 // CHECK: vector.store %{{.*}} : memref<1x1x4x12xf32, strided
 // CHECK: memref.dealloc %[[S]]
 // CHECK-NOT: linalg.
+// AVX512-LABEL: func.func @conv_nhwc_pool
+// AVX512: scf.for %{{.*}} = %c0 to %c8 step %c8
+// AVX512: vector.maskedload %{{.*}}[%c0, %c0, %c0, %c0], {{.*}} : memref<3x3x1x12xf32>, vector<16xi1>, vector<16xf32>
 // GENERIC-LABEL: func.func @conv_nhwc_pool
 // GENERIC-NOT: math.fma
 // GENERIC: arith.mulf {{.*}} : vector<8xf32>
