@@ -79,6 +79,8 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
       dst = collapse(b, out, cpu::mergeTrailingDims(rank, outer));
     auto vF32 = VectorType::get({L}, b.getF32Type());
     auto vMask = VectorType::get({L}, b.getI1Type());
+    // The scalar inputs of the row being built (loaded at its start).
+    SmallVector<Value> scalars;
     // The `n` values at `col` of the row at `ivs`: one vector, masked when
     // `n` is short of L.
     auto vectorAt = [&](ImplicitLocOpBuilder &vb, ValueRange ivs, Value col,
@@ -94,10 +96,12 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
         acc = mask ? vector::MaskedLoadOp::create(vb, vF32, dst, at, mask, zero)
                          .getResult()
                    : vector::LoadOp::create(vb, vF32, dst, at).getResult();
-      storeThroughEpilogue(vb, epi, acc, dst, ivs, col, mask);
+      storeThroughEpilogue(vb, epi, acc, dst, ivs, col, mask, scalars);
     };
-    forEachRowVector(b, shape.take_front(outer), extent, L, o.threads,
-                     vectorAt);
+    forEachRowVector(b, shape.take_front(outer), extent, L, o.threads, vectorAt,
+                     [&](ImplicitLocOpBuilder &rb, ValueRange ivs) {
+                       scalars = epi->loadScalars(rb, ivs);
+                     });
     rw.eraseOp(op);
     return success();
   }

@@ -271,8 +271,44 @@ void VectorEpilogue::prepare(ImplicitLocOpBuilder &b) {
   }
 }
 
+/// The indices of `generic`'s input `in` at the outer indices `outer`: its
+/// map's results up to the first vector dim (a constant is index 0).
+static SmallVector<Value> outerIndices(ImplicitLocOpBuilder &b,
+                                       linalg::GenericOp generic, OpOperand *in,
+                                       ValueRange outer) {
+  SmallVector<Value> at;
+  for (AffineExpr x : generic.getMatchingIndexingMap(in).getResults()) {
+    if (isa<AffineConstantExpr>(x)) {
+      at.push_back(arith::ConstantIndexOp::create(b, 0));
+      continue;
+    }
+    int64_t d = cast<AffineDimExpr>(x).getPosition();
+    if (d >= int64_t(outer.size()))
+      break;
+    at.push_back(outer[d]);
+  }
+  return at;
+}
+
+SmallVector<Value> VectorEpilogue::loadScalars(ImplicitLocOpBuilder &b,
+                                               ValueRange outer) const {
+  linalg::GenericOp generic = this->generic;
+  SmallVector<Value> scalars;
+  for (auto [i, in] : llvm::enumerate(generic.getDpsInputOperands())) {
+    Value v = in->get();
+    if (kinds[i] != Kind::scalar || !isa<MemRefType>(v.getType())) {
+      scalars.push_back(Value());
+      continue;
+    }
+    scalars.push_back(
+        memref::LoadOp::create(b, v, outerIndices(b, generic, in, outer)));
+  }
+  return scalars;
+}
+
 Value VectorEpilogue::apply(ImplicitLocOpBuilder &b, Value acc,
-                            ValueRange outer, Value col, Value mask) const {
+                            ValueRange outer, Value col, Value mask,
+                            ArrayRef<Value> scalars) const {
   linalg::GenericOp generic = this->generic;
   auto accType = cast<VectorType>(acc.getType());
   auto vectorOf = [&](Type t) {
@@ -280,7 +316,6 @@ Value VectorEpilogue::apply(ImplicitLocOpBuilder &b, Value acc,
   };
   IRMapping map;
   Block *body = generic.getBody();
-  int64_t firstVector = outer.size();
   for (auto [i, in] : llvm::enumerate(generic.getDpsInputOperands())) {
     Value arg = body->getArgument(i);
     if (kinds[i] == Kind::output) {
@@ -292,25 +327,17 @@ Value VectorEpilogue::apply(ImplicitLocOpBuilder &b, Value acc,
       map.map(arg, vector::BroadcastOp::create(b, vectorOf(v.getType()), v));
       continue;
     }
-    AffineMap m = generic.getMatchingIndexingMap(in);
-    SmallVector<Value> at;
-    for (AffineExpr x : m.getResults()) {
-      if (isa<AffineConstantExpr>(x)) {
-        at.push_back(arith::ConstantIndexOp::create(b, 0));
-        continue;
-      }
-      int64_t d = cast<AffineDimExpr>(x).getPosition();
-      if (d < firstVector)
-        at.push_back(outer[d]);
-      else
-        break;
-    }
     auto et = cast<MemRefType>(v.getType()).getElementType();
     if (kinds[i] == Kind::scalar) {
-      Value s = memref::LoadOp::create(b, v, at);
+      Value s = !scalars.empty() && scalars[i]
+                    ? scalars[i]
+                    : memref::LoadOp::create(
+                          b, v, outerIndices(b, generic, in, outer))
+                          .getResult();
       map.map(arg, vector::BroadcastOp::create(b, vectorOf(et), s));
       continue;
     }
+    SmallVector<Value> at = outerIndices(b, generic, in, outer);
     at.push_back(col);
     if (mask) {
       Value zero = arith::ConstantOp::create(b, vectorOf(et),

@@ -61,9 +61,18 @@ public:
 
   /// The body on `acc`, the vector of `out` at the outer indices `outer`
   /// (one per leading dim) and at flattened position `col` along the vector
-  /// dims. `mask` (or null) marks the lanes in range.
+  /// dims. `mask` (or null) marks the lanes in range. `scalars`, when given
+  /// (loadScalars at the same `outer`), are the scalar inputs' values,
+  /// loaded once for all the vectors of those outer indices.
   Value apply(ImplicitLocOpBuilder &b, Value acc, ValueRange outer, Value col,
-              Value mask) const;
+              Value mask, ArrayRef<Value> scalars = {}) const;
+  /// The values of the inputs read as scalars at the outer indices `outer`,
+  /// one per input (null for the others). Loaded once for a row, they are
+  /// one value to LLVM, which then computes the body's ops on them alone
+  /// (a layer norm's square root) once for the row, not once per vector:
+  /// it cannot tell that the row's stores leave the scalar inputs alone.
+  SmallVector<Value> loadScalars(ImplicitLocOpBuilder &b,
+                                 ValueRange outer) const;
 
   linalg::GenericOp op() const { return generic; }
   /// The location of the kernel with its epilogue: both layers, which the

@@ -159,9 +159,10 @@ std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
 
 void storeThroughEpilogue(ImplicitLocOpBuilder &b,
                           const std::optional<VectorEpilogue> &epi, Value v,
-                          Value to, ValueRange outer, Value col, Value mask) {
+                          Value to, ValueRange outer, Value col, Value mask,
+                          ArrayRef<Value> scalars) {
   if (epi)
-    v = epi->apply(b, v, outer, col, mask);
+    v = epi->apply(b, v, outer, col, mask, scalars);
   SmallVector<Value> at(outer);
   at.push_back(col);
   if (mask)
@@ -180,7 +181,7 @@ void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
 
 void forEachRowVector(ImplicitLocOpBuilder &b, ArrayRef<int64_t> outer,
                       int64_t extent, int64_t L, int64_t threads,
-                      RowVectorBody body) {
+                      RowVectorBody body, RowBody atRow) {
   SmallVector<Value> lbs, ubs, steps;
   for (int64_t size : outer) {
     lbs.push_back(idx(b, 0));
@@ -191,6 +192,8 @@ void forEachRowVector(ImplicitLocOpBuilder &b, ArrayRef<int64_t> outer,
       b, b.getLoc(), lbs, ubs, steps, threads,
       [&](OpBuilder &nb, Location l, ValueRange ivs) {
         ImplicitLocOpBuilder rb(l, nb);
+        if (atRow)
+          atRow(rb, ivs);
         int64_t whole = extent / L * L;
         if (whole > 0)
           scf::buildLoopNest(rb, l, ValueRange{idx(rb, 0)},

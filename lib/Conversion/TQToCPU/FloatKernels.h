@@ -88,10 +88,12 @@ std::optional<VectorEpilogue> takeEpilogue(Operation *op, Value out,
                                            ImplicitLocOpBuilder &b);
 /// `v` through the epilogue `epi`, if any (at the outer indices `outer`
 /// and position `col` along its vector dims), stored at (outer..., col) of
-/// `to`: masked when `mask` is not null.
+/// `to`: masked when `mask` is not null. `scalars`: the epilogue's scalar
+/// inputs at `outer`, loaded once (VectorEpilogue::loadScalars), if given.
 void storeThroughEpilogue(ImplicitLocOpBuilder &b,
                           const std::optional<VectorEpilogue> &epi, Value v,
-                          Value to, ValueRange outer, Value col, Value mask);
+                          Value to, ValueRange outer, Value col, Value mask,
+                          ArrayRef<Value> scalars = {});
 /// Erases a kernel's op and the epilogue it took.
 void eraseWithEpilogue(Operation *op, const std::optional<VectorEpilogue> &epi,
                        PatternRewriter &rw);
@@ -122,12 +124,14 @@ void forEachBlock(ImplicitLocOpBuilder &b, int64_t channels, int64_t pixels,
 /// Loops over the leading dims `outer` (shared among `threads`) around the
 /// vectors of L lanes along a row of `extent` values: the whole vectors in a
 /// loop, then the last, partial one on its own. `body` gets the outer
-/// indices, the vector's first column and how many columns it holds.
+/// indices, the vector's first column and how many columns it holds;
+/// `atRow`, if given, the outer indices first, once per row.
 using RowVectorBody = llvm::function_ref<void(ImplicitLocOpBuilder &,
                                               ValueRange, Value, int64_t)>;
+using RowBody = llvm::function_ref<void(ImplicitLocOpBuilder &, ValueRange)>;
 void forEachRowVector(ImplicitLocOpBuilder &b, ArrayRef<int64_t> outer,
                       int64_t extent, int64_t L, int64_t threads,
-                      RowVectorBody body);
+                      RowVectorBody body, RowBody atRow = nullptr);
 
 /// The max pooling (`PoolOp`, NCHW or NHWC; the fill of its output just
 /// before it) right after `last` that reads `out`, an allocation nothing

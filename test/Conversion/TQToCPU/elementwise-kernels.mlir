@@ -30,15 +30,18 @@ func.func @bias_rows(%x: memref<64x8x32xf32>, %b: memref<32xf32>, %y: memref<64x
 
 // Same-shape operands: every dim merged into one loop of 3·5·7 = 105
 // elements, 6 whole vectors and a masked one of 9 lanes; with threads, the
-// leading dim stays a loop to share. A 0-d operand is broadcast.
+// leading dim stays a loop to share. A 0-d operand is loaded once, before
+// the vectors, and broadcast.
 // CHECK-LABEL: func.func @residual_flat
 // CHECK-DAG: %[[XV:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1, 2]] : memref<3x5x7xf32> into memref<105xf32>
 // CHECK-DAG: %[[YV:.*]] = memref.collapse_shape %arg3 {{\[\[}}0, 1, 2]] : memref<3x5x7xf32> into memref<105xf32>
+// CHECK: %[[S:.*]] = memref.load %arg2[] : memref<f32>
 // CHECK: scf.for %[[K:.*]] = %c0 to %c96 step %c16
 // CHECK: vector.load %[[XV]][%[[K]]]
+// CHECK: vector.broadcast %[[S]]
 // CHECK: vector.store %{{.*}}, %[[YV]][%[[K]]]
 // CHECK: %[[M:.*]] = vector.create_mask %c9 : vector<16xi1>
-// CHECK: %[[S:.*]] = memref.load %arg2[] : memref<f32>
+// CHECK-NOT: memref.load
 // CHECK: vector.broadcast %[[S]]
 // CHECK: vector.maskedstore %[[YV]][%c96], %[[M]]
 // PAR-LABEL: func.func @residual_flat
@@ -59,14 +62,15 @@ func.func @residual_flat(%x: memref<3x5x7xf32>, %r: memref<3x5x7xf32>, %s: memre
 // -----
 
 // A row of 10 gets one 16-lane vector, masked; a per-row value (indexed by
-// the leading dim only) is loaded as a scalar. The body reads the target's
-// old value: it is loaded (masked) before the store.
+// the leading dim only) is loaded as a scalar, at the row's start. The
+// body reads the target's old value: it is loaded (masked) before the
+// store.
 // CHECK-LABEL: func.func @rows_of_ten
 // CHECK: scf.for %[[I:.*]] = %c0 to %c3
 // CHECK-NOT: scf.for
+// CHECK: memref.load %arg1[%[[I]]] : memref<3xf32>
 // CHECK: %[[M:.*]] = vector.create_mask %c10 : vector<16xi1>
 // CHECK-DAG: vector.maskedload %arg2[%[[I]], %c0], %[[M]]
-// CHECK-DAG: memref.load %arg1[%[[I]]] : memref<3xf32>
 // CHECK-DAG: vector.maskedload %arg0[%[[I]], %c0], %[[M]]
 // CHECK: vector.maskedstore %arg2[%[[I]], %c0], %[[M]]
 func.func @rows_of_ten(%x: memref<3x10xf32>, %s: memref<3xf32>, %y: memref<3x10xf32>) {
@@ -75,6 +79,33 @@ func.func @rows_of_ten(%x: memref<3x10xf32>, %s: memref<3xf32>, %y: memref<3x10x
     %t = arith.mulf %a, %b : f32
     %u = arith.addf %t, %o : f32
     linalg.yield %u : f32
+  }
+  return
+}
+
+// -----
+
+// A layer norm's last step, a row of 32 (two 16-lane vectors) over the
+// square root of its variance: the variance is loaded once per row, before
+// both vectors, so that LLVM takes one square root per row (it cannot
+// tell that the row's stores leave the variances alone).
+// CHECK-LABEL: func.func @norm_rows
+// CHECK: scf.for %[[I:.*]] = %c0 to %c4
+// CHECK: %[[V:.*]] = memref.load %arg1[%[[I]]] : memref<4xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c32 step %c16
+// CHECK-NOT: memref.load
+// CHECK: %[[B:.*]] = vector.broadcast %[[V]] : f32 to vector<16xf32>
+// CHECK: %[[E:.*]] = arith.addf %[[B]], %{{.*}} : vector<16xf32>
+// CHECK: %[[R:.*]] = math.sqrt %[[E]] : vector<16xf32>
+// CHECK: arith.divf %{{.*}}, %[[R]] : vector<16xf32>
+func.func @norm_rows(%x: memref<4x32xf32>, %var: memref<4xf32>, %y: memref<4x32xf32>) {
+  %eps = arith.constant 1.0e-05 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x, %var : memref<4x32xf32>, memref<4xf32>) outs(%y : memref<4x32xf32>) {
+  ^bb0(%a: f32, %v: f32, %o: f32):
+    %e = arith.addf %v, %eps : f32
+    %r = math.sqrt %e : f32
+    %d = arith.divf %a, %r : f32
+    linalg.yield %d : f32
   }
   return
 }
