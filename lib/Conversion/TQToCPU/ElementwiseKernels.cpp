@@ -44,7 +44,8 @@ struct ElementwiseKernel : FloatKernelPattern<linalg::GenericOp> {
     auto type = dyn_cast<MemRefType>(out.getType());
     if (!type || type.getRank() == 0)
       return rw.notifyMatchFailure(op, "no dims to vectorize");
-    // A vector of the output is written after all its inputs are read:
+    // A vector of the output is written after all its inputs are read, and
+    // the inputs read once per row (loadScalars) before any of its vectors:
     // only an input that is the output itself, element for element, may
     // share its buffer.
     for (OpOperand *in : op.getDpsInputOperands())

@@ -310,6 +310,8 @@ Value VectorEpilogue::apply(ImplicitLocOpBuilder &b, Value acc,
                             ValueRange outer, Value col, Value mask,
                             ArrayRef<Value> scalars) const {
   linalg::GenericOp generic = this->generic;
+  assert((scalars.empty() || scalars.size() == kinds.size()) &&
+         "one value (or null) per input");
   auto accType = cast<VectorType>(acc.getType());
   auto vectorOf = [&](Type t) {
     return VectorType::get(accType.getShape(), t);

@@ -71,6 +71,8 @@ public:
   /// one value to LLVM, which then computes the body's ops on them alone
   /// (a layer norm's square root) once for the row, not once per vector:
   /// it cannot tell that the row's stores leave the scalar inputs alone.
+  /// The caller makes sure they do: no store between this load and the
+  /// applys that take its values may write a scalar input.
   SmallVector<Value> loadScalars(ImplicitLocOpBuilder &b,
                                  ValueRange outer) const;
 

@@ -343,6 +343,7 @@ void KernelEmitter::widenRows(Value a, Value ap, Value rowBegin, Value rowEnd) {
   // contiguous, the rest of each row one by one.
   constexpr int64_t kWidenLanes = 16;
   auto aType = cast<MemRefType>(a.getType());
+  assert(aType.getElementType().isInteger(8) && "widens bytes");
   int64_t whole =
       aType.isLastDimUnitStride() ? s.K / kWidenLanes * kWidenLanes : 0;
   auto i8Vec = VectorType::get({kWidenLanes}, aType.getElementType());

@@ -987,11 +987,11 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 
 // A single-channel NHWC convolution (tq-cpu-channels-last's form of a first
 // layer), its bias and ReLU, then a max pooling: each image's pixels in
-// blocks (of 4 on AVX2: 8 accumulators of its 16 registers; of 8 on
-// AVX-512, one vector each), per tap one broadcast input per pixel times the filter
-// vectors (12 filters: a whole vector and a masked one), stored through the
-// epilogue into a scratch buffer that is pooled at once; the whole output
-// is never written. The 2x2 windows of stride 2 do not overlap down the
+// blocks (of 4 on AVX2 and generic: 8 accumulators of 16 registers; of 8
+// on AVX-512, one vector each), per tap one broadcast input per pixel
+// times the filter vectors (12 filters: a whole vector and a masked one),
+// stored through the epilogue into a scratch buffer that is pooled at
+// once; the whole output is never written. The 2x2 windows of stride 2 do not overlap down the
 // rows: the scratch holds one window's 2 rows (output rows 2·pw + i, the
 // input read from there, stored at scratch row i), pooled into one output
 // row (4 per image).
@@ -1022,6 +1022,7 @@ func.func @conv_then_pool(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %k: 
 // AVX512: scf.for %{{.*}} = %c0 to %c8 step %c8
 // AVX512: vector.maskedload %{{.*}}[%c0, %c0, %c0, %c0], {{.*}} : memref<3x3x1x12xf32>, vector<16xi1>, vector<16xf32>
 // GENERIC-LABEL: func.func @conv_nhwc_pool
+// GENERIC: scf.for %{{.*}} = %c0 to %c8 step %c4
 // GENERIC-NOT: math.fma
 // GENERIC: arith.mulf {{.*}} : vector<8xf32>
 // PAR-LABEL: func.func @conv_nhwc_pool

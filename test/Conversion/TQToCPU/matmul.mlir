@@ -129,7 +129,7 @@ func.func @int4_weights(%a: !A) -> tensor<64x32xf32> {
 // CHECK: math.roundeven
 // CHECK: scf.for
 // AVX512: tq.dot_u8s8
-// AVX2: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2: vector.store %{{.*}} : memref<64x128xi16>, vector<16xi16>
 // AVX2: tq.dot_i16
 // PAR-LABEL: func.func @fused_quantize(
 // PAR: scf.parallel
@@ -237,7 +237,7 @@ func.func @transposed_b(%a: !A, %b: !BT) -> tensor<64x32xf32> {
 // VNNI but not offset (no xori, no row sums). Other targets are unchanged.
 // AVX2-LABEL: func.func @nonnegative_a(
 // AVX2-NOT: xori
-// AVX2-NOT: arith.extsi %{{.*}} : i8 to i16
+// AVX2-NOT: memref<64x128xi16>
 // AVX2: tq.dot_u8s8_pairs %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi32>, vector<32xi8>
 // AVX2-NOT: tq.dot_i16
 // AVX512-LABEL: func.func @nonnegative_a(
@@ -246,4 +246,22 @@ func.func @transposed_b(%a: !A, %b: !BT) -> tensor<64x32xf32> {
 func.func @nonnegative_a(%a: !A, %b: !BT) -> tensor<64x32xf32> {
   %c = tq.matmul %a, %b {transpose_b, tq.nonnegative_input} : !A, !BT -> tensor<64x32xf32>
   return %c : tensor<64x32xf32>
+}
+
+// A row of 24 bytes widened for vpmaddwd: 16 at once, then 8 one by one.
+// AVX2-LABEL: func.func @widen_short_rows(
+// AVX2: %[[AP:.*]] = memref.alloc() {{.*}} : memref<64x24xi16>
+// AVX2: scf.for %[[I:.*]] = %c0{{.*}} to %c64{{.*}} step %c1
+// AVX2: scf.for %[[K:.*]] = %c0{{.*}} to %c16{{.*}} step %c16
+// AVX2: vector.load %{{.*}}[%[[I]], %[[K]]] : memref<64x24xi8>, vector<16xi8>
+// AVX2: vector.store %{{.*}}, %[[AP]][%[[I]], %[[K]]] : memref<64x24xi16>, vector<16xi16>
+// AVX2: scf.for %[[J:.*]] = %c16{{.*}} to %c24{{.*}} step %c1
+// AVX2: %[[V:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<64x24xi8>
+// AVX2: %[[W:.*]] = arith.extsi %[[V]] : i8 to i16
+// AVX2: memref.store %[[W]], %[[AP]][%[[I]], %[[J]]] : memref<64x24xi16>
+!A24 = !tq.tiled<64x24xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+!B24 = !tq.tiled<24x16xi8:8, f32, tile = 8x8, dims = [0, 1], scale = f32>
+func.func @widen_short_rows(%a: !A24, %b: !B24) -> tensor<64x16xf32> {
+  %c = tq.matmul %a, %b : !A24, !B24 -> tensor<64x16xf32>
+  return %c : tensor<64x16xf32>
 }
