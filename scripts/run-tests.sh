@@ -35,6 +35,11 @@ echo "== unit tests and doc checks =="
 ctest --test-dir build -E '^lit$' --output-on-failure 2>&1 | tee "$log"
 count_ctest
 
+# A test that hangs (a crash handler blocked on a corrupted heap, say)
+# fails after 25 minutes instead of taking the whole run's time; the
+# slowest takes about 5. lit's --timeout needs python3-psutil (base).
+lit_timeout=1500
+
 count_lit() { # lit -v prints one PASS:/FAIL: ... line per test
   local lp lf
   lp=$(grep -cE '^PASS: ' "$log")
@@ -45,7 +50,7 @@ count_lit() { # lit -v prints one PASS:/FAIL: ... line per test
 }
 
 echo "== lit =="
-/usr/lib/llvm-22/bin/lit -v build/test 2>&1 | tee "$log"
+/usr/lib/llvm-22/bin/lit -v --timeout=$lit_timeout build/test 2>&1 | tee "$log"
 count_lit
 
 # The ONNX conformance count (the lit test Integration/ONNX/conformance).
@@ -62,7 +67,7 @@ ctest --test-dir build-asan -E '^lit$' --output-on-failure 2>&1 | tee "$log"
 count_ctest
 
 echo "== lit under ASan + UBSan =="
-/usr/lib/llvm-22/bin/lit -v build-asan/test 2>&1 | tee "$log"
+/usr/lib/llvm-22/bin/lit -v --timeout=$lit_timeout build-asan/test 2>&1 | tee "$log"
 count_lit
 
 rm -f "$log"

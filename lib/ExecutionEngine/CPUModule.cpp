@@ -5,6 +5,7 @@
 #include "tq/Conversion/TQToCPU/TQToCPU.h"
 #include "tq/Dialect/PPU/IR/PPU.h"
 #include "tq/Dialect/TQ/IR/TQ.h"
+#include "tq/ExecutionEngine/MaskedStores.h"
 #include "tq/Pipelines/Pipelines.h"
 #include "tq/Support/ArgNames.h"
 #include "tq/Support/Diagnostics.h"
@@ -399,6 +400,7 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
       errs << name << ": error: " << llvm::toString(std::move(e)) << "\n";
       return nullptr;
     }
+    scalarizeSingleLaneMaskedStores(*llvmModule);
     llvm::raw_string_ostream object(m->impl->object);
     llvm::buffer_ostream stream(object);
     llvm::legacy::PassManager codegen;
@@ -434,10 +436,15 @@ std::unique_ptr<CPUModule> CPUModule::compile(const std::string &source,
                                             m->impl->hostMachine.get());
   // ExecutionEngineOptions::transformer is a function_ref: the callable
   // must outlive create().
-  auto timedOptimize = [&](llvm::Module *llvmModule) {
+  auto timedOptimize = [&](llvm::Module *llvmModule) -> llvm::Error {
     TimingScope t = translateTimer.nest("optimize (-O" +
                                         std::to_string(options.optLevel) + ")");
-    return optimize(llvmModule);
+    if (llvm::Error e = optimize(llvmModule))
+      return e;
+    // After the optimizer, which makes the masks constant: see
+    // tq/ExecutionEngine/MaskedStores.h.
+    scalarizeSingleLaneMaskedStores(*llvmModule);
+    return llvm::Error::success();
   };
   engineOptions.transformer = timedOptimize;
   engineOptions.jitCodeGenOptLevel =

@@ -1,0 +1,75 @@
+//===- MaskedStores.cpp - single-lane masked stores as plain stores -------===//
+//
+// See tq/ExecutionEngine/MaskedStores.h.
+//
+//===----------------------------------------------------------------------===//
+#include "tq/ExecutionEngine/MaskedStores.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+
+#include <optional>
+
+using namespace llvm;
+
+namespace tq::cpu {
+
+/// The one lane a constant mask sets, if it sets exactly one and every other
+/// lane is a known false.
+static std::optional<unsigned> singleLane(Value *mask, unsigned lanes) {
+  auto *c = dyn_cast<Constant>(mask);
+  if (!c)
+    return std::nullopt;
+  std::optional<unsigned> lane;
+  for (unsigned i = 0; i < lanes; ++i) {
+    auto *bit = dyn_cast_or_null<ConstantInt>(c->getAggregateElement(i));
+    if (!bit)
+      return std::nullopt;
+    if (bit->isZero())
+      continue;
+    if (lane)
+      return std::nullopt;
+    lane = i;
+  }
+  return lane;
+}
+
+unsigned scalarizeSingleLaneMaskedStores(Module &module) {
+  const DataLayout &layout = module.getDataLayout();
+  unsigned replaced = 0;
+  for (Function &f : module)
+    for (BasicBlock &block : f)
+      for (Instruction &inst : make_early_inc_range(block)) {
+        auto *call = dyn_cast<IntrinsicInst>(&inst);
+        if (!call || call->getIntrinsicID() != Intrinsic::masked_store)
+          continue;
+        // llvm.masked.store(value, ptr, mask), the alignment on ptr.
+        Value *value = call->getArgOperand(0), *ptr = call->getArgOperand(1);
+        auto *type = dyn_cast<FixedVectorType>(value->getType());
+        if (!type)
+          continue;
+        Type *element = type->getElementType();
+        // Lanes of less than a byte (i1) have no address of their own.
+        if (layout.getTypeSizeInBits(element) % 8 != 0)
+          continue;
+        std::optional<unsigned> lane =
+            singleLane(call->getArgOperand(2), type->getNumElements());
+        if (!lane)
+          continue;
+        IRBuilder<> b(call);
+        uint64_t offset = *lane * layout.getTypeStoreSize(element);
+        Value *at = b.CreateConstInBoundsGEP1_64(element, ptr, *lane);
+        b.CreateAlignedStore(
+            b.CreateExtractElement(value, b.getInt64(*lane)), at,
+            commonAlignment(call->getParamAlign(1).valueOrOne(), offset));
+        call->eraseFromParent();
+        ++replaced;
+      }
+  return replaced;
+}
+
+} // namespace tq::cpu
