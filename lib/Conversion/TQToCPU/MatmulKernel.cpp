@@ -705,7 +705,7 @@ void KernelEmitter::storeMicroTile(const MicroTile &m, ValueRange acc) {
     ImplicitLocOpBuilder sb(loc, ob);
     for (int64_t r = 0; r < s.MR; ++r) {
       OpBuilder::InsertionGuard g(sb);
-      if (s.Mp() != s.M) {
+      if (m.partial) {
         Value inRows = arith::CmpIOp::create(sb, arith::CmpIPredicate::ult,
                                              m.rowIdx[r], idx(s.M));
         auto ifOp = scf::IfOp::create(sb, inRows, /*withElse=*/false);
@@ -827,14 +827,40 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   Value m0 = arith::MulIOp::create(b, blk, idx(MC));
   Value m1 =
       arith::MinUIOp::create(b, arith::AddIOp::create(b, m0, idx(MC)), idx(Mp));
-  auto rowLoop = scf::ForOp::create(b, m0, m1, idx(MR));
+  // Whole micro-tiles index rows i0 + r as they are, so that LLVM
+  // addresses A's rows from one pointer (clamped, each row took a register
+  // of its own, and some of them went to the stack); the partial one, last,
+  // is emitted on its own (emitMicroTile).
+  int64_t whole = s.M / MR * MR;
+  Value wholeEnd =
+      whole == Mp ? m1 : arith::MinUIOp::create(b, m1, idx(whole)).getResult();
+  auto rowLoop = scf::ForOp::create(b, m0, wholeEnd, idx(MR));
   b.setInsertionPointToStart(rowLoop.getBody());
-  Value i0 = rowLoop.getInductionVar();
+  MicroTile tile = m;
+  emitMicroTile(tile, rowLoop.getInductionVar(), /*partial=*/false);
+  if (whole == Mp)
+    return m.c;
+  // Blocks start at multiples of MR: the block that ends at Mp holds the
+  // partial micro-tile.
+  b.setInsertionPointAfter(rowLoop);
+  auto holdsLast = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, m1, idx(whole)),
+      /*withElse=*/false);
+  b.setInsertionPointToStart(holdsLast.thenBlock());
+  MicroTile last = m;
+  emitMicroTile(last, idx(whole), /*partial=*/true);
+  return m.c;
+}
+
+void KernelEmitter::emitMicroTile(MicroTile &m, Value i0, bool partial) {
+  int64_t MR = s.MR;
+  m.partial = partial;
   m.j0 = arith::MulIOp::create(b, m.jp, idx(s.NR()));
   // Rows of the micro-tile, clamped for the scales of padding rows.
   for (int64_t r = 0; r < MR; ++r) {
     Value i = arith::AddIOp::create(b, i0, idx(r));
-    Value clamped = arith::MinUIOp::create(b, i, idx(s.M - 1));
+    Value clamped =
+        partial ? arith::MinUIOp::create(b, i, idx(s.M - 1)).getResult() : i;
     m.rowIdx.push_back(i);
     m.aRow.push_back(clamped);
     m.rowScaleIdx.push_back(arith::DivUIOp::create(b, clamped, idx(s.tileMA)));
@@ -875,7 +901,6 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
         scf::YieldOp::create(ib, scaleAndAdd(ib, m, t, off, psums, facc));
       });
   storeMicroTile(m, tLoop.getResults());
-  return m.c;
 }
 
 /// The kernel for the target and the operands' containers: vpdpbusd when

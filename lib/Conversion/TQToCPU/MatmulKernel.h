@@ -283,7 +283,14 @@ private:
     SmallVector<Value> rowIdx, aRow, rowScaleIdx, colScaleIdx;
     /// Gathered A: each row's offsets.
     SmallVector<GatheredA::Offsets> rowOffsets;
+    /// The last micro-tile, with rows past M: they are clamped to M - 1
+    /// where read and not stored.
+    bool partial = false;
   };
+  /// The micro-tile of rows [i0, i0 + MR) at the insertion point: each
+  /// K-tile's partial sums scaled into f32 accumulators, then stored. `m`
+  /// holds the operands; its rows are filled in.
+  void emitMicroTile(MicroTile &m, Value i0, bool partial);
   /// The int32 partial sums of K-tile t for every accumulator (`off`: the
   /// K-tile's offsets into a gathered A).
   SmallVector<Value> partialSums(ImplicitLocOpBuilder &b, const MicroTile &m,

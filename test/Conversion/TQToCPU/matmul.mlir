@@ -265,3 +265,26 @@ func.func @widen_short_rows(%a: !A24, %b: !B24) -> tensor<64x16xf32> {
   %c = tq.matmul %a, %b : !A24, !B24 -> tensor<64x16xf32>
   return %c : tensor<64x16xf32>
 }
+
+// 20 rows in micro-tiles of 6: the three whole ones, in one loop, index
+// their rows as they are (one pointer into A for LLVM); the last, on its
+// own, reads rows 20 to 23 as row 19 and stores only the rows below 20.
+!A20 = !tq.tiled<20x128xi8:8, f32, tile = 32x32, dims = [0, 1], scale = f32>
+// AVX512-LABEL: func.func @partial_micro_tile(
+// AVX512: %[[END:.*]] = arith.minui %{{.*}}, %c18 : index
+// AVX512: scf.for %{{.*}} = %{{.*}} to %[[END]] step %c6 {
+// AVX512-NOT: arith.minui %{{.*}}, %c19
+// AVX512-NOT: arith.cmpi ult, %{{.*}}, %c20
+// AVX512: tq.dot_u8s8
+// AVX512-NOT: arith.minui %{{.*}}, %c19
+// AVX512-NOT: arith.cmpi ult, %{{.*}}, %c20
+// AVX512: %[[LAST:.*]] = arith.cmpi ugt, %{{.*}}, %c18{{.*}} : index
+// AVX512-NEXT: scf.if %[[LAST]] {
+// AVX512-COUNT-6: arith.minui %{{.*}}, %c19{{.*}} : index
+// AVX512: tq.dot_u8s8
+// AVX512: arith.cmpi ult, %{{.*}}, %c20{{.*}} : index
+// AVX512: vector.store %{{.*}} : memref<20x32xf32>, vector<16xf32>
+func.func @partial_micro_tile(%a: !A20, %b: !B) -> tensor<20x32xf32> {
+  %c = tq.matmul %a, %b : !A20, !B -> tensor<20x32xf32>
+  return %c : tensor<20x32xf32>
+}
