@@ -18,15 +18,19 @@ using namespace llvm;
 
 namespace tq::cpu {
 
-/// The one lane a constant mask sets, if it sets exactly one and every other
-/// lane is a known false.
+/// The one lane a constant mask sets, if it sets exactly one. An undef or
+/// poison lane counts as not set (a refinement LLVM's back end makes too,
+/// and the miscompile with it).
 static std::optional<unsigned> singleLane(Value *mask, unsigned lanes) {
   auto *c = dyn_cast<Constant>(mask);
   if (!c)
     return std::nullopt;
   std::optional<unsigned> lane;
   for (unsigned i = 0; i < lanes; ++i) {
-    auto *bit = dyn_cast_or_null<ConstantInt>(c->getAggregateElement(i));
+    Constant *element = c->getAggregateElement(i);
+    if (element && isa<UndefValue>(element))
+      continue;
+    auto *bit = dyn_cast_or_null<ConstantInt>(element);
     if (!bit)
       return std::nullopt;
     if (bit->isZero())
@@ -53,8 +57,12 @@ unsigned scalarizeSingleLaneMaskedStores(Module &module) {
         if (!type)
           continue;
         Type *element = type->getElementType();
-        // Lanes of less than a byte (i1) have no address of their own.
-        if (layout.getTypeSizeInBits(element) % 8 != 0)
+        // Lanes of less than a byte (i1) have no address of their own, and
+        // the lanes of a vector in memory are packed, so an element type
+        // with padding (i24) is not at its GEP's offset: both left alone.
+        if (layout.getTypeSizeInBits(element) % 8 != 0 ||
+            layout.getTypeSizeInBits(element) !=
+                layout.getTypeAllocSizeInBits(element))
           continue;
         std::optional<unsigned> lane =
             singleLane(call->getArgOperand(2), type->getNumElements());
@@ -62,7 +70,7 @@ unsigned scalarizeSingleLaneMaskedStores(Module &module) {
           continue;
         IRBuilder<> b(call);
         uint64_t offset = *lane * layout.getTypeStoreSize(element);
-        Value *at = b.CreateConstInBoundsGEP1_64(element, ptr, *lane);
+        Value *at = b.CreateConstGEP1_64(element, ptr, *lane);
         b.CreateAlignedStore(
             b.CreateExtractElement(value, b.getInt64(*lane)), at,
             commonAlignment(call->getParamAlign(1).valueOrOne(), offset));

@@ -1,5 +1,4 @@
-//===- MaskedStores.h - single-lane masked stores as plain stores -*- C++
-//-*-===//
+//===- MaskedStores.h - one-lane masked stores as stores --------*- C++ -*-===//
 //
 // A rewrite of optimized LLVM IR before code generation, which CPUModule
 // applies to the code it compiles.
@@ -24,7 +23,10 @@ namespace tq::cpu {
 /// Such masks appear once the optimizer has unrolled a loop whose last
 /// vector holds one value (a column of tiles one element wide), and the
 /// bytes written past the buffer corrupt the heap. A plain store of an
-/// extracted element is compiled correctly.
+/// extracted element is compiled correctly. Lanes smaller than a byte and
+/// element types with padding are left alone. LLVM fixed the bug after
+/// 22.1 (llvm/llvm-project#179853); the rewrite can go once the toolchain
+/// has that fix.
 unsigned scalarizeSingleLaneMaskedStores(llvm::Module &module);
 
 } // namespace tq::cpu

@@ -801,6 +801,9 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
         std::min(llvm::alignTo(nBlocks, s.threads), llvm::divideCeil(Mp, MR));
   int64_t granule = fused ? std::lcm(MR, s.tileMA) : MR;
   blockRows = llvm::alignTo(llvm::divideCeil(Mp, nBlocks), granule);
+  // Blocks start at multiples of MR: only the last holds the partial
+  // micro-tile (emitted after the row loop below).
+  assert(blockRows % MR == 0 && "row blocks of whole micro-tiles");
   int64_t MC = blockRows;
   auto quantizeBlock = [&](Value block) {
     Value r0 = arith::MulIOp::create(b, block, idx(MC));
@@ -840,8 +843,7 @@ Value KernelEmitter::emit(Value a, Value sa, Value bData, Value sb,
   emitMicroTile(tile, rowLoop.getInductionVar(), /*partial=*/false);
   if (whole == Mp)
     return m.c;
-  // Blocks start at multiples of MR: the block that ends at Mp holds the
-  // partial micro-tile.
+  // The block that ends past `whole` (at Mp) holds the partial micro-tile.
   b.setInsertionPointAfter(rowLoop);
   auto holdsLast = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, m1, idx(whole)),
@@ -856,7 +858,8 @@ void KernelEmitter::emitMicroTile(MicroTile &m, Value i0, bool partial) {
   int64_t MR = s.MR;
   m.partial = partial;
   m.j0 = arith::MulIOp::create(b, m.jp, idx(s.NR()));
-  // Rows of the micro-tile, clamped for the scales of padding rows.
+  // Rows of the micro-tile; in the partial one, rows past M are clamped to
+  // M - 1 for their loads and scales.
   for (int64_t r = 0; r < MR; ++r) {
     Value i = arith::AddIOp::create(b, i0, idx(r));
     Value clamped =

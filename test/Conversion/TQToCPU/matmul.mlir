@@ -284,6 +284,16 @@ func.func @widen_short_rows(%a: !A24, %b: !B24) -> tensor<64x16xf32> {
 // AVX512: tq.dot_u8s8
 // AVX512: arith.cmpi ult, %{{.*}}, %c20{{.*}} : index
 // AVX512: vector.store %{{.*}} : memref<20x32xf32>, vector<16xf32>
+// With 2 threads, two blocks of 12 rows: the second holds the partial
+// micro-tile, under the scf.if inside the shared loop.
+// PAR-LABEL: func.func @partial_micro_tile(
+// PAR: scf.parallel
+// PAR: scf.for %{{.*}} step %c6 {
+// PAR-NOT: arith.minui %{{.*}}, %c19
+// PAR: tq.dot_u8s8
+// PAR: %[[LAST:.*]] = arith.cmpi ugt, %{{.*}}, %c18{{.*}} : index
+// PAR-NEXT: scf.if %[[LAST]] {
+// PAR: arith.minui %{{.*}}, %c19{{.*}} : index
 func.func @partial_micro_tile(%a: !A20, %b: !B) -> tensor<20x32xf32> {
   %c = tq.matmul %a, %b : !A20, !B -> tensor<20x32xf32>
   return %c : tensor<20x32xf32>
