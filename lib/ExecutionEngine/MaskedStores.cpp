@@ -1,4 +1,4 @@
-//===- MaskedStores.cpp - single-lane masked stores as plain stores -------===//
+//===- MaskedStores.cpp - one-lane masked stores as stores ----------------===//
 //
 // See tq/ExecutionEngine/MaskedStores.h.
 //
@@ -57,19 +57,17 @@ unsigned scalarizeSingleLaneMaskedStores(Module &module) {
         if (!type)
           continue;
         Type *element = type->getElementType();
-        // Lanes of less than a byte (i1) have no address of their own, and
-        // the lanes of a vector in memory are packed, so an element type
-        // with padding (i24) is not at its GEP's offset: both left alone.
-        if (layout.getTypeSizeInBits(element) % 8 != 0 ||
-            layout.getTypeSizeInBits(element) !=
-                layout.getTypeAllocSizeInBits(element))
+        // The lanes of a vector in memory are packed: an element type with
+        // padding (i1, i24) is not at its GEP's offset, and is left alone.
+        if (layout.getTypeSizeInBits(element) !=
+            layout.getTypeAllocSizeInBits(element))
           continue;
         std::optional<unsigned> lane =
             singleLane(call->getArgOperand(2), type->getNumElements());
         if (!lane)
           continue;
         IRBuilder<> b(call);
-        uint64_t offset = *lane * layout.getTypeStoreSize(element);
+        uint64_t offset = *lane * layout.getTypeAllocSize(element);
         Value *at = b.CreateConstGEP1_64(element, ptr, *lane);
         b.CreateAlignedStore(
             b.CreateExtractElement(value, b.getInt64(*lane)), at,
