@@ -56,6 +56,11 @@ static cl::opt<bool> int4("int4",
 static cl::opt<std::string> target("target",
                                    cl::desc("tile-quant's instruction set"),
                                    cl::init("native"), cl::sub(cpuMatmulCmd));
+static cl::opt<unsigned>
+    rounds("rounds",
+           cl::desc("rounds of the peers and tq in turn; each figure is the "
+                    "fastest of its rounds"),
+           cl::init(3), cl::sub(cpuMatmulCmd));
 static cl::opt<bool> peers("peers",
                            cl::desc("measure oneDNN, OpenBLAS and the peak"),
                            cl::init(true), cl::sub(cpuMatmulCmd));
@@ -155,59 +160,76 @@ std::string program(const Shape &s, unsigned v, unsigned bits,
       .str();
 }
 
-/// GOPS of the compiled program, or a negative number with `error`. Every
-/// call's product must be the reference's, bit for bit (computed once per
-/// shape, V and width in `references`).
-double measureTQ(const Shape &s, unsigned v, unsigned threads, unsigned bits,
-                 std::map<std::string, std::vector<float>> &references,
-                 std::string &error) {
-  Operands operands = makeOperands(s, v, bits);
-  std::string key = formatv("{0}/{1}/{2}", s.str(), v, bits).str();
-  if (!references.count(key)) {
-    references[key] = referenceProduct(s, v, bits, operands, error);
-    if (!error.empty())
-      return -1;
+/// One configuration tile-quant times: its program compiled once, its
+/// operands and the reference's product, timed in every round.
+struct TQCase {
+  Shape s;
+  unsigned v, threads, bits;
+  Operands operands;
+  const std::vector<float> *want;
+  std::unique_ptr<cpu::CPUModule> module;
+  std::vector<float> c;
+
+  /// Compiles the program and checks its first call's product.
+  bool prepare(std::map<std::string, std::vector<float>> &references,
+               std::string &error) {
+    operands = makeOperands(s, v, bits);
+    std::string key = formatv("{0}/{1}/{2}", s.str(), v, bits).str();
+    if (!references.count(key)) {
+      references[key] = referenceProduct(s, v, bits, operands, error);
+      if (!error.empty())
+        return false;
+    }
+    want = &references[key];
+    cpu::CompileOptions o;
+    o.target = target;
+    o.threads = threads;
+    module = cpu::CPUModule::compile(program(s, v, bits, operands), s.str(), o,
+                                     error);
+    if (!module)
+      return false;
+    c.assign(s.M * s.N, std::nanf(""));
+    return call(error) && check("first", error);
   }
-  const std::vector<float> &want = references[key];
-  cpu::CompileOptions o;
-  o.target = target;
-  o.threads = threads;
-  auto m =
-      cpu::CPUModule::compile(program(s, v, bits, operands), s.str(), o, error);
-  if (!m)
-    return -1;
-  int64_t gm = (s.M + v - 1) / v, gk = (s.K + v - 1) / v;
-  std::vector<float> c(s.M * s.N);
-  std::vector<cpu::Buffer> in = {
-      {operands.a.data(), cpu::ElementType::I8, {s.M, s.K}},
-      {operands.sa.data(), cpu::ElementType::F32, {gm, gk}}};
-  std::vector<cpu::Buffer> out = {
-      {c.data(), cpu::ElementType::F32, {s.M, s.N}}};
-  // The first call's product and the last timed call's are checked.
-  auto check = [&](const char *which) {
-    if (std::memcmp(c.data(), want.data(), c.size() * 4) == 0)
+
+  /// GOPS of one round (the median of its calls), or a negative number
+  /// with `error`; the last timed call's product is checked.
+  double measure(std::string &error) {
+    std::fill(c.begin(), c.end(), std::nanf(""));
+    bool ok = true;
+    double t = bench::timeCall([&] { ok &= call(error); });
+    if (!ok || !check("last timed", error))
+      return -1;
+    return 2.0 * s.M * s.N * s.K / t * 1e-9;
+  }
+
+private:
+  bool call(std::string &error) {
+    int64_t gm = (s.M + v - 1) / v, gk = (s.K + v - 1) / v;
+    std::vector<cpu::Buffer> in = {
+        {operands.a.data(), cpu::ElementType::I8, {s.M, s.K}},
+        {operands.sa.data(), cpu::ElementType::F32, {gm, gk}}};
+    std::vector<cpu::Buffer> out = {
+        {c.data(), cpu::ElementType::F32, {s.M, s.N}}};
+    return module->invoke("main", in, out, error);
+  }
+  /// Whether the product is the reference's, bit for bit.
+  bool check(const char *which, std::string &error) {
+    const std::vector<float> &w = *want;
+    if (std::memcmp(c.data(), w.data(), c.size() * 4) == 0)
       return true;
     int64_t i = 0;
-    while (std::memcmp(&c[i], &want[i], 4) == 0)
+    while (std::memcmp(&c[i], &w[i], 4) == 0)
       ++i;
-    error = formatv("{0} V={1} {2}-bit, {3} thread(s): the {4} call's "
-                    "product differs from the reference at [{5}, {6}]: {7} "
-                    "vs {8}",
-                    s.str(), v, bits, threads, which, i / s.N, i % s.N, c[i],
-                    want[i])
-                .str();
+    error =
+        formatv("{0} V={1} {2}-bit, {3} thread(s): the {4} call's "
+                "product differs from the reference at [{5}, {6}]: {7} "
+                "vs {8}",
+                s.str(), v, bits, threads, which, i / s.N, i % s.N, c[i], w[i])
+            .str();
     return false;
-  };
-  std::fill(c.begin(), c.end(), std::nanf(""));
-  if (!m->invoke("main", in, out, error) || !check("first"))
-    return -1;
-  std::fill(c.begin(), c.end(), std::nanf(""));
-  bool ok = true;
-  double t = bench::timeCall([&] { ok &= m->invoke("main", in, out, error); });
-  if (!ok || !check("last timed"))
-    return -1;
-  return 2.0 * s.M * s.N * s.K / t * 1e-9;
-}
+  }
+};
 
 /// Runs the peers in a child process; returns "key value" results.
 std::map<std::string, double>
@@ -297,6 +319,11 @@ int runCPUMatmul() {
       errs() << "tq-bench: error: thread counts must be in [1, 256]\n";
       return 1;
     }
+  if (rounds < 1 || rounds > 100) {
+    errs() << "tq-bench: error: --rounds must be in [1, 100], got " << rounds
+           << "\n";
+    return 1;
+  }
   if (!mlir::tq::parseCPUTarget(target)) {
     errs() << "tq-bench: error: --target must be " << mlir::tq::cpuTargetNames()
            << "; got '" << target << "'\n";
@@ -307,38 +334,54 @@ int runCPUMatmul() {
            << "\n";
     return 1;
   }
-  std::map<std::string, double> peer;
-  if (peers)
-    peer = measurePeers(ss, ts);
-
+  // Every configuration is compiled once and its first product checked;
+  // then each round times the peers (in a child process) and tile-quant's
+  // configurations in turn, and each figure is the fastest of its rounds:
+  // the clock of this shared machine moves over seconds, and the rounds
+  // let each side see the same moments.
   std::map<std::string, std::vector<float>> references;
-  std::map<std::string, double> tq;
+  std::vector<TQCase> cases;
   for (const Shape &s : ss)
     for (unsigned v : vs)
-      for (unsigned t : ts) {
-        std::string error;
-        double g = measureTQ(s, v, t, 8, references, error);
-        if (g < 0) {
-          errs() << "tq-bench: error: " << error << "\n";
-          return 1;
-        }
-        tq[formatv("{0}/{1}/{2}", s.str(), v, t).str()] = g;
-      }
-
-  std::map<std::string, double> tq4;
+      for (unsigned t : ts)
+        cases.push_back({s, v, t, 8, {}, nullptr, nullptr, {}});
   if (int4)
     for (const Shape &s : ss)
-      for (unsigned t : ts) {
-        std::string error;
-        double g = measureTQ(s, vs.back(), t, 4, references, error);
-        if (g < 0) {
-          errs() << "tq-bench: error: " << error << "\n";
-          return 1;
-        }
-        tq4[s.str() + "/" + std::to_string(t)] = g;
+      for (unsigned t : ts)
+        cases.push_back({s, vs.back(), t, 4, {}, nullptr, nullptr, {}});
+  for (TQCase &c : cases) {
+    std::string error;
+    if (!c.prepare(references, error)) {
+      errs() << "tq-bench: error: " << error << "\n";
+      return 1;
+    }
+  }
+  auto best = [](std::map<std::string, double> &m, const std::string &k,
+                 double g) { m[k] = std::max(m.count(k) ? m[k] : g, g); };
+  std::map<std::string, double> peer, tq, tq4;
+  for (unsigned round = 0; round < rounds; ++round) {
+    if (peers)
+      for (auto &[k, g] : measurePeers(ss, ts))
+        best(peer, k, g);
+    for (TQCase &c : cases) {
+      std::string error;
+      double g = c.measure(error);
+      if (g < 0) {
+        errs() << "tq-bench: error: " << error << "\n";
+        return 1;
       }
+      if (c.bits == 8)
+        best(tq, formatv("{0}/{1}/{2}", c.s.str(), c.v, c.threads).str(), g);
+      else
+        best(tq4, c.s.str() + "/" + std::to_string(c.threads), g);
+    }
+  }
 
-  outs() << "GOPS (2·M·N·K / median time), measured in this run; tq: "
+  outs() << "GOPS (2·M·N·K / median time of a round's calls, the fastest "
+            "of "
+         << rounds
+         << " rounds in which the peers and tq run in turn), measured in "
+            "this run; tq: "
             "tiled int8 with per-tile f32 steps, weights packed at compile "
             "time, each configuration's product checked bit for bit against "
             "the reference numerics, target "
