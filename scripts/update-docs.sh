@@ -19,7 +19,7 @@
 #   compile         docs/ONNX.md: compile time per phase (bench-compile.sh)
 #   ort             docs/CPU.md: against onnxruntime (bench-ort.sh)
 #   cpu-matmul      docs/CPU.md: the int8 kernel against oneDNN and
-#                   OpenBLAS (tq-bench cpu-matmul, about three minutes)
+#                   OpenBLAS (tq-bench cpu-matmul, 3 rounds, about 3 minutes)
 #   profile         docs/CPU.md: where the Fashion CNN's time goes
 #                   (bench-profile.sh)
 #                   These three keep a table per instruction set: NAME
