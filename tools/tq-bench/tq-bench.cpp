@@ -29,7 +29,7 @@ int runPPUTranspose();
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  tq::hideLLVMOptions();
+  tq::hideLLVMOptions(/*drop=*/true);
   cl::ParseCommandLineOptions(argc, argv, "tile-quant benchmarks\n");
   tq::cpu::keepFreedMemory(); // steady call times (see CPUModule.h)
   if (cpuMatmulCmd)

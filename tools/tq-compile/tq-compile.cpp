@@ -117,7 +117,7 @@ static bool writeFile(const std::string &path, const std::string &text,
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  tq::initToolOptions(toolOptions);
+  tq::initToolOptions({&toolOptions});
   cl::ParseCommandLineOptions(
       argc, argv,
       "tile-quant compiler: an ONNX model to a shared library (or object "

@@ -55,7 +55,7 @@ static int fail(const Twine &msg) {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  tq::initToolOptions(toolOptions);
+  tq::initToolOptions({&toolOptions});
   cl::ParseCommandLineOptions(argc, argv, "ONNX model to MLIR\n");
   mlir::tq::ONNXImportOptions options;
   options.function = function;

@@ -69,7 +69,7 @@ static bool splitBinding(StringRef arg, std::string &name, std::string &file) {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  tq::initToolOptions(toolOptions);
+  tq::initToolOptions({&toolOptions});
   cl::ParseCommandLineOptions(argc, argv, "PPU simulator\n");
   if (statsFormat != "text" && statsFormat != "json" && statsFormat != "none")
     return fail("--report must be text, json or none, got '" + statsFormat +

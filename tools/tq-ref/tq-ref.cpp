@@ -589,7 +589,7 @@ static int runWeightUpdate() {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  tq::initToolOptions(toolOptions);
+  tq::initToolOptions({&toolOptions});
   cl::ParseCommandLineOptions(argc, argv,
                               "tile-quant reference numerics on .npy files\n");
   if (quantizeCmd)

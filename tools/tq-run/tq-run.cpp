@@ -231,9 +231,10 @@ static void printProfile(const std::vector<cpu::ProfileEntry> &sites,
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  // -mlir-timing: the time of each compile phase, as in tq-opt.
+  tq::initToolOptions({&toolOptions});
+  // -mlir-timing: the time of each compile phase, as in tq-opt (registered
+  // after LLVM's options are dropped).
   mlir::registerDefaultTimingManagerCLOptions();
-  tq::initToolOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "compile a tq program and run it on the CPU\n");
   // Steady call times: intermediate buffers reuse freed memory.

@@ -395,7 +395,7 @@ double evaluate(cpu::CPUModule &m, std::vector<Parameter> &params,
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
-  tq::initToolOptions(toolOptions);
+  tq::initToolOptions({&toolOptions, &intervalOptions});
   mlir::tq::registerTQPasses();
   mlir::tq::registerTQPipelines();
   cl::ParseCommandLineOptions(

@@ -16,14 +16,18 @@ namespace tq {
 /// "tile-quant X.Y.Z (LLVM A.B.C)".
 void printVersion(llvm::raw_ostream &os);
 
-/// Before cl::ParseCommandLineOptions: --help shows the options in
-/// `category` (and --help, --version), and --version prints tile-quant's.
-void initToolOptions(llvm::cl::OptionCategory &category);
+/// Before cl::ParseCommandLineOptions: the tool takes the options in
+/// `categories` (and --help, --version) and no others, LLVM's included;
+/// --help shows them, and --version prints tile-quant's.
+void initToolOptions(
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> categories);
 
 /// For the tools built on MLIR's mains (tq-opt, tq-translate), which
 /// register their options as they start: hides every option registered so
 /// far (LLVM's), --help and --version aside, and sets the version printer.
-void hideLLVMOptions();
+/// Hidden, they are still accepted, as by mlir-opt; with `drop` they are
+/// errors (tq-bench, whose options are its subcommands').
+void hideLLVMOptions(bool drop = false);
 
 } // namespace tq
 
