@@ -1,4 +1,4 @@
-//===- ToolOptions.cpp - --help and --version of the tq tools -------------===//
+//===- ToolOptions.cpp - the tq tools' options, --help and --version ------===//
 #include "tq/Support/ToolOptions.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -39,12 +39,8 @@ void tq::initToolOptions(ArrayRef<const cl::OptionCategory *> categories) {
   cl::SetVersionPrinter(printVersion);
 }
 
-void tq::hideLLVMOptions(bool drop) {
-  for (cl::Option *o : foreignOptions({})) {
-    if (drop)
-      o->removeArgument();
-    else
-      o->setHiddenFlag(cl::ReallyHidden);
-  }
+void tq::hideLLVMOptions() {
+  for (cl::Option *o : foreignOptions({}))
+    o->setHiddenFlag(cl::ReallyHidden);
   cl::SetVersionPrinter(printVersion);
 }

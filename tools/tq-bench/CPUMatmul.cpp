@@ -4,12 +4,14 @@
 // B: constant weights packed at compile time), against oneDNN's int8 and
 // f32 matmuls, OpenBLAS sgemm (OPENBLAS_CORETYPE=SkylakeX on AVX-512
 // hosts, set for it alone) and an int8 peak loop (vpdpbusd, or vpmaddwd
-// without VNNI), all measured in this run. The peers run
-// first in a child process, so that their OpenMP threads are gone when
-// tile-quant's run (and the other way round): 2-thread figures need the
-// other core idle. Every configuration tile-quant times is checked: its
-// product must be the reference numerics' (tq::ref::matmulTiled), bit for
-// bit, on the first call and on the last timed one.
+// without VNNI), all measured in this run, in rounds: the peers in a child
+// process, then tile-quant's configurations. The child exits, and the
+// rounds after the first wait for tile-quant's OpenMP threads to stop
+// spinning before it starts, so that neither side's threads are busy
+// while the other runs: 2-thread figures need the other core idle. Every
+// configuration tile-quant times is checked: its product must be the
+// reference numerics' (tq::ref::matmulTiled), bit for bit, on the first
+// call and on the last timed one of each round.
 //
 //===----------------------------------------------------------------------===//
 #include "Baselines.h"
@@ -23,12 +25,16 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace llvm;
@@ -162,13 +168,13 @@ std::string program(const Shape &s, unsigned v, unsigned bits,
 
 /// One configuration tile-quant times: its program compiled once, its
 /// operands and the reference's product, timed in every round.
-struct TQCase {
-  Shape s;
-  unsigned v, threads, bits;
-  Operands operands;
-  const std::vector<float> *want;
-  std::unique_ptr<cpu::CPUModule> module;
-  std::vector<float> c;
+class TQCase {
+public:
+  TQCase(const Shape &s, unsigned v, unsigned threads, unsigned bits)
+      : s(s), v(v), threads(threads), bits(bits) {}
+
+  const Shape s;
+  const unsigned v, threads, bits;
 
   /// Compiles the program and checks its first call's product.
   bool prepare(std::map<std::string, std::vector<float>> &references,
@@ -189,6 +195,9 @@ struct TQCase {
     if (!module)
       return false;
     c.assign(s.M * s.N, std::nanf(""));
+    // The weights are in the program now.
+    operands.w = {};
+    operands.sw = {};
     return call(error) && check("first", error);
   }
 
@@ -204,6 +213,11 @@ struct TQCase {
   }
 
 private:
+  Operands operands;
+  const std::vector<float> *want = nullptr;
+  std::unique_ptr<cpu::CPUModule> module;
+  std::vector<float> c;
+
   bool call(std::string &error) {
     int64_t gm = (s.M + v - 1) / v, gk = (s.K + v - 1) / v;
     std::vector<cpu::Buffer> in = {
@@ -232,9 +246,9 @@ private:
 };
 
 /// Runs the peers in a child process; returns "key value" results.
-std::map<std::string, double>
-measurePeers(const std::vector<Shape> &shapes,
-             const std::vector<unsigned> &threads) {
+std::map<std::string, double> measurePeers(const std::vector<Shape> &shapes,
+                                           const std::vector<unsigned> &threads,
+                                           bool warn) {
   std::map<std::string, double> r;
   int fd[2];
   if (pipe(fd) != 0)
@@ -261,7 +275,7 @@ measurePeers(const std::vector<Shape> &shapes,
                 bench::openblasSgemm(s.M, s.N, s.K, t, error));
       }
     }
-    if (!error.empty())
+    if (warn && !error.empty())
       fprintf(stderr, "tq-bench: warning: %s\n", error.c_str());
     fclose(out);
     _exit(0);
@@ -319,7 +333,7 @@ int runCPUMatmul() {
       errs() << "tq-bench: error: thread counts must be in [1, 256]\n";
       return 1;
     }
-  if (rounds < 1 || rounds > 100) {
+  if (rounds == 0 || rounds > 100) {
     errs() << "tq-bench: error: --rounds must be in [1, 100], got " << rounds
            << "\n";
     return 1;
@@ -344,11 +358,11 @@ int runCPUMatmul() {
   for (const Shape &s : ss)
     for (unsigned v : vs)
       for (unsigned t : ts)
-        cases.push_back({s, v, t, 8, {}, nullptr, nullptr, {}});
+        cases.emplace_back(s, v, t, 8);
   if (int4)
     for (const Shape &s : ss)
       for (unsigned t : ts)
-        cases.push_back({s, vs.back(), t, 4, {}, nullptr, nullptr, {}});
+        cases.emplace_back(s, vs.back(), t, 4);
   for (TQCase &c : cases) {
     std::string error;
     if (!c.prepare(references, error)) {
@@ -357,11 +371,19 @@ int runCPUMatmul() {
     }
   }
   auto best = [](std::map<std::string, double> &m, const std::string &k,
-                 double g) { m[k] = std::max(m.count(k) ? m[k] : g, g); };
+                 double g) {
+    auto [it, inserted] = m.try_emplace(k, g);
+    if (!inserted)
+      it->second = std::max(it->second, g);
+  };
   std::map<std::string, double> peer, tq, tq4;
   for (unsigned round = 0; round < rounds; ++round) {
+    // libgomp's threads spin for a while after a parallel region before
+    // they sleep.
+    if (peers && round > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
     if (peers)
-      for (auto &[k, g] : measurePeers(ss, ts))
+      for (auto &[k, g] : measurePeers(ss, ts, /*warn=*/round == 0))
         best(peer, k, g);
     for (TQCase &c : cases) {
       std::string error;
@@ -378,10 +400,9 @@ int runCPUMatmul() {
   }
 
   outs() << "GOPS (2·M·N·K / median time of a round's calls, the fastest "
-            "of "
-         << rounds
-         << " rounds in which the peers and tq run in turn), measured in "
-            "this run; tq: "
+         << "of " << rounds << (rounds == 1 ? " round" : " rounds")
+         << (peers ? " in which the peers and tq run in turn" : "")
+         << "), measured in this run; tq: "
             "tiled int8 with per-tile f32 steps, weights packed at compile "
             "time, each configuration's product checked bit for bit against "
             "the reference numerics, target "

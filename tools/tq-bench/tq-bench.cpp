@@ -3,6 +3,7 @@
 //   tq-bench ppu-transpose [--tiles=16,32] [--rows=2] [--cost=...] [--small]
 //   tq-bench cpu-matmul [--shapes=MxNxK,...] [--tiles=32,128]
 //                       [--thread-counts=1,2] [--target=native]
+//                       [--int4=true] [--peers=true] [--rounds=3]
 //
 // cpu-matmul (CPUMatmul.cpp) times the CPU backend's tiled int8 matmul
 // against oneDNN, OpenBLAS and the int8 peak, measured in the same run.
@@ -29,7 +30,8 @@ int runPPUTranspose();
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  tq::hideLLVMOptions(/*drop=*/true);
+  // Every option of tq-bench is a subcommand's.
+  tq::initToolOptions({});
   cl::ParseCommandLineOptions(argc, argv, "tile-quant benchmarks\n");
   tq::cpu::keepFreedMemory(); // steady call times (see CPUModule.h)
   if (cpuMatmulCmd)
